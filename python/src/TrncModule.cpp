@@ -1,0 +1,144 @@
+//===- TrncModule.cpp - The trnc._C Python extension ----------------------===//
+//
+// Binds the compiler entry point (trnc::compileGraph) and the runtime
+// (artifact loader + functional simulator) for the `trnc` Python package.
+// Torch-free on purpose: tensors cross this boundary as raw data pointers
+// (`tensor.data_ptr()`), so inputs and outputs are zero copy. The GIL is
+// released while compiling and while simulating.
+//
+//===----------------------------------------------------------------------===//
+
+#include "artifact/Artifact.h"
+#include "artifact/Program.h"
+#include "machine/MachineModel.h"
+#include "sim/Simulator.h"
+#include "trnc/Compiler/Compile.h"
+
+#include "llvm/Support/Error.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
+
+py::dict compile(const std::string &graphJson, const std::string &optionsJson) {
+  trnc::CompileOptions options;
+  std::string optionsError;
+  trnc::CompileResult result;
+  bool optionsOk = trnc::CompileOptions::fromJson(optionsJson, options, optionsError);
+  std::vector<uint8_t> artifact;
+  if (optionsOk) {
+    py::gil_scoped_release noGil;
+    result = trnc::compileGraph(graphJson, options);
+    if (result.ok)
+      artifact = trnc::writeArtifact(result.program);
+  } else {
+    result.ok = false;
+    result.errorKind = "invalid_options";
+    result.message = "invalid compile options: " + optionsError;
+  }
+
+  py::dict out;
+  out["ok"] = result.ok;
+  out["artifact"] = result.ok ? py::object(py::bytes(reinterpret_cast<const char *>(artifact.data()),
+                                                      artifact.size()))
+                              : py::object(py::none());
+  out["error_kind"] = result.errorKind;
+  out["message"] = result.message;
+  out["details"] = result.detailsJson;
+  return out;
+}
+
+/// A loaded, verified artifact plus the simulator that runs it. One simulator
+/// per executable, reused across calls; calls are serialised by a mutex
+/// because the simulator keeps state between them.
+class Executable {
+public:
+  explicit Executable(const py::bytes &artifact) {
+    std::string_view bytes = artifact;
+    llvm::Expected<trnc::Program> program = trnc::readArtifact(llvm::ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+    if (!program)
+      throw py::value_error("invalid trnc artifact: " + errorText(program.takeError()));
+    this->program = std::move(*program);
+    std::optional<trnc::MachineModel> found = trnc::lookupMachineModel(this->program.target);
+    if (!found)
+      throw py::value_error("invalid trnc artifact: unknown target '" + this->program.target + "'");
+    model = std::move(*found);
+    simulator = std::make_unique<trnc::Simulator>(model);
+  }
+
+  void run(const std::vector<uintptr_t> &inputs, const std::vector<uintptr_t> &outputs) {
+    // Regions name graph positions; the compiler may drop unused inputs, so
+    // check the positions the program binds, not a count.
+    for (const trnc::Region &r : program.regions) {
+      bool isIn = r.kind == trnc::Region::Kind::Input;
+      if ((isIn || r.kind == trnc::Region::Kind::Output) &&
+          r.index >= (isIn ? inputs.size() : outputs.size()))
+        throw py::value_error("program '" + program.name + "' binds " +
+                              (isIn ? "input " : "output ") + std::to_string(r.index) +
+                              " but only " + std::to_string(isIn ? inputs.size() : outputs.size()) +
+                              " were passed");
+    }
+    std::vector<void *> in, out;
+    for (uintptr_t p : inputs)
+      in.push_back(reinterpret_cast<void *>(p));
+    for (uintptr_t p : outputs)
+      out.push_back(reinterpret_cast<void *>(p));
+    std::string error;
+    {
+      py::gil_scoped_release noGil;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (llvm::Error err = simulator->run(program, in, out))
+        error = errorText(std::move(err));
+    }
+    if (!error.empty())
+      throw std::runtime_error("simulating '" + program.name + "' failed: " + error);
+  }
+
+  trnc::Program program;
+  trnc::MachineModel model;
+
+private:
+  std::unique_ptr<trnc::Simulator> simulator;
+  std::mutex mutex;
+};
+
+} // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "trnc compiler and NeuronCore simulator (torch-free; see docs/python-api.md)";
+
+  m.def("compile", &compile, py::arg("graph_json"), py::arg("options_json"),
+        "Compile a graph JSON document. Returns a dict with keys ok, artifact "
+        "(bytes or None), error_kind, message, details (JSON text).");
+  m.def("compiler_identity", &trnc::compilerIdentity,
+        "Compiler version plus build hash (part of every cache key).");
+  m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");
+
+  py::class_<Executable>(m, "Executable")
+      .def(py::init<const py::bytes &>(), py::arg("artifact"),
+           "Load and verify an artifact; raises ValueError on a bad one.")
+      .def_property_readonly("target", [](const Executable &e) { return e.program.target; })
+      .def_property_readonly("name", [](const Executable &e) { return e.program.name; })
+      .def_property_readonly("num_inputs",
+                             [](const Executable &e) { return e.program.numInputs(); })
+      .def_property_readonly("num_outputs",
+                             [](const Executable &e) { return e.program.numOutputs(); })
+      .def_property_readonly("metadata_json",
+                             [](const Executable &e) { return e.program.metadataJson; })
+      .def("run", &Executable::run, py::arg("inputs"), py::arg("outputs"),
+           "Run on raw data pointers (tensor.data_ptr()), zero copy; raises "
+           "RuntimeError with the simulator's message.");
+}

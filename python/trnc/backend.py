@@ -1,0 +1,134 @@
+"""The ``neuron`` torch.compile backend.
+
+One module-level object, ``neuron``, is the backend: registered through the
+``torch_dynamo_backends`` entry point (so ``torch.compile(m, backend="neuron")``
+works without ``import trnc``) and usable directly as ``backend=trnc.neuron``.
+Keeping one object matters: Dynamo compares backends when deciding whether a
+cached graph can be reused, and a fresh object per call would recompile.
+
+Each call runs AOTAutograd (trnc's decomposition table, functionalization,
+forward/backward partition); every resulting ATen graph is exported to graph
+JSON, compiled by ``trnc._C.compile`` and wrapped in a boxed ``CompiledGraph``.
+Backward graphs are compiled lazily by AOTAutograd at the first
+``.backward()``; their errors surface there and are never swallowed.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+import torch
+import torch.fx
+from torch._dynamo.backends.common import aot_autograd
+
+from ._native import native
+from .compiled_graph import CompiledGraph
+from .decompositions import decomposition_table
+from .errors import CompileError, TrncError, error_from_result
+from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph
+from .options import CompilerOptions
+
+__all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported"]
+
+
+@dataclass
+class CompileStats:
+    """What the backend compiled in this process (tests and the demo read it)."""
+
+    counts: collections.Counter = field(default_factory=collections.Counter)
+    graphs: list[str] = field(default_factory=list)
+    compile_seconds: float = 0.0
+
+    def reset(self) -> None:
+        self.counts.clear()
+        self.graphs.clear()
+        self.compile_seconds = 0.0
+
+
+def _check_static(example_inputs: Sequence[Any]) -> None:
+    for i, value in enumerate(example_inputs):
+        symbolic = isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)) or (
+            isinstance(value, torch.Tensor)
+            and any(isinstance(s, torch.SymInt) for s in (*value.shape, *value.stride()))
+        )
+        if symbolic:
+            where = f" (graph input {i}: {value if not isinstance(value, torch.Tensor) else list(value.shape)})"
+            raise CompileError(DYNAMIC_SHAPES_MESSAGE.format(where=where), error_kind="dynamic_shapes")
+
+
+def _reproducer(graph: ExportedGraph, options: CompilerOptions) -> Optional[str]:
+    if not options.dump_dir:
+        return "Set TRNC_DUMP_DIR (or options={'dump_dir': ...}) to save the failing graph for a reproducer."
+    os.makedirs(options.dump_dir, exist_ok=True)
+    path = os.path.join(options.dump_dir, f"{graph.name}.graph.json")
+    with open(path, "w") as f:
+        f.write(graph.to_json())
+    return f"Reproduce with: trnc compile-graph {path} --target {options.target}"
+
+
+def compile_exported(graph: ExportedGraph, options: CompilerOptions) -> Any:
+    """Compile an exported graph; returns a ``_C.Executable`` or raises CompileError."""
+    result = native().compile(graph.to_json(), options.to_json())
+    if not result["ok"]:
+        raise error_from_result(result, graph.name, _reproducer(graph, options))
+    return native().Executable(result["artifact"])
+
+
+class NeuronBackend:
+    """The torch.compile backend object (use the module-level ``neuron``)."""
+
+    __name__ = "neuron"
+
+    def __init__(self) -> None:
+        self.stats = CompileStats()
+        self._ids = collections.defaultdict(itertools.count)
+
+    def _graph_compiler(self, kind: str, options: CompilerOptions):
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> CompiledGraph:
+            start = time.perf_counter()
+            name = f"{kind}_{next(self._ids[kind])}"
+            graph = export_graph(gm, name)
+            compiled = CompiledGraph(graph, compile_exported(graph, options))
+            self.stats.counts[kind] += 1
+            self.stats.graphs.append(name)
+            if kind == "backward":  # forward/inference time is counted by __call__
+                self.stats.compile_seconds += time.perf_counter() - start
+            return compiled
+
+        compile_graph.__name__ = f"trnc_{kind}_compiler"
+        return compile_graph
+
+    def __call__(
+        self,
+        gm: torch.fx.GraphModule,
+        example_inputs: Sequence[Any],
+        *,
+        options: Optional[Mapping[str, Any]] = None,
+        mode: Optional[str] = None,
+    ):
+        if mode not in (None, "default"):
+            raise TrncError(f"trnc: torch.compile mode={mode!r} is not supported; use options={{...}}")
+        _check_static(example_inputs)
+        opts = CompilerOptions.from_mapping(options)
+        start = time.perf_counter()
+        inner = aot_autograd(
+            fw_compiler=self._graph_compiler("forward", opts),
+            bw_compiler=self._graph_compiler("backward", opts),
+            inference_compiler=self._graph_compiler("inference", opts),
+            decompositions=decomposition_table(),
+        )
+        compiled = inner(gm, example_inputs)
+        # Includes AOTAutograd's tracing and the forward graph's compilation.
+        self.stats.compile_seconds += time.perf_counter() - start
+        return compiled
+
+    def __repr__(self) -> str:
+        return "<trnc neuron backend>"
+
+
+neuron = NeuronBackend()

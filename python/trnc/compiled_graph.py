@@ -1,0 +1,79 @@
+"""The callable trnc returns to AOTAutograd for one compiled graph.
+
+Boxed calling convention: it takes the list of graph inputs, clears it (so
+AOTAutograd's references do not keep activations alive), allocates every
+program output with ``torch.empty_strided`` using exactly the shape, stride
+and dtype the graph declared, and hands raw ``data_ptr()``s to the simulator
+(zero copy both ways).
+
+Inputs must match what was compiled. A dtype or shape mismatch is an error
+(Dynamo's guards make it unreachable in practice). A stride mismatch (e.g. a
+non-contiguous gradient arriving at backward) is fixed with one copy into the
+compiled layout, because the program addresses inputs through those strides.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from .errors import TrncError
+from .graph_export import ExportedGraph, TensorSpec
+
+__all__ = ["CompiledGraph"]
+
+
+def _as_compiled_layout(t: Any, spec: TensorSpec, graph: str, index: int) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise TrncError(f"trnc: graph '{graph}' input {index} is {type(t).__name__}, expected a tensor")
+    if t.device.type != "cpu":
+        raise TrncError(f"trnc: graph '{graph}' input {index} is on {t.device}; the simulator reads CPU memory")
+    if t.dtype != spec.dtype or tuple(t.shape) != spec.shape:
+        raise TrncError(
+            f"trnc: graph '{graph}' input {index} is {t.dtype}{list(t.shape)}, "
+            f"but the graph was compiled for {spec.dtype}{list(spec.shape)}"
+        )
+    if t.numel() > 1 and tuple(t.stride()) != spec.stride:
+        fixed = torch.empty_strided(spec.shape, spec.stride, dtype=spec.dtype)
+        fixed.copy_(t)
+        return fixed
+    return t
+
+
+class CompiledGraph:
+    """Runs one compiled artifact on the simulator; called by AOTAutograd."""
+
+    def __init__(self, graph: ExportedGraph, executable: Any) -> None:
+        # An instance attribute, not a class one: AOTAutograd wraps the backward
+        # callable with functools.wraps, which copies only the instance __dict__.
+        self._boxed_call = True
+        self.name = graph.name
+        self.inputs = graph.inputs
+        self.outputs = graph.program_outputs
+        self.output_plan = graph.output_plan
+        self.executable = executable
+        self.calls = 0
+        self.run_seconds = 0.0
+
+    def __call__(self, args: list) -> list:
+        if len(args) != len(self.inputs):
+            raise TrncError(f"trnc: graph '{self.name}' takes {len(self.inputs)} inputs, got {len(args)}")
+        originals = list(args)
+        args.clear()
+        inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(originals, self.inputs))]
+        outputs = [torch.empty_strided(s.shape, s.stride, dtype=s.dtype) for s in self.outputs]
+        start = time.perf_counter()
+        self.executable.run([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs])
+        self.run_seconds += time.perf_counter() - start
+        self.calls += 1
+        result = []
+        for source in self.output_plan:
+            if source[0] == "program":
+                result.append(outputs[source[1]])
+            elif source[0] == "input":
+                result.append(originals[source[1]])
+            else:
+                result.append(None)
+        return result

@@ -1,0 +1,107 @@
+"""The decomposition table AOTAutograd applies before a graph reaches trnc.
+
+Policy (see docs/decompositions.md): start from PyTorch's core-ATen table,
+so that composite operators reach the compiler as the small core-ATen set the
+compiler grows into, but *keep* the operators the compiler lowers directly
+and better than their decomposition would be. For example ``aten.t`` stays
+``aten.t`` (the core table rewrites it to ``permute``, losing nothing but
+readability) and ``aten.threshold_backward`` stays one op (the core table
+turns it into ``le`` + ``scalar_tensor`` + ``where``, three ops the first
+compiler slice does not have).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import torch
+from torch._decomp import core_aten_decompositions
+
+__all__ = ["decomposition_table", "KEPT_OPERATORS"]
+
+aten = torch.ops.aten
+
+# Operators the compiler lowers itself: never decomposed, even though the core
+# table has a rule for them. Every overload of an OpOverloadPacket is kept.
+KEPT_OPERATORS = (
+    aten.t,
+    aten.transpose.int,
+    aten.threshold_backward,
+    aten.detach,
+    aten._unsafe_view,
+    aten.sum.default,
+)
+
+
+def _overloads(op) -> list:
+    if isinstance(op, torch._ops.OpOverloadPacket):
+        return [getattr(op, name) for name in op.overloads()]
+    return [op]
+
+
+# trnc's own rules: rewrite small ops into ones the compiler already lowers,
+# so that the first compiler slice stays small. Each runs under AOTAutograd's
+# fake-tensor tracing, so only the ops it calls end up in the graph.
+def _neg(x):
+    return aten.mul.Tensor(x, -1)
+
+
+def _scalar_to_tensor_overload(op):
+    def rule(x, other, alpha=None):
+        if alpha is None:
+            return op(x, other)
+        return op(x, other, alpha=alpha)
+
+    return rule
+
+
+def _unsqueeze(x, dim):
+    dim = dim % (x.dim() + 1)
+    shape = list(x.shape)
+    shape.insert(dim, 1)
+    return aten.view.default(x, shape)
+
+
+def _squeeze(x, dims=None):
+    if dims is None:
+        dims = range(x.dim())
+    elif isinstance(dims, int):
+        dims = [dims]
+    drop = {d % max(x.dim(), 1) for d in dims if x.shape[d] == 1}
+    return aten.view.default(x, [s for i, s in enumerate(x.shape) if i not in drop])
+
+
+def _full_like(x, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return aten.full.default(
+        list(x.shape), fill_value, dtype=dtype or x.dtype, layout=layout or x.layout,
+        device=device or x.device, pin_memory=False,
+    )
+
+
+_TRNC_RULES = {
+    aten.neg.default: _neg,
+    aten.add.Scalar: _scalar_to_tensor_overload(aten.add.Tensor),
+    aten.sub.Scalar: _scalar_to_tensor_overload(aten.sub.Tensor),
+    aten.mul.Scalar: _scalar_to_tensor_overload(aten.mul.Tensor),
+    aten.unsqueeze.default: _unsqueeze,
+    aten.squeeze.default: _squeeze,
+    aten.squeeze.dim: _squeeze,
+    aten.squeeze.dims: _squeeze,
+    aten.full_like.default: _full_like,
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _table() -> dict:
+    table = dict(core_aten_decompositions())
+    for op in KEPT_OPERATORS:
+        for overload in _overloads(op):
+            table.pop(overload, None)
+    table.update(_TRNC_RULES)
+    return table
+
+
+def decomposition_table() -> dict[torch._ops.OpOverload, Callable]:
+    """A fresh copy of trnc's table (callers may extend it)."""
+    return dict(_table())

@@ -1,0 +1,231 @@
+"""FX GraphModule -> graph JSON (docs/graph-json.md, schema version 1).
+
+AOTAutograd hands the backend one ATen-level FX graph per forward/backward.
+This module turns it into the versioned JSON document the C++ importer reads:
+inputs with their tensor metadata, ``call_function`` nodes in topological
+order with encoded arguments, result metadata and the user's source location,
+and the outputs the compiled program writes.
+
+Outputs that are ``None`` or a graph input are not produced by the compiled
+program; ``ExportedGraph.output_plan`` tells the caller how to rebuild the
+graph's full result tuple from the program's outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import torch
+import torch.fx
+
+from .errors import CompileError
+
+__all__ = ["ExportedGraph", "TensorSpec", "export_graph", "DYNAMIC_SHAPES_MESSAGE", "SCHEMA", "VERSION"]
+
+SCHEMA = "trnc.graph"
+VERSION = 1
+
+DYNAMIC_SHAPES_MESSAGE = (
+    "trnc supports static shapes only, but this graph has symbolic shapes{where}. "
+    "Use torch.compile(..., dynamic=False); every new input shape then compiles a new graph."
+)
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*)$')
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """Static tensor metadata: what the program reads or writes."""
+
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dtype: torch.dtype
+
+    def to_json(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "stride": list(self.stride), "dtype": dtype_name(self.dtype)}
+
+
+# How the compiled callable rebuilds output i of the FX graph:
+# ("program", j): the program's output j; ("input", i): graph input i; ("none",): None.
+OutputSource = Union[tuple[str, int], tuple[str]]
+
+
+@dataclass
+class ExportedGraph:
+    name: str
+    document: dict[str, Any]
+    inputs: list[TensorSpec]
+    program_outputs: list[TensorSpec]
+    output_plan: list[OutputSource] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(self.document, allow_nan=False)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _is_symbolic(value: Any) -> bool:
+    return isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+def _dynamic_error(graph_name: str, where: str) -> CompileError:
+    return CompileError(DYNAMIC_SHAPES_MESSAGE.format(where=where), graph_name, error_kind="dynamic_shapes")
+
+
+def tensor_spec(value: Any, graph_name: str, where: str) -> TensorSpec:
+    """Metadata of a (fake) tensor, refusing symbolic sizes and strides."""
+    if not isinstance(value, torch.Tensor):
+        if _is_symbolic(value):
+            raise _dynamic_error(graph_name, f" ({where} is the symbolic value {value})")
+        raise CompileError(f"{where} is not a tensor ({type(value).__name__}); only tensors are supported", graph_name)
+    if any(_is_symbolic(s) for s in (*value.shape, *value.stride(), value.storage_offset())):
+        raise _dynamic_error(graph_name, f" ({where} has shape {list(value.shape)})")
+    return TensorSpec(tuple(int(s) for s in value.shape), tuple(int(s) for s in value.stride()), value.dtype)
+
+
+def _source_location(stack_trace: Optional[str]) -> Optional[dict[str, Any]]:
+    """The user's frame of a stack trace: the last frame outside torch, else the last one."""
+    if not stack_trace:
+        return None
+    lines = stack_trace.splitlines()
+    frames = []
+    for i, text in enumerate(lines):
+        match = _FRAME_RE.match(text)
+        if match:
+            code = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME_RE.match(lines[i + 1]) else ""
+            frames.append({"file": match["file"], "line": int(match["line"]), "code": code})
+    if not frames:
+        return None
+    user = [f for f in frames if not f["file"].startswith(_TORCH_DIR)]
+    return (user or frames)[-1]
+
+
+class _Encoder:
+    """Encodes one graph's node arguments per the schema's argument table."""
+
+    def __init__(self, graph_name: str) -> None:
+        self.graph_name = graph_name
+        self.refs: dict[torch.fx.Node, dict[str, Any]] = {}
+
+    def encode(self, value: Any) -> Any:
+        if isinstance(value, torch.fx.Node):
+            if value not in self.refs:
+                raise CompileError(f"node '{value.name}' ({value.op}) cannot be used as an argument", self.graph_name)
+            return dict(self.refs[value])
+        if _is_symbolic(value):
+            raise _dynamic_error(self.graph_name, f" (argument {value})")
+        if value is None or isinstance(value, (bool, int, str)):
+            return {"str": value} if isinstance(value, str) else value
+        if isinstance(value, float):
+            if math.isnan(value):
+                return {"float": "nan"}
+            if math.isinf(value):
+                return {"float": "inf" if value > 0 else "-inf"}
+            return value  # json renders floats with a fraction or exponent
+        if isinstance(value, (list, tuple, torch.Size)):
+            return [self.encode(v) for v in value]
+        if isinstance(value, torch.dtype):
+            return {"dtype": dtype_name(value)}
+        if isinstance(value, torch.device):
+            return {"device": str(value)}
+        if isinstance(value, (torch.layout, torch.memory_format)):
+            return {"enum": str(value)}
+        raise CompileError(f"cannot encode argument {value!r} of type {type(value).__name__}", self.graph_name)
+
+
+def _target_name(target: Any) -> str:
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)  # aten.mm.default
+    module = getattr(target, "__module__", None) or ""
+    return f"{module}.{getattr(target, '__qualname__', str(target))}".lstrip(".")
+
+
+def _node_meta(node: torch.fx.Node, graph_name: str) -> Any:
+    val = node.meta.get("val")
+    if val is None:
+        return None
+    if isinstance(val, (list, tuple)):
+        return [
+            None if v is None else tensor_spec(v, graph_name, f"result {i} of node '{node.name}'").to_json()
+            for i, v in enumerate(val)
+        ]
+    return tensor_spec(val, graph_name, f"node '{node.name}'").to_json()
+
+
+def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
+    """Export ``gm`` (an AOTAutograd ATen graph) as graph JSON named ``name``."""
+    enc = _Encoder(name)
+    inputs: list[TensorSpec] = []
+    input_index: dict[torch.fx.Node, int] = {}
+    nodes: list[dict[str, Any]] = []
+    outputs_doc: list[dict[str, Any]] = []
+    program_outputs: list[TensorSpec] = []
+    plan: list[OutputSource] = []
+    program_output_of: dict[tuple, int] = {}
+
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            spec = tensor_spec(node.meta.get("val"), name, f"input '{node.name}'")
+            input_index[node] = len(inputs)
+            inputs.append(spec)
+            enc.refs[node] = {"node": node.name}
+        elif node.op == "call_function" and node.target is operator.getitem:
+            base, index = node.args
+            enc.refs[node] = {"node": base.name, "index": int(index)}
+        elif node.op == "call_function":
+            enc.refs[node] = {"node": node.name}
+            stack_trace = node.meta.get("stack_trace")
+            nodes.append(
+                {
+                    "name": node.name,
+                    "target": _target_name(node.target),
+                    "args": [enc.encode(a) for a in node.args],
+                    "kwargs": {k: enc.encode(v) for k, v in node.kwargs.items()},
+                    "meta": _node_meta(node, name),
+                    "loc": _source_location(stack_trace),
+                    "stack_trace": stack_trace or None,
+                }
+            )
+        elif node.op == "output":
+            results = node.args[0]
+            for i, res in enumerate(results if isinstance(results, (list, tuple)) else [results]):
+                if res is None:
+                    plan.append(("none",))
+                elif res in input_index:
+                    plan.append(("input", input_index[res]))
+                elif isinstance(res, torch.fx.Node):
+                    ref = enc.encode(res)
+                    key = (ref["node"], ref.get("index"))
+                    if key not in program_output_of:
+                        spec = tensor_spec(res.meta.get("val"), name, f"output {i} ('{res.name}')")
+                        program_output_of[key] = len(program_outputs)
+                        program_outputs.append(spec)
+                        outputs_doc.append({**ref, **spec.to_json()})
+                    plan.append(("program", program_output_of[key]))
+                else:
+                    raise CompileError(f"output {i} is the constant {res!r}; only tensors are supported", name)
+        else:  # get_attr, call_module, call_method: not produced by AOTAutograd for us
+            raise CompileError(
+                f"node '{node.name}' has op '{node.op}' ({node.target}); only placeholders, "
+                "call_function and output nodes are supported (constant tensors are not yet)",
+                name,
+            )
+
+    document = {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "name": name,
+        "inputs": [{"name": n.name, **inputs[i].to_json()} for n, i in input_index.items()],
+        "nodes": nodes,
+        "outputs": outputs_doc,
+    }
+    return ExportedGraph(name, document, inputs, program_outputs, plan)

@@ -1,0 +1,68 @@
+"""Compile options: what the user can pass as ``torch.compile(options=...)``.
+
+A small frozen dataclass, validated on construction (the target against the
+machine models the extension knows) and serialised to the JSON that
+``trnc::CompileOptions::fromJson`` parses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any, Mapping, Optional
+
+from ._native import available, native
+from .errors import TrncError
+
+__all__ = ["CompilerOptions", "DEFAULT_TARGET"]
+
+DEFAULT_TARGET = "trn2"
+
+
+@dataclasses.dataclass(frozen=True)
+class CompilerOptions:
+    """Options of one compilation.
+
+    Attributes:
+        target: NeuronCore generation (``trn1``, ``trn2``, ``trn3``).
+        dump_dir: when set, a failing graph's JSON and input IR are written
+            there, and the error carries the command that reproduces it.
+            Defaults to ``$TRNC_DUMP_DIR`` when that is set.
+    """
+
+    target: str = DEFAULT_TARGET
+    dump_dir: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, str):
+            raise TrncError(f"trnc: option 'target' must be a string, got {self.target!r}")
+        # Validation needs the extension; without it compilation fails later
+        # with the "not built" message anyway.
+        if available():
+            known = list(native().known_targets())
+            if self.target not in known:
+                raise TrncError(
+                    f"trnc: unknown target '{self.target}'; known targets: {', '.join(known)}"
+                )
+
+    @classmethod
+    def from_mapping(cls, options: Optional[Mapping[str, Any]]) -> "CompilerOptions":
+        """Build from a ``torch.compile(options=...)`` dict; unknown keys are errors."""
+        options = dict(options or {})
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise TrncError(
+                f"trnc: unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(names))}"
+            )
+        if options.get("dump_dir") is None and os.environ.get("TRNC_DUMP_DIR"):
+            options["dump_dir"] = os.environ["TRNC_DUMP_DIR"]
+        return cls(**options)
+
+    def to_json(self) -> str:
+        """The JSON ``trnc::CompileOptions::fromJson`` expects."""
+        doc: dict[str, Any] = {"target": self.target}
+        if self.dump_dir:
+            doc["dump_dir"] = self.dump_dir
+        return json.dumps(doc, sort_keys=True)
