@@ -1,0 +1,46 @@
+//===- Compile.h - Graph JSON in, Program out ----------------------*- C++ -*-===//
+//
+// The compiler's one public entry point, used by the Python extension and the
+// CLI tools: import a graph (docs/graph-json.md) into the trn dialect, run the
+// registered pipeline down to nisa, and emit the per-engine instruction
+// streams. Failures never abort: they come back as a structured result whose
+// message names every offending operator with the user's source line.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "artifact/Program.h"
+
+#include <string>
+#include <string_view>
+
+namespace trnc {
+
+struct CompileOptions {
+  std::string target = "trn2";
+  /// When non-empty, the input IR of a failing pipeline is written here and the
+  /// message carries the `trnc-opt` command that reproduces the failure.
+  std::string dumpDir;
+  /// Parse `{"target": "trn2", "dump_dir": "..."}`; unknown keys are errors.
+  static bool fromJson(std::string_view json, CompileOptions &out, std::string &error);
+};
+
+struct CompileResult {
+  bool ok = false;
+  Program program; // valid when ok
+  /// "unsupported_operator" | "invalid_graph" | "compile_error" when !ok.
+  std::string errorKind;
+  /// Complete human-readable message (what the user's exception shows).
+  std::string message;
+  /// Structured details as JSON text, e.g. for unsupported operators:
+  /// {"unsupported": [{"target": "aten.foo.default", "count": 2,
+  ///   "locations": [{"node": "foo", "file": "m.py", "line": 12, "code": "..."}]}]}
+  std::string detailsJson = "{}";
+};
+
+CompileResult compileGraph(std::string_view graphJson, const CompileOptions &options);
+
+/// Compiler identity: version plus build hash; part of every cache key.
+std::string compilerIdentity();
+
+} // namespace trnc

@@ -1,0 +1,311 @@
+//===- NisaOps.cpp - nisa instruction verifiers and interface -------------===//
+//
+// Each check names the hardware rule it enforces; the rule labels refer to
+// shared/design/HARDWARE.md and the NKI ISA reference.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Nisa/NisaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace trnc::nisa;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+ElementExtent trnc::nisa::getElementExtent(AccessPatternAttr ap) {
+  ElementExtent e{ap.getOffset(), ap.getOffset()};
+  for (auto [stride, count] : llvm::zip(ap.getStrides(), ap.getCounts())) {
+    int64_t span = stride * (count - 1);
+    if (span < 0)
+      e.min += span;
+    else
+      e.max += span;
+  }
+  return e;
+}
+
+TileAccessShape trnc::nisa::getTileAccessShape(TileType tile,
+                                               AccessPatternAttr ap) {
+  TileAccessShape s;
+  s.partitionStart = ap.getOffset() / tile.getFreeSize();
+  s.partitions = ap.getCounts()[0];
+  s.freeElements = ap.getNumElements() / s.partitions;
+  return s;
+}
+
+int64_t trnc::nisa::getBufferElements(Type type) {
+  if (auto tile = dyn_cast<TileType>(type))
+    return tile.getPartitions() * tile.getFreeSize();
+  return cast<MemRefType>(type).getNumElements();
+}
+
+Engine trnc::nisa::detail::getExecutionEngine(Operation *op) {
+  if (auto engine = op->getAttrOfType<EngineAttr>("engine"))
+    return engine.getValue();
+  if (isa<DmaCopyOp>(op))
+    return Engine::dma;
+  if (isa<MatmulOp>(op))
+    return Engine::tensor;
+  return Engine::scalar; // ActivationOp
+}
+
+SmallVector<Access, 3> trnc::nisa::detail::getAccesses(Operation *op) {
+  SmallVector<Access, 3> accesses;
+  static const char *const names[] = {"dst", "src0", "src1"};
+  unsigned operandIndex = 0;
+  for (const char *name : names) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(std::string(name) + "_ap");
+    if (!ap)
+      continue;
+    accesses.push_back({op->getOperand(operandIndex++), ap,
+                        /*isWrite=*/name == names[0]});
+  }
+  return accesses;
+}
+
+/// Checks one operand's pattern against its buffer. Compute engines also
+/// obey the start-partition rule.
+static LogicalResult verifyAccess(Operation *op, StringRef what, Value buffer,
+                                  AccessPatternAttr ap, bool computeEngine) {
+  ElementExtent extent = getElementExtent(ap);
+  if (extent.min < 0)
+    return op->emitOpError() << what << " pattern reaches before the buffer";
+  if (auto tile = dyn_cast<TileType>(buffer.getType())) {
+    ArrayRef<int64_t> strides = ap.getStrides(), counts = ap.getCounts();
+    int64_t free = tile.getFreeSize();
+    // ap_partition: the outer dim of an on-chip pattern walks consecutive
+    // partitions (no partition stride on chip).
+    if (counts[0] > 1 && strides[0] != free)
+      return op->emitOpError()
+             << what << " outer dim must walk partitions (stride " << free
+             << "), got stride " << strides[0];
+    TileAccessShape shape = getTileAccessShape(tile, ap);
+    if (shape.partitionStart + shape.partitions > tile.getPartitions())
+      return op->emitOpError()
+             << what << " touches partitions " << shape.partitionStart << ".."
+             << shape.partitionStart + shape.partitions - 1 << " of a "
+             << tile.getPartitions() << "-partition tile";
+    int64_t inner = ap.getOffset() % free;
+    for (size_t i = 1; i < counts.size(); ++i) {
+      int64_t span = strides[i] * (counts[i] - 1);
+      if (span < 0)
+        return op->emitOpError() << what << " free strides must be >= 0";
+      inner += span;
+    }
+    if (inner >= free)
+      return op->emitOpError() << what << " free pattern reaches element "
+                               << inner << " of a partition of " << free;
+    if (computeEngine) {
+      // start_partition: n > 64 partitions start at 0; 32 < n <= 64 at 0 or
+      // 64; n <= 32 at a multiple of 32 (NKI architecture guide).
+      int64_t n = shape.partitions, p = shape.partitionStart;
+      bool ok = n > 64 ? p == 0 : n > 32 ? (p == 0 || p == 64) : p % 32 == 0;
+      if (!ok)
+        return op->emitOpError() << what << " of " << n
+                                 << " partitions cannot start at partition "
+                                 << p;
+    }
+    return success();
+  }
+  int64_t size = getBufferElements(buffer.getType());
+  if (extent.max >= size)
+    return op->emitOpError() << what << " pattern reaches element "
+                             << extent.max << " of an HBM buffer of " << size;
+  return success();
+}
+
+/// Verifies every operand pattern and the sync attributes of an instruction.
+static LogicalResult verifyInstruction(Operation *op) {
+  auto iface = cast<InstructionOpInterface>(op);
+  bool compute = iface.getExecutionEngine() != Engine::dma;
+  for (const Access &a : iface.getAccesses()) {
+    StringRef what = a.isWrite ? "dst" : "source";
+    if (failed(verifyAccess(op, what, a.buffer, a.pattern, compute)))
+      return failure();
+  }
+  if (auto waits = op->getAttrOfType<DenseI64ArrayAttr>("waits")) {
+    if (waits.size() % 2 != 0 || waits.size() > 8)
+      return op->emitOpError("waits must be at most 4 (semaphore, value) pairs");
+    for (size_t i = 0; i < (size_t)waits.size(); i += 2)
+      if (waits[i] < 0 || waits[i] >= 32)
+        return op->emitOpError("semaphore id ")
+               << waits[i] << " out of range 0..31";
+  }
+  if (auto signal = op->getAttrOfType<IntegerAttr>("signal"))
+    if (signal.getInt() < 0 || signal.getInt() >= 32)
+      return op->emitOpError("signal semaphore id ")
+             << signal.getInt() << " out of range 0..31";
+  return success();
+}
+
+static TileAccessShape shapeOf(Value v, AccessPatternAttr ap) {
+  return getTileAccessShape(cast<TileType>(v.getType()), ap);
+}
+
+/// Elementwise instructions walk the same partitions and free element count.
+static LogicalResult verifySameShape(Operation *op, Value a,
+                                     AccessPatternAttr apA, Value b,
+                                     AccessPatternAttr apB) {
+  TileAccessShape x = shapeOf(a, apA), y = shapeOf(b, apB);
+  if (x.partitions != y.partitions || x.freeElements != y.freeElements)
+    return op->emitOpError("operands differ in shape: ")
+           << x.partitions << "x" << x.freeElements << " vs " << y.partitions
+           << "x" << y.freeElements;
+  return success();
+}
+
+static LogicalResult verifyEngine(Operation *op, Engine engine,
+                                  ArrayRef<Engine> allowed) {
+  if (!llvm::is_contained(allowed, engine))
+    return op->emitOpError("cannot run on the ")
+           << stringifyEngine(engine) << " engine";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  auto tile = cast<TileType>(getType());
+  if (std::optional<int64_t> addr = getAddress()) {
+    int64_t limit = tile.getSpace() == MemorySpace::psum ? 16 * 1024
+                                                         : 256 * 1024;
+    if (*addr < 0 || *addr + tile.getPartitionBytes() > limit)
+      return emitOpError("address ") << *addr << " + "
+                                     << tile.getPartitionBytes()
+                                     << " bytes exceeds the partition";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Instructions
+//===----------------------------------------------------------------------===//
+
+LogicalResult DmaCopyOp::verify() {
+  if (failed(verifyInstruction(*this)))
+    return failure();
+  // dma_elems: a DMA moves the same number of elements it reads.
+  if (getDstAp().getNumElements() != getSrc0Ap().getNumElements())
+    return emitOpError("dst has ")
+           << getDstAp().getNumElements() << " elements but source has "
+           << getSrc0Ap().getNumElements();
+  if (getQueue() < 0 || getQueue() >= 16)
+    return emitOpError("DMA queue must be in 0..15 (16 queues per engine)");
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifyInstruction(*this)))
+    return failure();
+  auto dst = cast<TileType>(getDst().getType());
+  auto stat = cast<TileType>(getSrc0().getType());
+  auto mov = cast<TileType>(getSrc1().getType());
+  // matmul_psum: the Tensor Engine writes fp32 into PSUM.
+  if (dst.getSpace() != MemorySpace::psum || !dst.getElementType().isF32())
+    return emitOpError("dst must be an f32 PSUM tile");
+  if (stat.getSpace() != MemorySpace::sbuf ||
+      mov.getSpace() != MemorySpace::sbuf)
+    return emitOpError("stationary and moving operands must be in SBUF");
+  TileAccessShape s = shapeOf(getSrc0(), getSrc0Ap()),
+                  m = shapeOf(getSrc1(), getSrc1Ap()),
+                  d = shapeOf(getDst(), getDstAp());
+  // matmul_k: contraction over <= 128 partitions of both inputs.
+  if (s.partitions != m.partitions)
+    return emitOpError("contraction differs: stationary has K = ")
+           << s.partitions << ", moving has K = " << m.partitions;
+  // matmul_m: stationary free size <= 128.
+  if (s.freeElements > 128)
+    return emitOpError("stationary free size ")
+           << s.freeElements << " exceeds 128";
+  // matmul_n: moving free size <= 512 (one 2 KiB PSUM bank of fp32).
+  if (m.freeElements > 512)
+    return emitOpError("moving free size ") << m.freeElements
+                                            << " exceeds 512";
+  if (d.partitions != s.freeElements || d.freeElements != m.freeElements)
+    return emitOpError("dst must be [")
+           << s.freeElements << " partitions, " << m.freeElements
+           << " elements], got [" << d.partitions << ", " << d.freeElements
+           << "]";
+  return success();
+}
+
+LogicalResult ActivationOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc0(),
+                             getSrc0Ap())))
+    return failure();
+  if (getSrc1()) {
+    if (!getSrc1Ap())
+      return emitOpError("bias operand needs an access pattern");
+    TileAccessShape b = shapeOf(getSrc1(), *getSrc1Ap()),
+                    d = shapeOf(getDst(), getDstAp());
+    // act_bias: the bias is one value per partition.
+    if (b.partitions != d.partitions || b.freeElements != 1)
+      return emitOpError("bias must be [") << d.partitions << ", 1]";
+  }
+  return success();
+}
+
+LogicalResult TensorTensorOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(), {Engine::vector, Engine::gpsimd})) ||
+      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc0(),
+                             getSrc0Ap())) ||
+      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc1(),
+                             getSrc1Ap())))
+    return failure();
+  // tt_psum: tensor_tensor cannot read both inputs from PSUM.
+  if (cast<TileType>(getSrc0().getType()).getSpace() == MemorySpace::psum &&
+      cast<TileType>(getSrc1().getType()).getSpace() == MemorySpace::psum)
+    return emitOpError("both inputs in PSUM");
+  return success();
+}
+
+LogicalResult TensorScalarOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(),
+                          {Engine::vector, Engine::scalar, Engine::gpsimd})))
+    return failure();
+  return verifySameShape(*this, getDst(), getDstAp(), getSrc0(), getSrc0Ap());
+}
+
+LogicalResult TensorReduceOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(), {Engine::vector})))
+    return failure();
+  TileAccessShape d = shapeOf(getDst(), getDstAp()),
+                  s = shapeOf(getSrc0(), getSrc0Ap());
+  int64_t inner = getSrc0Ap().getCounts().back();
+  if (getSrc0Ap().getRank() < 2)
+    return emitOpError("source needs a free dim to reduce");
+  if (d.partitions != s.partitions || d.freeElements * inner != s.freeElements)
+    return emitOpError("dst must keep the partitions and outer free dims "
+                       "of the source");
+  return success();
+}
+
+LogicalResult TensorCopyOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(),
+                          {Engine::vector, Engine::scalar, Engine::gpsimd})))
+    return failure();
+  return verifySameShape(*this, getDst(), getDstAp(), getSrc0(), getSrc0Ap());
+}
+
+LogicalResult MemsetOp::verify() {
+  if (failed(verifyInstruction(*this)))
+    return failure();
+  return verifyEngine(*this, getEngine(), {Engine::vector, Engine::gpsimd});
+}
+
+
+#include "dialects/Nisa/NisaInterfaces.cpp.inc"
+#define GET_OP_CLASSES
+#include "dialects/Nisa/NisaOps.cpp.inc"

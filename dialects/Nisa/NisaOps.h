@@ -1,0 +1,50 @@
+//===- NisaOps.h - nisa operations and the instruction interface --*- C++ -*-===//
+#pragma once
+
+#include "dialects/Nisa/NisaDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace trnc::nisa {
+
+/// One operand of an instruction: a buffer (tile or HBM memref) and the
+/// pattern of elements the instruction touches in it.
+struct Access {
+  mlir::Value buffer;
+  AccessPatternAttr pattern;
+  bool isWrite = false;
+};
+
+/// Inclusive range of linear element indices an access pattern touches.
+struct ElementExtent {
+  int64_t min = 0;
+  int64_t max = 0;
+};
+ElementExtent getElementExtent(AccessPatternAttr ap);
+
+/// For an access pattern on a tile: first partition, partition count and the
+/// elements per partition it walks.
+struct TileAccessShape {
+  int64_t partitionStart = 0;
+  int64_t partitions = 1;
+  int64_t freeElements = 1;
+};
+TileAccessShape getTileAccessShape(TileType tile, AccessPatternAttr ap);
+
+/// Number of elements in `type` (a tile or a 1-D memref).
+int64_t getBufferElements(mlir::Type type);
+
+namespace detail {
+Engine getExecutionEngine(mlir::Operation *op);
+llvm::SmallVector<Access, 3> getAccesses(mlir::Operation *op);
+} // namespace detail
+
+} // namespace trnc::nisa
+
+#include "dialects/Nisa/NisaInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Nisa/NisaOps.h.inc"

@@ -1,0 +1,255 @@
+//===- NisaOps.td - nisa dialect operations ----------------*- tablegen -*-===//
+//
+// Buffers, then one op per engine instruction. Every verifier check names
+// the hardware rule it enforces (HARDWARE.md, NKI ISA reference).
+//
+//===----------------------------------------------------------------------===//
+#ifndef NISA_OPS
+#define NISA_OPS
+
+include "dialects/Nisa/NisaBase.td"
+include "dialects/Nisa/NisaInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Nisa_Tile : Type<CPred<"::llvm::isa<::trnc::nisa::TileType>($_self)">,
+                     "nisa tile", "::trnc::nisa::TileType">;
+def Nisa_Hbm : MemRefRankOf<[F32, BF16, F16, I32, I8], [1]>;
+def Nisa_Buffer : AnyTypeOf<[Nisa_Tile, Nisa_Hbm]>;
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+def Nisa_AllocOp : Nisa_Op<"alloc"> {
+  let summary = "an on-chip tile in SBUF or PSUM";
+  let description = [{
+    Reserves a tile. `address`, set by the allocation pass, is the byte
+    offset of the tile inside every partition (PSUM: bank * 2048 + offset).
+
+    ```mlir
+    %t = nisa.alloc {address = 0} : !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$address);
+  let results = (outs Res<Nisa_Tile, "", [MemAlloc]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Nisa_DramAllocOp : Nisa_Op<"dram_alloc"> {
+  let summary = "an HBM scratch buffer";
+  let description = [{
+    A scratch region in HBM for an intermediate tensor.
+
+    ```mlir
+    %s = nisa.dram_alloc : memref<4096xf32>
+    ```
+  }];
+  let results = (outs Res<Nisa_Hbm, "", [MemAlloc]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Instructions
+//===----------------------------------------------------------------------===//
+
+class Nisa_InstrOp<string mnemonic, list<Trait> traits = []>
+    : Nisa_Op<mnemonic, traits # [Nisa_InstructionOpInterface]> {
+  let hasVerifier = 1;
+}
+
+defvar Nisa_SyncAttrs = (ins OptionalAttr<DenseI64ArrayAttr>:$waits,
+                             OptionalAttr<I64Attr>:$signal);
+
+def Nisa_DmaCopyOp : Nisa_InstrOp<"dma_copy"> {
+  let summary = "DMA transfer with optional cast (HBM/SBUF/PSUM either side)";
+  let description = [{
+    Copies the elements of `src0` to `dst`, both walked in row-major order of
+    their patterns, converting the element type if the buffers differ.
+    Both patterns cover the same number of elements.
+
+    ```mlir
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]>
+        : !nisa.tile<sbuf, 128, 512, f32>, memref<65536xf32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Buffer, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Buffer, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            DefaultValuedAttr<I64Attr, "0">:$queue),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
+def Nisa_MatmulOp : Nisa_InstrOp<"matmul"> {
+  let summary = "Tensor Engine: psum[M, N] (+)= stationary[K, M]^T @ moving[K, N]";
+  let description = [{
+    `src0` is the stationary operand (K partitions, M free), `src1` the
+    moving one (K partitions, N free); `dst` is an fp32 PSUM tile of M
+    partitions and N free elements. Without `accumulate` the write
+    overwrites (first write of an accumulation group).
+
+    ```mlir
+    nisa.matmul %p <0, [512, 1], [128, 512]>, %a <0, [128, 1], [128, 128]>,
+        %b <0, [512, 1], [128, 512]> accumulate
+        : !nisa.tile<psum, 128, 512, f32>, !nisa.tile<sbuf, 128, 128, bf16>,
+          !nisa.tile<sbuf, 128, 512, bf16>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src1,
+                            Nisa_AccessPatternAttr:$src1_ap,
+                            UnitAttr:$accumulate),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap (`accumulate` $accumulate^)?
+    attr-dict `:` type($dst) `,` type($src0) `,` type($src1)
+  }];
+}
+
+def Nisa_ActivationOp : Nisa_InstrOp<"activation"> {
+  let summary = "Scalar engine: dst = func(src0 * scale + bias)";
+  let description = [{
+    `bias` is a per-partition [P, 1] operand when `src1` is given, else the
+    immediate `bias_imm`.
+
+    ```mlir
+    nisa.activation relu %o <0, [512, 1], [128, 512]>, %i <0, [512, 1], [128, 512]>
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Nisa_ActFunc:$func,
+                            Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Arg<Optional<Nisa_Tile>, "", [MemRead]>:$src1,
+                            OptionalAttr<Nisa_AccessPatternAttr>:$src1_ap,
+                            DefaultValuedAttr<F32Attr, "1.0">:$scale,
+                            DefaultValuedAttr<F32Attr, "0.0">:$bias_imm),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $func $dst $dst_ap `,` $src0 $src0_ap (`bias` $src1^ $src1_ap)?
+    attr-dict `:` type($dst) `,` type($src0) (`,` type($src1)^)?
+  }];
+}
+
+def Nisa_TensorTensorOp : Nisa_InstrOp<"tensor_tensor"> {
+  let summary = "Vector/GpSimd: dst = src0 op src1, elementwise";
+  let description = [{
+    Sources may broadcast along free dims with stride 0; neither source may
+    be... any memory space (both in PSUM is not allowed on hardware).
+
+    ```mlir
+    nisa.tensor_tensor add %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>,
+        %b <0, [512, 1], [128, 512]> on vector
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>,
+          !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Nisa_AluOp:$op,
+                            Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src1,
+                            Nisa_AccessPatternAttr:$src1_ap,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $op $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap `on` $engine
+    attr-dict `:` type($dst) `,` type($src0) `,` type($src1)
+  }];
+}
+
+def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar"> {
+  let summary = "dst = (src0 op0 imm0) op1 imm1";
+  let description = [{
+    `reverse0`/`reverse1` swap the operands (`imm0 op0 x`). `op1` may be
+    `bypass`.
+
+    ```mlir
+    nisa.tensor_scalar %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>
+        multiply 2.0, add 1.0 on vector
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Nisa_AluOp:$op0, F32Attr:$imm0,
+                            Nisa_AluOp:$op1, F32Attr:$imm1,
+                            UnitAttr:$reverse0, UnitAttr:$reverse1,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap $op0 $imm0 `,` $op1 $imm1 `on` $engine
+    attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
+def Nisa_TensorReduceOp : Nisa_InstrOp<"tensor_reduce"> {
+  let summary = "Vector: reduce the innermost free dim of src0";
+  let description = [{
+    `dst` keeps the partitions and the outer free dims of `src0`.
+
+    ```mlir
+    nisa.tensor_reduce add %o <0, [1, 1], [128, 1]>, %a <0, [512, 1], [128, 512]> on vector
+        : !nisa.tile<sbuf, 128, 1, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Nisa_AluOp:$op,
+                            Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $op $dst $dst_ap `,` $src0 $src0_ap `on` $engine attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
+def Nisa_TensorCopyOp : Nisa_InstrOp<"tensor_copy"> {
+  let summary = "copy with element type cast (e.g. PSUM fp32 -> SBUF bf16)";
+  let description = [{
+    ```mlir
+    nisa.tensor_copy %o <0, [512, 1], [128, 512]>, %p <0, [512, 1], [128, 512]> on scalar
+        : !nisa.tile<sbuf, 128, 512, bf16>, !nisa.tile<psum, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap `on` $engine attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
+def Nisa_MemsetOp : Nisa_InstrOp<"memset"> {
+  let summary = "fill with a constant";
+  let description = [{
+    ```mlir
+    nisa.memset %o <0, [512, 1], [128, 512]>, 0.0 on vector : !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            F32Attr:$value, Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $value `on` $engine attr-dict `:` type($dst)
+  }];
+}
+
+#endif // NISA_OPS

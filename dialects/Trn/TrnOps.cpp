@@ -1,0 +1,146 @@
+//===- TrnOps.cpp - trn op verifiers and folders --------------------------===//
+//
+// Shape rules of the tensor-level ops. Folders remove identity views and
+// conversions so the lowering sees fewer ops.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Trn/TrnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+using namespace trnc::trn;
+
+static RankedTensorType rankedType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhs = rankedType(getLhs()), rhs = rankedType(getRhs()),
+                   res = rankedType(getResult());
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || res.getRank() != 2)
+    return emitOpError("expects rank-2 operands and result, got ")
+           << lhs.getRank() << ", " << rhs.getRank() << " -> " << res.getRank();
+  if (lhs.getDimSize(1) != rhs.getDimSize(0))
+    return emitOpError("contraction sizes differ: lhs has K = ")
+           << lhs.getDimSize(1) << ", rhs has K = " << rhs.getDimSize(0);
+  if (res.getDimSize(0) != lhs.getDimSize(0) ||
+      res.getDimSize(1) != rhs.getDimSize(1))
+    return emitOpError("result shape must be [")
+           << lhs.getDimSize(0) << ", " << rhs.getDimSize(1) << "]";
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != res.getElementType())
+    return emitOpError("operands and result must share one element type");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceSumOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumOp::verify() {
+  RankedTensorType in = rankedType(getInput()), res = rankedType(getResult());
+  ArrayRef<int64_t> dims = getDims();
+  SmallVector<int64_t> expected;
+  int64_t prev = -1;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= in.getRank())
+      return emitOpError("dimension ") << d << " out of range for rank "
+                                       << in.getRank();
+    if (d <= prev)
+      return emitOpError("dims must be sorted and unique");
+    prev = d;
+  }
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (!llvm::is_contained(dims, i))
+      expected.push_back(in.getDimSize(i));
+  if (res.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape does not drop the reduced dims");
+  if (res.getElementType() != in.getElementType())
+    return emitOpError("result element type must match the input's");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Layout ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType in = rankedType(getInput()), res = rankedType(getResult());
+  ArrayRef<int64_t> perm = getPermutation();
+  if ((int64_t)perm.size() != in.getRank() || res.getRank() != in.getRank())
+    return emitOpError("permutation size must equal the rank ") << in.getRank();
+  SmallVector<bool> seen(perm.size(), false);
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= (int64_t)perm.size() || seen[p])
+      return emitOpError("permutation is not a permutation of 0..")
+             << perm.size() - 1;
+    seen[p] = true;
+    if (res.getDimSize(i) != in.getDimSize(p))
+      return emitOpError("result dim ") << i << " must be " << in.getDimSize(p);
+  }
+  if (res.getElementType() != in.getElementType())
+    return emitOpError("element type must not change");
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPermutation()))
+    if ((int64_t)i != p)
+      return {};
+  return getInput();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = rankedType(getInput()), res = rankedType(getResult());
+  if (in.getNumElements() != res.getNumElements())
+    return emitOpError("element count changes from ")
+           << in.getNumElements() << " to " << res.getNumElements();
+  if (res.getElementType() != in.getElementType())
+    return emitOpError("element type must not change");
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType in = rankedType(getInput()), res = rankedType(getResult());
+  if (in.getRank() > res.getRank())
+    return emitOpError("cannot broadcast rank ")
+           << in.getRank() << " to lower rank " << res.getRank();
+  int64_t lead = res.getRank() - in.getRank();
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t a = in.getDimSize(i), b = res.getDimSize(lead + i);
+    if (a != b && a != 1)
+      return emitOpError("input dim ")
+             << i << " of size " << a << " cannot broadcast to " << b;
+  }
+  if (res.getElementType() != in.getElementType())
+    return emitOpError("element type must not change");
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Trn/TrnOps.cpp.inc"

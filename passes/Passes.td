@@ -1,0 +1,97 @@
+//===- Passes.td - trnc passes, by phase -------------------*- tablegen -*-===//
+//
+// Every pass of the compiler, named `trnc-<phase>-<name>` and grouped by
+// phase. The registered pipeline `trnc-compile` (Pipelines.cpp) runs them in
+// order; `trnc-opt --help` lists them all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRNC_PASSES
+#define TRNC_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Tile: trn (tensors) -> nisa (instructions on tiles)
+//===----------------------------------------------------------------------===//
+
+def LowerToNisa : Pass<"trnc-tile-lower-to-nisa", "::mlir::ModuleOp"> {
+  let summary = "Tile trn ops into nisa instructions over SBUF/PSUM and HBM";
+  let description = [{
+    Rewrites each `func.func` of trn ops into a destination-passing function
+    of nisa instructions: inputs and outputs become 1-D HBM memrefs (arg
+    attributes `nisa.input`/`nisa.output` = index, `nisa.shape`,
+    `nisa.strides`), intermediates live in HBM scratch (`nisa.dram_alloc`),
+    views become access patterns instead of copies, and every computation is
+    split into 128-partition tiles: matmul tiles with K <= 128, M <= 128,
+    N <= 512 accumulating in PSUM.
+
+    Before:
+    ```mlir
+    func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf32> {
+      %0 = trn.matmul %a, %b : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+      return %0 : tensor<8x4xf32>
+    }
+    ```
+    After (abridged):
+    ```mlir
+    func.func @main(%a: memref<128xf32> {nisa.input = 0 : i64, ...},
+                    %b: memref<64xf32> {nisa.input = 1 : i64, ...},
+                    %c: memref<32xf32> {nisa.output = 0 : i64, ...}) {
+      %s = nisa.alloc : !nisa.tile<sbuf, 16, 8, f32>
+      nisa.dma_copy %s <0, [8, 1], [16, 8]>, %a <0, [1, 16], [16, 8]> ...
+      nisa.matmul %p ..., %s ..., %m ...
+      nisa.tensor_copy %o ..., %p ... on scalar ...
+      nisa.dma_copy %c ..., %o ...
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
+           "NeuronCore target whose limits apply (trn1, trn2, trn3)">,
+  ];
+  let dependentDialects = ["::trnc::nisa::NisaDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Allocate: addresses in SBUF and PSUM
+//===----------------------------------------------------------------------===//
+
+def Allocate : Pass<"trnc-allocate-memory", "::mlir::func::FuncOp"> {
+  let summary = "Assign SBUF and PSUM addresses to tiles by liveness";
+  let description = [{
+    Computes each `nisa.alloc`'s live range over the instruction order and
+    assigns it a byte `address` inside every partition: SBUF first fit,
+    PSUM inside 2 KiB banks. When a tile cannot be placed, fails on that
+    alloc with a note listing every live buffer (a memory map).
+
+    Before: `%t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>`
+    After:  `%t = nisa.alloc {address = 2048 : i64} : !nisa.tile<sbuf, 128, 512, f32>`
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
+           "NeuronCore target whose memory sizes apply">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Schedule: per-engine streams and semaphores
+//===----------------------------------------------------------------------===//
+
+def Schedule : Pass<"trnc-schedule-semaphores", "::mlir::func::FuncOp"> {
+  let summary = "Insert semaphore waits and signals for cross-engine hazards";
+  let description = [{
+    Each engine's instructions keep their program order. Every instruction
+    signals its engine's semaphore (id = engine number) on completion; an
+    instruction that reads or writes bytes an earlier instruction of another
+    engine wrote (or reads, for a write) waits until that engine's semaphore
+    reaches the producer's position in its stream. Only the latest needed
+    wait per engine is kept. DMA instructions are spread over queues.
+
+    Before: `nisa.tensor_copy %o ..., %p ... on scalar : ...`
+    After:  `nisa.tensor_copy %o ..., %p ... on scalar {signal = 2 : i64, waits = array<i64: 0, 3>} : ...`
+  }];
+}
+
+#endif // TRNC_PASSES

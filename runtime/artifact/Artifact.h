@@ -1,0 +1,37 @@
+//===- Artifact.h - The on-disk artifact: write, read, verify ------*- C++ -*-===//
+//
+// A trnc artifact is a self-describing binary file: magic, format version,
+// a section table (metadata, regions, per-engine instruction streams,
+// constants, source locations), each section checksummed. The reader
+// verifies everything before anything runs: a bad file is an error, never
+// memory corruption.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "artifact/Program.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace trnc {
+
+/// Bumped whenever the container layout changes.
+constexpr uint32_t kArtifactFormatVersion = 1;
+
+/// Serialise `program` (deterministic: same program, same bytes).
+std::vector<uint8_t> writeArtifact(const Program &program);
+
+/// Parse and fully verify an artifact (structure, checksums, then
+/// verifyProgram). Never reads out of bounds of `bytes`.
+llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes);
+
+/// Check every instruction of `program` against its target's machine model:
+/// opcodes, engines, dtypes, semaphore ids, and the bounds of every access
+/// pattern in SBUF, PSUM and its HBM region.
+llvm::Error verifyProgram(const Program &program);
+
+} // namespace trnc

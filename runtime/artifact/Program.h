@@ -1,0 +1,64 @@
+//===- Program.h - A compiled program: streams, regions, metadata -*- C++ -*-===//
+//
+// The in-memory form of a trnc artifact: what the compiler's emitter builds
+// and what the loader hands to the simulator. The on-disk form (magic,
+// version, sections, checksums) is in Artifact.h.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "isa/Isa.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trnc {
+
+/// One HBM region a program addresses. Inputs and outputs are bound by the
+/// caller to its own buffers (zero copy); scratch is allocated by the runtime;
+/// constants carry their bytes in the artifact.
+struct Region {
+  enum class Kind : uint8_t { Input = 0, Output = 1, Scratch = 2, Constant = 3 };
+  Kind kind = Kind::Scratch;
+  uint32_t index = 0;      // position among the graph's inputs or outputs
+  isa::DType dtype = isa::DType::F32;
+  std::vector<int64_t> shape;   // logical shape (inputs/outputs)
+  std::vector<int64_t> strides; // in elements (inputs/outputs)
+  uint64_t bytes = 0;           // bytes the region spans
+  std::vector<uint8_t> data;    // Constant only: exactly `bytes` bytes
+};
+
+/// Where an instruction came from: the FX node and the user's source line.
+struct SourceLoc {
+  std::string op;   // e.g. "aten.mm.default"
+  std::string node; // FX node name
+  std::string file;
+  uint32_t line = 0;
+};
+
+struct Program {
+  std::string target = "trn2";
+  std::string name;              // graph name, for messages
+  std::string compilerVersion;   // identity of the compiler that built it
+  std::vector<Region> regions;
+  std::array<std::vector<isa::Instruction>, isa::kNumEngines> streams;
+  std::vector<SourceLoc> sources;
+  /// Free-form JSON text (options, statistics) carried for `trnc inspect`.
+  std::string metadataJson = "{}";
+
+  size_t numInputs() const;
+  size_t numOutputs() const;
+  /// Region id of input/output `index`, or -1.
+  int64_t inputRegion(uint32_t index) const;
+  int64_t outputRegion(uint32_t index) const;
+};
+
+/// "vector stream instruction 12 (tensor_tensor)", followed by the source
+/// location when the instruction carries a valid one. Used by every message
+/// that names an instruction (verifier, loader, simulator).
+std::string describeInstruction(const Program &program, isa::Engine stream,
+                                size_t index);
+
+} // namespace trnc

@@ -1,0 +1,172 @@
+//===- Isa.h - The trnc NeuronCore instruction set ----------------*- C++ -*-===//
+//
+// The binary instruction format shared by the compiler's emitter and the
+// runtime's loader and simulator. One fixed-width word per instruction; one
+// stream of words per engine (Tensor, Vector, Scalar, GpSimd, DMA). Engines
+// synchronise through counting semaphores: an instruction waits until each
+// named semaphore has reached a value, and on completion increments its
+// `signal` semaphore. Operands are access patterns into SBUF, PSUM or an HBM
+// region (see HARDWARE.md, "How a core executes").
+//
+// This header is torch-free and MLIR-free on purpose: the simulator, the
+// C++ runner and the emitter all include it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace trnc::isa {
+
+/// Bumped whenever the encoding of an instruction word changes.
+constexpr uint32_t kIsaVersion = 1;
+
+/// Size of one encoded instruction word in bytes (fixed width).
+constexpr size_t kInstructionBytes = 320;
+
+enum class Engine : uint8_t { Tensor = 0, Vector = 1, Scalar = 2, GpSimd = 3, Dma = 4 };
+constexpr unsigned kNumEngines = 5;
+
+enum class MemKind : uint8_t { None = 0, SBUF = 1, PSUM = 2, HBM = 3 };
+
+enum class DType : uint8_t { F32 = 0, BF16 = 1, F16 = 2, I32 = 3, U8 = 4 };
+constexpr unsigned kNumDTypes = 5;
+
+enum class Opcode : uint16_t {
+  Nop = 0,
+  /// DMA: dst = cast(src0). Either side SBUF, PSUM or HBM. Both patterns are
+  /// walked in row-major order (partition dim outermost) and must cover the
+  /// same number of elements.
+  DmaCopy = 1,
+  /// Tensor: dst(PSUM, f32)[M parts, N] (+)= src0[K parts, M]^T @ src1[K parts, N].
+  /// K <= 128, M <= 128, N <= 512 (moving free size). Flag kFlagAccumulate adds
+  /// into dst; without it the first write of an accumulation group overwrites.
+  Matmul = 2,
+  /// Scalar: dst = act<op0>(src0 * imm0 + bias) where bias is src1 (a
+  /// per-partition [P, 1] pattern) when present, else imm1.
+  Activation = 3,
+  /// Vector/GpSimd: dst = src0 <alu op0> src1, elementwise.
+  TensorTensor = 4,
+  /// Vector/Scalar/GpSimd: dst = (src0 <op0> imm0) <op1> imm1. op1 may be
+  /// Bypass. kFlagReverse0/1 swap the operands of op0/op1 (imm op x).
+  TensorScalar = 5,
+  /// Vector: reduce the innermost free dim of src0 with alu op0; dst has the
+  /// same partitions and the remaining free dims (or one dim of count 1).
+  TensorReduce = 6,
+  /// Vector/Scalar/GpSimd: dst = cast(src0).
+  TensorCopy = 7,
+  /// Vector/GpSimd: dst = imm0.
+  Memset = 8,
+};
+constexpr unsigned kNumOpcodes = 9;
+
+/// ALU operations of the Vector/GpSimd engines (and Scalar's tensor_scalar).
+/// Comparisons produce 1.0 or 0.0.
+enum class AluOp : uint8_t {
+  Bypass = 0, Add, Subtract, Multiply, Divide, Max, Min, Pow,
+  IsEqual, NotEqual, IsGt, IsGe, IsLt, IsLe, LogicalAnd, LogicalOr,
+};
+constexpr unsigned kNumAluOps = 16;
+
+/// Activation functions of the Scalar engine.
+enum class ActFunc : uint8_t {
+  Copy = 0, Relu, Exp, Log, Tanh, Sigmoid, Gelu, GeluTanh, Silu, Sqrt, Rsqrt,
+  Reciprocal, Square, Abs, Sign, Erf, Sin, Softplus,
+};
+constexpr unsigned kNumActFuncs = 18;
+
+/// Instruction flag bits.
+constexpr uint8_t kFlagAccumulate = 1 << 0; // Matmul: add into PSUM.
+constexpr uint8_t kFlagReverse0 = 1 << 1;   // TensorScalar: imm0 op0 x.
+constexpr uint8_t kFlagReverse1 = 1 << 2;   // TensorScalar: imm1 op1 y.
+
+constexpr unsigned kMaxFreeDims = 4;
+constexpr unsigned kMaxWaits = 4;
+constexpr unsigned kNumSemaphores = 32;
+constexpr uint8_t kNoSemaphore = 0xff;
+constexpr uint32_t kNoSource = 0xffffffffu;
+
+/// Where an operand lives and how it is walked.
+/// SBUF/PSUM: partitions [partitionStart, partitionStart + partitionCount),
+///   each walked from byte `offset` by the free dims (strides in elements).
+///   Partitions are consecutive (no partition stride on chip).
+/// HBM: `region` indexes the artifact's region table; the outer dim has
+///   `partitionCount` rows `partitionStride` elements apart, starting at byte
+///   `offset`, each walked by the free dims.
+struct AccessPattern {
+  MemKind mem = MemKind::None; // None: the operand is absent.
+  DType dtype = DType::F32;
+  uint8_t numDims = 0; // free dims used, 1..kMaxFreeDims
+  uint16_t partitionStart = 0;
+  uint16_t partitionCount = 0;
+  uint32_t region = 0;
+  uint64_t offset = 0;
+  int64_t partitionStride = 0;
+  std::array<int64_t, kMaxFreeDims> stride{};
+  std::array<uint32_t, kMaxFreeDims> count{};
+
+  bool present() const { return mem != MemKind::None; }
+  /// Elements per partition (product of the free counts).
+  uint64_t freeElements() const {
+    uint64_t n = 1;
+    for (unsigned i = 0; i < numDims; ++i)
+      n *= count[i];
+    return n;
+  }
+  uint64_t numElements() const { return freeElements() * partitionCount; }
+};
+
+/// Wait until semaphore `semaphore` >= `value`.
+struct SemaphoreWait {
+  uint8_t semaphore = kNoSemaphore;
+  uint32_t value = 0;
+};
+
+struct Instruction {
+  Opcode opcode = Opcode::Nop;
+  Engine engine = Engine::Vector;
+  uint8_t flags = 0;
+  uint8_t op0 = 0; // AluOp or ActFunc, by opcode
+  uint8_t op1 = 0; // AluOp (TensorScalar)
+  uint8_t numWaits = 0;
+  uint8_t signal = kNoSemaphore; // incremented by 1 when this instruction completes
+  uint16_t dmaQueue = 0;         // DMA queue (0..15) for DmaCopy
+  uint32_t sourceIndex = kNoSource; // index into the artifact's source table
+  float imm0 = 0.0f;
+  float imm1 = 0.0f;
+  std::array<SemaphoreWait, kMaxWaits> waits{};
+  AccessPattern dst, src0, src1;
+};
+
+/// Encode `inst` into exactly kInstructionBytes little-endian bytes at `out`.
+void encode(const Instruction &inst, uint8_t *out);
+/// Decode one word. Performs no semantic validation (see verifyInstruction).
+Instruction decode(const uint8_t *in);
+/// Offset of the first reserved (always-zero) byte of the word at `in` that
+/// is not zero, if any. The artifact reader refuses such words.
+std::optional<size_t> firstNonZeroReservedByte(const uint8_t *in);
+
+/// Size in bytes of one element of `t`.
+constexpr unsigned dtypeBytes(DType t) {
+  switch (t) {
+  case DType::F32: return 4;
+  case DType::BF16: return 2;
+  case DType::F16: return 2;
+  case DType::I32: return 4;
+  case DType::U8: return 1;
+  }
+  return 0;
+}
+
+std::string_view engineName(Engine e);
+std::string_view opcodeName(Opcode o);
+std::string_view dtypeName(DType t);
+std::string_view memKindName(MemKind m);
+std::string_view aluOpName(AluOp o);
+std::string_view actFuncName(ActFunc f);
+
+} // namespace trnc::isa

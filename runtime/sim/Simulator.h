@@ -1,0 +1,45 @@
+//===- Simulator.h - Functional NeuronCore simulator ---------------*- C++ -*-===//
+//
+// Runs a verified Program: each engine's stream in order, engines interleaved
+// as their semaphore waits allow, over SBUF, PSUM and HBM regions bound to the
+// caller's buffers (inputs and outputs are zero copy). Functional today; the
+// data structures leave room for the timed model (a later issue).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "artifact/Program.h"
+#include "machine/MachineModel.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace trnc {
+
+struct RunStats {
+  std::array<uint64_t, isa::kNumEngines> instructions{};
+};
+
+class Simulator {
+public:
+  explicit Simulator(const MachineModel &model);
+  ~Simulator();
+
+  /// Execute `program`. inputs[i] / outputs[j] point at the bytes of input i /
+  /// output j, laid out as the program's Input/Output regions describe.
+  /// A deadlock (a wait no engine can satisfy) is an error naming the stuck
+  /// instructions, never a hang.
+  llvm::Error run(const Program &program, llvm::ArrayRef<void *> inputs,
+                  llvm::ArrayRef<void *> outputs, RunStats *stats = nullptr);
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+} // namespace trnc
