@@ -1,0 +1,476 @@
+//===- Verify.cpp - Check a Program against its target's machine model ----===//
+//
+// Everything the simulator relies on to run without bounds checks is proven
+// here: opcodes and engines, operand presence, dtypes, semaphore ids, matmul
+// shape rules, PSUM bank rules, and that every byte an access pattern touches
+// lies inside SBUF, PSUM or its HBM region. Each check names the rule it
+// enforces (HARDWARE.md, NKI ISA reference); each message names the stream,
+// the instruction and the operand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "artifact/Artifact.h"
+#include "machine/MachineModel.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <string>
+
+namespace trnc {
+namespace {
+
+using namespace isa;
+using i128 = __int128;
+using u128 = unsigned __int128;
+
+std::string str(i128 v) {
+  if (v == 0)
+    return "0";
+  bool neg = v < 0;
+  u128 u = neg ? u128(-(v + 1)) + 1 : u128(v);
+  std::string s;
+  while (u) {
+    s.insert(s.begin(), char('0' + unsigned(u % 10)));
+    u /= 10;
+  }
+  return neg ? "-" + s : s;
+}
+
+/// Largest element count an instruction operand may cover; far above any
+/// real tile, small enough that counts never overflow 64-bit arithmetic.
+constexpr u128 kMaxElements = u128(1) << 48;
+
+u128 freeElements(const AccessPattern &ap) {
+  u128 n = 1;
+  for (unsigned i = 0; i < ap.numDims && i < kMaxFreeDims; ++i)
+    n *= ap.count[i];
+  return n;
+}
+
+/// Element offsets [lo, hi] (inclusive) the free dims reach from the start.
+void freeExtent(const AccessPattern &ap, i128 &lo, i128 &hi) {
+  lo = hi = 0;
+  for (unsigned i = 0; i < ap.numDims; ++i) {
+    i128 reach = i128(ap.stride[i]) * i128(ap.count[i] - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+}
+
+struct OperandSpec {
+  const char *name;
+  bool isWrite;
+};
+
+class Verifier {
+public:
+  Verifier(const Program &p, const MachineModel &m) : p(p), m(m) {}
+
+  llvm::Error run();
+
+private:
+  llvm::Error checkRegions();
+  llvm::Error checkInstruction(Engine stream, size_t index,
+                               const Instruction &inst);
+  /// Structural and bounds checks of one present operand.
+  std::string checkPattern(const AccessPattern &ap, OperandSpec spec) const;
+  std::string checkOperands(const Instruction &inst) const;
+  std::string checkShapes(const Instruction &inst) const;
+
+  const Program &p;
+  const MachineModel &m;
+};
+
+llvm::Error fail(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string regionKindName(Region::Kind k) {
+  switch (k) {
+  case Region::Kind::Input: return "input";
+  case Region::Kind::Output: return "output";
+  case Region::Kind::Scratch: return "scratch";
+  case Region::Kind::Constant: return "constant";
+  }
+  return "kind " + std::to_string(unsigned(k));
+}
+
+llvm::Error Verifier::checkRegions() {
+  llvm::SmallVector<int, 8> seen[2];
+  for (size_t i = 0; i < p.regions.size(); ++i) {
+    const Region &r = p.regions[i];
+    std::string ctx = "region " + std::to_string(i);
+    if (uint8_t(r.kind) > uint8_t(Region::Kind::Constant))
+      return fail(ctx + ": invalid kind " + std::to_string(unsigned(r.kind)));
+    ctx += " (" + regionKindName(r.kind) + ")";
+    if (uint8_t(r.dtype) >= kNumDTypes)
+      return fail(ctx + ": invalid dtype " + std::to_string(unsigned(r.dtype)));
+    if (r.kind == Region::Kind::Constant && r.data.size() != r.bytes)
+      return fail(ctx + ": data has " + std::to_string(r.data.size()) +
+                  " bytes, expected " + std::to_string(r.bytes));
+    if (r.kind != Region::Kind::Constant && !r.data.empty())
+      return fail(ctx + ": only constant regions carry data");
+    if (!r.strides.empty() && r.strides.size() != r.shape.size())
+      return fail(ctx + ": " + std::to_string(r.strides.size()) +
+                  " strides for a rank-" + std::to_string(r.shape.size()) +
+                  " shape");
+    if (r.kind == Region::Kind::Input || r.kind == Region::Kind::Output) {
+      auto &list = seen[r.kind == Region::Kind::Output];
+      if (r.index >= p.regions.size())
+        return fail(ctx + ": index " + std::to_string(r.index) +
+                    " is not dense (only " + std::to_string(p.regions.size()) +
+                    " regions)");
+      if (list.size() <= r.index)
+        list.resize(r.index + 1, -1);
+      if (list[r.index] >= 0)
+        return fail(ctx + ": " + regionKindName(r.kind) + " index " +
+                    std::to_string(r.index) + " is also used by region " +
+                    std::to_string(list[r.index]));
+      list[r.index] = int(i);
+    }
+  }
+  for (int k = 0; k < 2; ++k)
+    for (size_t j = 0; j < seen[k].size(); ++j)
+      if (seen[k][j] < 0)
+        return fail(std::string(k ? "output" : "input") + " indices are not dense: " +
+                    (k ? "output " : "input ") + std::to_string(j) +
+                    " is missing but " + std::to_string(seen[k].size() - 1) +
+                    " exists");
+  return llvm::Error::success();
+}
+
+std::string Verifier::checkPattern(const AccessPattern &ap,
+                                   OperandSpec spec) const {
+  std::string name = spec.name;
+  const char *verb = spec.isWrite ? " writes " : " reads ";
+  if (uint8_t(ap.mem) > uint8_t(MemKind::HBM))
+    return name + " has invalid memory kind " + std::to_string(unsigned(ap.mem));
+  if (uint8_t(ap.dtype) >= kNumDTypes)
+    return name + " has invalid dtype " + std::to_string(unsigned(ap.dtype));
+  if (ap.numDims < 1 || ap.numDims > kMaxFreeDims)
+    return name + " has " + std::to_string(ap.numDims) +
+           " free dims (must be 1.." + std::to_string(kMaxFreeDims) + ")";
+  if (ap.partitionCount == 0)
+    return name + " has a partition count of 0";
+  for (unsigned i = 0; i < ap.numDims; ++i)
+    if (ap.count[i] == 0)
+      return name + " free dim " + std::to_string(i) + " has count 0";
+  if (freeElements(ap) * ap.partitionCount > kMaxElements)
+    return name + " covers more than 2^48 elements";
+
+  i128 lo, hi;
+  freeExtent(ap, lo, hi);
+  const i128 eb = dtypeBytes(ap.dtype);
+  if (ap.mem == MemKind::SBUF || ap.mem == MemKind::PSUM) {
+    const char *mem = ap.mem == MemKind::SBUF ? "SBUF" : "PSUM";
+    // Partition rule: partitions are consecutive and at most 128.
+    unsigned end = unsigned(ap.partitionStart) + ap.partitionCount;
+    if (end > m.numPartitions)
+      return name + verb + mem + " partitions " +
+             std::to_string(ap.partitionStart) + ".." + std::to_string(end) +
+             ", past " + std::to_string(m.numPartitions);
+    // Every touched byte inside the partition.
+    uint64_t limit = ap.mem == MemKind::SBUF ? m.sbufPartitionBytes
+                                             : m.psumPartitionBytes;
+    i128 first = i128(ap.offset) + lo * eb, last = i128(ap.offset) + hi * eb + eb;
+    if (first < 0 || last > i128(limit))
+      return name + verb + mem + " bytes " + str(first) + ".." + str(last) +
+             " of each partition, outside 0.." + std::to_string(limit);
+    return "";
+  }
+  // HBM: rows partitionStride elements apart inside the region.
+  if (ap.region >= p.regions.size())
+    return name + verb + "HBM region " + std::to_string(ap.region) +
+           ", but the program has " + std::to_string(p.regions.size()) +
+           " regions";
+  const Region &r = p.regions[ap.region];
+  if (spec.isWrite && r.kind == Region::Kind::Constant)
+    return name + " writes constant region " + std::to_string(ap.region) +
+           " (constants are read-only)";
+  i128 rows = i128(ap.partitionStride) * (ap.partitionCount - 1);
+  (rows < 0 ? lo : hi) += rows;
+  i128 first = i128(ap.offset) + lo * eb, last = i128(ap.offset) + hi * eb + eb;
+  if (first < 0 || last > i128(r.bytes))
+    return name + verb + "HBM region " + std::to_string(ap.region) + " bytes " +
+           str(first) + ".." + str(last) + ", outside its " +
+           std::to_string(r.bytes) + " bytes";
+  return "";
+}
+
+/// Which operands each opcode takes: 2 = required, 1 = optional, 0 = absent.
+struct OperandUse {
+  uint8_t dst, src0, src1;
+};
+OperandUse operandUse(Opcode op) {
+  switch (op) {
+  case Opcode::Nop: return {0, 0, 0};
+  case Opcode::DmaCopy: return {2, 2, 0};
+  case Opcode::Matmul: return {2, 2, 2};
+  case Opcode::Activation: return {2, 2, 1};
+  case Opcode::TensorTensor: return {2, 2, 2};
+  case Opcode::TensorScalar: return {2, 2, 0};
+  case Opcode::TensorReduce: return {2, 2, 0};
+  case Opcode::TensorCopy: return {2, 2, 0};
+  case Opcode::Memset: return {2, 0, 0};
+  }
+  return {0, 0, 0};
+}
+
+/// Engine rule (HARDWARE.md "Instructions"): which engines run each opcode.
+bool allowedOnEngine(Opcode op, Engine e) {
+  switch (op) {
+  case Opcode::Nop: return true;
+  case Opcode::DmaCopy: return e == Engine::Dma;
+  case Opcode::Matmul: return e == Engine::Tensor;
+  case Opcode::Activation: return e == Engine::Scalar;
+  case Opcode::TensorTensor: return e == Engine::Vector || e == Engine::GpSimd;
+  case Opcode::TensorScalar:
+    return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
+  case Opcode::TensorReduce: return e == Engine::Vector;
+  case Opcode::TensorCopy:
+    return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
+  case Opcode::Memset: return e == Engine::Vector || e == Engine::GpSimd;
+  }
+  return false;
+}
+
+uint8_t allowedFlags(Opcode op) {
+  if (op == Opcode::Matmul)
+    return kFlagAccumulate;
+  if (op == Opcode::TensorScalar)
+    return kFlagReverse0 | kFlagReverse1;
+  return 0;
+}
+
+std::string Verifier::checkOperands(const Instruction &inst) const {
+  OperandUse use = operandUse(inst.opcode);
+  struct Entry {
+    const AccessPattern *ap;
+    uint8_t use;
+    OperandSpec spec;
+  } entries[] = {{&inst.dst, use.dst, {"dst", true}},
+                 {&inst.src0, use.src0, {"src0", false}},
+                 {&inst.src1, use.src1, {"src1", false}}};
+  std::string op(opcodeName(inst.opcode));
+  for (const Entry &e : entries) {
+    if (!e.ap->present()) {
+      if (e.use == 2)
+        return op + " requires " + e.spec.name;
+      continue;
+    }
+    if (e.use == 0)
+      return op + " takes no " + e.spec.name;
+    std::string err = checkPattern(*e.ap, e.spec);
+    if (!err.empty())
+      return err;
+    // Only the DMA queues reach HBM; compute engines see SBUF and PSUM.
+    if (e.ap->mem == MemKind::HBM && inst.opcode != Opcode::DmaCopy)
+      return std::string(e.spec.name) + " is in HBM, which only dma_copy " +
+             "may access";
+  }
+  return "";
+}
+
+std::string count(u128 n) { return str(i128(n)); }
+
+/// Agreement of partitions and free elements between dst and a source.
+std::string sameShape(const AccessPattern &dst, const AccessPattern &src,
+                      const char *srcName) {
+  if (dst.partitionCount != src.partitionCount)
+    return std::string("dst has ") + std::to_string(dst.partitionCount) +
+           " partitions but " + srcName + " has " +
+           std::to_string(src.partitionCount);
+  if (freeElements(dst) != freeElements(src))
+    return std::string("dst has ") + count(freeElements(dst)) +
+           " free elements per partition but " + srcName + " has " +
+           count(freeElements(src));
+  return "";
+}
+
+std::string Verifier::checkShapes(const Instruction &inst) const {
+  const AccessPattern &d = inst.dst, &a = inst.src0, &b = inst.src1;
+  switch (inst.opcode) {
+  case Opcode::Nop:
+  case Opcode::Memset:
+    return "";
+  case Opcode::DmaCopy: {
+    u128 nd = freeElements(d) * d.partitionCount;
+    u128 ns = freeElements(a) * a.partitionCount;
+    if (nd != ns)
+      return "dst covers " + count(nd) + " elements but src0 covers " +
+             count(ns);
+    return "";
+  }
+  case Opcode::Matmul: {
+    // nki.isa.nc_matmul: psum[M, N] (+)= stationary[K, M]^T @ moving[K, N].
+    if (d.mem != MemKind::PSUM)
+      return "matmul dst must be in PSUM, found " +
+             std::string(memKindName(d.mem));
+    if (d.dtype != DType::F32)
+      return "matmul dst must be f32 (PSUM accumulates in fp32), found " +
+             std::string(dtypeName(d.dtype));
+    if (a.mem == MemKind::PSUM || b.mem == MemKind::PSUM)
+      return std::string(a.mem == MemKind::PSUM ? "src0" : "src1") +
+             " is in PSUM; matmul reads its operands from SBUF";
+    if (a.partitionCount != b.partitionCount)
+      return "contraction mismatch: src0 has K=" +
+             std::to_string(a.partitionCount) + " partitions, src1 has K=" +
+             std::to_string(b.partitionCount);
+    if (a.partitionCount > m.matmulMaxK)
+      return "K=" + std::to_string(a.partitionCount) + " exceeds " +
+             std::to_string(m.matmulMaxK);
+    u128 M = freeElements(a), N = freeElements(b);
+    if (M > m.matmulMaxM)
+      return "M=" + count(M) + " (src0 free elements) exceeds " +
+             std::to_string(m.matmulMaxM);
+    if (N > m.matmulMaxN)
+      return "N=" + count(N) + " (src1 free elements) exceeds " +
+             std::to_string(m.matmulMaxN);
+    if (d.partitionCount != M)
+      return "dst has " + std::to_string(d.partitionCount) +
+             " partitions, expected M=" + count(M);
+    if (freeElements(d) != N)
+      return "dst has " + count(freeElements(d)) +
+             " free elements, expected N=" + count(N);
+    // One accumulation group lives in one 2 KiB PSUM bank per partition.
+    i128 lo, hi;
+    freeExtent(d, lo, hi);
+    i128 first = i128(d.offset) + lo * 4, last = i128(d.offset) + hi * 4 + 4;
+    if (first / m.psumBankBytes != (last - 1) / m.psumBankBytes)
+      return "dst PSUM bytes " + str(first) + ".." + str(last) +
+             " cross a " + std::to_string(m.psumBankBytes) +
+             "-byte bank boundary";
+    return "";
+  }
+  case Opcode::Activation:
+    if (b.present()) {
+      if (b.partitionCount != a.partitionCount || freeElements(b) != 1)
+        return "bias src1 must be a per-partition [" +
+               std::to_string(a.partitionCount) + ", 1] tile, found [" +
+               std::to_string(b.partitionCount) + ", " +
+               count(freeElements(b)) + "]";
+    }
+    return sameShape(d, a, "src0");
+  case Opcode::TensorTensor: {
+    // nki.isa.tensor_tensor: the two inputs may not both be in PSUM.
+    if (a.mem == MemKind::PSUM && b.mem == MemKind::PSUM)
+      return "src0 and src1 are both in PSUM";
+    std::string err = sameShape(d, a, "src0");
+    return err.empty() ? sameShape(d, b, "src1") : err;
+  }
+  case Opcode::TensorScalar:
+  case Opcode::TensorCopy:
+    return sameShape(d, a, "src0");
+  case Opcode::TensorReduce: {
+    if (d.partitionCount != a.partitionCount)
+      return "dst has " + std::to_string(d.partitionCount) +
+             " partitions but src0 has " + std::to_string(a.partitionCount);
+    u128 expect = freeElements(a) / a.count[a.numDims - 1];
+    if (freeElements(d) != expect)
+      return "dst has " + count(freeElements(d)) +
+             " free elements per partition, expected " + count(expect) +
+             " (src0 without its innermost dim)";
+    return "";
+  }
+  }
+  return "";
+}
+
+llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
+                                       const Instruction &inst) {
+  auto bad = [&](const std::string &msg) {
+    return fail(describeInstruction(p, stream, index) + ": " + msg);
+  };
+  if (uint16_t(inst.opcode) >= kNumOpcodes)
+    return bad("invalid opcode " + std::to_string(unsigned(inst.opcode)));
+  std::string op(opcodeName(inst.opcode));
+  if (inst.engine != stream)
+    return bad("instruction is for engine " +
+               (uint8_t(inst.engine) < kNumEngines
+                    ? std::string(engineName(inst.engine))
+                    : std::to_string(unsigned(inst.engine))) +
+               " but sits in the " + std::string(engineName(stream)) +
+               " stream");
+  if (!allowedOnEngine(inst.opcode, stream))
+    return bad(op + " cannot run on the " + std::string(engineName(stream)) +
+               " engine");
+  if (inst.flags & ~allowedFlags(inst.opcode))
+    return bad("flags 0x" + llvm::utohexstr(inst.flags) + " not valid for " + op);
+  if (inst.numWaits > kMaxWaits)
+    return bad(std::to_string(inst.numWaits) + " semaphore waits, at most " +
+               std::to_string(kMaxWaits));
+  for (unsigned i = 0; i < inst.numWaits; ++i)
+    if (inst.waits[i].semaphore >= kNumSemaphores)
+      return bad("wait " + std::to_string(i) + " names semaphore " +
+                 std::to_string(inst.waits[i].semaphore) + ", ids are 0.." +
+                 std::to_string(kNumSemaphores - 1));
+  if (inst.signal != kNoSemaphore && inst.signal >= kNumSemaphores)
+    return bad("signals semaphore " + std::to_string(inst.signal) +
+               ", ids are 0.." + std::to_string(kNumSemaphores - 1));
+  if (inst.sourceIndex != kNoSource && inst.sourceIndex >= p.sources.size())
+    return bad("source index " + std::to_string(inst.sourceIndex) +
+               " but the program has " + std::to_string(p.sources.size()) +
+               " source locations");
+  switch (inst.opcode) {
+  case Opcode::Activation:
+    if (inst.op0 >= kNumActFuncs)
+      return bad("invalid activation function " + std::to_string(inst.op0));
+    break;
+  case Opcode::TensorScalar:
+    if (inst.op1 >= kNumAluOps)
+      return bad("invalid alu op1 " + std::to_string(inst.op1));
+    [[fallthrough]];
+  case Opcode::TensorTensor:
+  case Opcode::TensorReduce:
+    if (inst.op0 >= kNumAluOps)
+      return bad("invalid alu op0 " + std::to_string(inst.op0));
+    if (inst.opcode == Opcode::TensorReduce && AluOp(inst.op0) == AluOp::Bypass)
+      return bad("tensor_reduce needs a reducing alu op, not bypass");
+    break;
+  case Opcode::DmaCopy:
+    // 16 queues per DMA engine (HARDWARE.md, DMA row).
+    if (inst.dmaQueue >= 16)
+      return bad("DMA queue " + std::to_string(inst.dmaQueue) + ", at most 15");
+    break;
+  default:
+    break;
+  }
+  std::string err = checkOperands(inst);
+  if (err.empty())
+    err = checkShapes(inst);
+  if (!err.empty())
+    return bad(err);
+  return llvm::Error::success();
+}
+
+llvm::Error Verifier::run() {
+  if (llvm::Error e = checkRegions())
+    return e;
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    const auto &stream = p.streams[e];
+    for (size_t i = 0; i < stream.size(); ++i)
+      if (llvm::Error err = checkInstruction(Engine(e), i, stream[i]))
+        return err;
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error verifyProgram(const Program &program) {
+  std::optional<MachineModel> model = lookupMachineModel(program.target);
+  if (!model) {
+    std::string known;
+    for (const std::string &t : knownTargets())
+      known += (known.empty() ? "" : ", ") + t;
+    return fail("unknown target '" + program.target + "' (known: " + known +
+                ")");
+  }
+  std::string ctx = program.name.empty() ? "" : "program '" + program.name + "': ";
+  if (llvm::Error e = Verifier(program, *model).run())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   ctx + llvm::toString(std::move(e)));
+  return llvm::Error::success();
+}
+
+} // namespace trnc

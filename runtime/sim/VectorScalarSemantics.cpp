@@ -1,0 +1,241 @@
+//===- VectorScalarSemantics.cpp - Vector, Scalar and GpSimd instructions -===//
+//
+// activation, tensor_tensor, tensor_scalar, tensor_reduce and memset. Each
+// streams its operands through fp32 chunks (cast on read, compute in fp32,
+// cast on write). The ALU op or activation function is chosen once per
+// instruction and instantiated as a template, so the per-element loops are
+// branch-free and vectorisable.
+//
+// Choices where the ISA leaves room: `bypass` passes the tensor operand
+// through unchanged (src0 for tensor_tensor; the data side of tensor_scalar,
+// whatever the reverse flags); comparisons and logical ops yield 1.0 / 0.0;
+// tensor_reduce folds left to right starting from the first element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/Exec.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trnc::sim {
+namespace {
+
+using isa::ActFunc;
+using isa::AluOp;
+
+/// Call fn with a functor float(float, float) implementing `op`.
+template <typename Fn> void withAlu(AluOp op, Fn &&fn) {
+  switch (op) {
+  case AluOp::Bypass: return fn([](float a, float) { return a; });
+  case AluOp::Add: return fn([](float a, float b) { return a + b; });
+  case AluOp::Subtract: return fn([](float a, float b) { return a - b; });
+  case AluOp::Multiply: return fn([](float a, float b) { return a * b; });
+  case AluOp::Divide: return fn([](float a, float b) { return a / b; });
+  case AluOp::Max: return fn([](float a, float b) { return a > b ? a : b; });
+  case AluOp::Min: return fn([](float a, float b) { return a < b ? a : b; });
+  case AluOp::Pow:
+    return fn([](float a, float b) { return std::pow(a, b); });
+  case AluOp::IsEqual:
+    return fn([](float a, float b) { return a == b ? 1.0f : 0.0f; });
+  case AluOp::NotEqual:
+    return fn([](float a, float b) { return a != b ? 1.0f : 0.0f; });
+  case AluOp::IsGt:
+    return fn([](float a, float b) { return a > b ? 1.0f : 0.0f; });
+  case AluOp::IsGe:
+    return fn([](float a, float b) { return a >= b ? 1.0f : 0.0f; });
+  case AluOp::IsLt:
+    return fn([](float a, float b) { return a < b ? 1.0f : 0.0f; });
+  case AluOp::IsLe:
+    return fn([](float a, float b) { return a <= b ? 1.0f : 0.0f; });
+  case AluOp::LogicalAnd:
+    return fn(
+        [](float a, float b) { return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f; });
+  case AluOp::LogicalOr:
+    return fn(
+        [](float a, float b) { return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f; });
+  }
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+/// Call fn with a functor float(float) implementing activation `f`.
+template <typename Fn> void withAct(ActFunc f, Fn &&fn) {
+  switch (f) {
+  case ActFunc::Copy: return fn([](float x) { return x; });
+  case ActFunc::Relu: return fn([](float x) { return x > 0.0f ? x : 0.0f; });
+  case ActFunc::Exp: return fn([](float x) { return std::exp(x); });
+  case ActFunc::Log: return fn([](float x) { return std::log(x); });
+  case ActFunc::Tanh: return fn([](float x) { return std::tanh(x); });
+  case ActFunc::Sigmoid: return fn(sigmoid);
+  case ActFunc::Gelu:
+    return fn([](float x) {
+      return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    });
+  case ActFunc::GeluTanh:
+    return fn([](float x) {
+      const float k = 0.79788456080286536f; // sqrt(2 / pi)
+      return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+    });
+  case ActFunc::Silu: return fn([](float x) { return x * sigmoid(x); });
+  case ActFunc::Sqrt: return fn([](float x) { return std::sqrt(x); });
+  case ActFunc::Rsqrt: return fn([](float x) { return 1.0f / std::sqrt(x); });
+  case ActFunc::Reciprocal: return fn([](float x) { return 1.0f / x; });
+  case ActFunc::Square: return fn([](float x) { return x * x; });
+  case ActFunc::Abs: return fn([](float x) { return std::fabs(x); });
+  case ActFunc::Sign:
+    return fn([](float x) {
+      return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); // keeps +-0 and NaN
+    });
+  case ActFunc::Erf: return fn([](float x) { return std::erf(x); });
+  case ActFunc::Sin: return fn([](float x) { return std::sin(x); });
+  case ActFunc::Softplus:
+    return fn([](float x) {
+      // log(1 + e^x) without overflow for large x.
+      return x > 20.0f ? x : std::log1p(std::exp(x));
+    });
+  }
+}
+
+uint64_t totalElements(const View &v) { return v.partitions() * v.freeElements(); }
+
+} // namespace
+
+void execActivation(ExecContext &ctx, const isa::Instruction &inst) {
+  View d = ctx.view(inst.dst), s = ctx.view(inst.src0);
+  const bool hasBias = inst.src1.present();
+  View b = hasBias ? ctx.view(inst.src1) : View();
+  const float scale = inst.imm0;
+  const uint64_t P = d.partitions(), F = d.freeElements();
+  float *in = ctx.buf0.data(), *out = ctx.buf1.data();
+  Walker wd(d, 1), ws(s, 1);
+  withAct(isa::ActFunc(inst.op0), [&](auto f) {
+    for (uint64_t p = 0; p < P; ++p) {
+      // The bias is per partition: one element of src1 at partition p.
+      float bias = inst.imm1;
+      if (hasBias) {
+        Walker wb(b, 1);
+        wb.setPartition(p);
+        wb.load(&bias, 1);
+      }
+      wd.setPartition(p);
+      ws.setPartition(p);
+      for (uint64_t left = F; left;) {
+        size_t k = size_t(std::min<uint64_t>(left, kChunk));
+        ws.load(in, k);
+        for (size_t i = 0; i < k; ++i)
+          out[i] = f(in[i] * scale + bias);
+        wd.store(out, k);
+        left -= k;
+      }
+    }
+  });
+}
+
+void execTensorTensor(ExecContext &ctx, const isa::Instruction &inst) {
+  View d = ctx.view(inst.dst), a = ctx.view(inst.src0), b = ctx.view(inst.src1);
+  Walker wd(d, 0), wa(a, 0), wb(b, 0);
+  float *x = ctx.buf0.data(), *y = ctx.buf1.data(), *out = ctx.buf2.data();
+  withAlu(AluOp(inst.op0), [&](auto op) {
+    for (uint64_t left = totalElements(d); left;) {
+      size_t k = size_t(std::min<uint64_t>(left, kChunk));
+      wa.load(x, k);
+      wb.load(y, k);
+      for (size_t i = 0; i < k; ++i)
+        out[i] = op(x[i], y[i]);
+      wd.store(out, k);
+      left -= k;
+    }
+  });
+}
+
+namespace {
+
+/// out[i] = x[i] op s, or s op x[i] when `reverse`; bypass keeps x.
+void applyScalar(AluOp op, bool reverse, float s, float *x, size_t n) {
+  if (op == AluOp::Bypass)
+    return;
+  withAlu(op, [&](auto f) {
+    if (reverse)
+      for (size_t i = 0; i < n; ++i)
+        x[i] = f(s, x[i]);
+    else
+      for (size_t i = 0; i < n; ++i)
+        x[i] = f(x[i], s);
+  });
+}
+
+} // namespace
+
+void execTensorScalar(ExecContext &ctx, const isa::Instruction &inst) {
+  View d = ctx.view(inst.dst), a = ctx.view(inst.src0);
+  Walker wd(d, 0), wa(a, 0);
+  float *x = ctx.buf0.data();
+  const bool rev0 = inst.flags & isa::kFlagReverse0;
+  const bool rev1 = inst.flags & isa::kFlagReverse1;
+  for (uint64_t left = totalElements(d); left;) {
+    size_t k = size_t(std::min<uint64_t>(left, kChunk));
+    wa.load(x, k);
+    applyScalar(AluOp(inst.op0), rev0, inst.imm0, x, k);
+    applyScalar(AluOp(inst.op1), rev1, inst.imm1, x, k);
+    wd.store(x, k);
+    left -= k;
+  }
+}
+
+void execTensorReduce(ExecContext &ctx, const isa::Instruction &inst) {
+  View d = ctx.view(inst.dst), s = ctx.view(inst.src0);
+  const uint64_t R = inst.src0.count[inst.src0.numDims - 1]; // reduced dim
+  const uint64_t P = s.partitions(), F = s.freeElements();
+  float *in = ctx.buf0.data(), *out = ctx.buf1.data();
+  Walker wd(d, 1), ws(s, 1);
+  withAlu(AluOp(inst.op0), [&](auto op) {
+    for (uint64_t p = 0; p < P; ++p) {
+      ws.setPartition(p);
+      wd.setPartition(p);
+      float acc = 0.0f;
+      uint64_t inGroup = 0; // elements folded into acc so far
+      size_t nOut = 0;
+      for (uint64_t left = F; left;) {
+        size_t k = size_t(std::min<uint64_t>(left, kChunk));
+        ws.load(in, k);
+        for (size_t i = 0; i < k;) {
+          // Fold the rest of the current group that lies in this chunk.
+          size_t seg = size_t(std::min<uint64_t>(R - inGroup, k - i));
+          size_t j = i;
+          if (inGroup == 0)
+            acc = in[j++];
+          for (; j < i + seg; ++j)
+            acc = op(acc, in[j]);
+          inGroup += seg;
+          i += seg;
+          if (inGroup == R) {
+            out[nOut++] = acc;
+            inGroup = 0;
+            if (nOut == kChunk) {
+              wd.store(out, nOut);
+              nOut = 0;
+            }
+          }
+        }
+        left -= k;
+      }
+      wd.store(out, nOut);
+    }
+  });
+}
+
+void execMemset(ExecContext &ctx, const isa::Instruction &inst) {
+  View d = ctx.view(inst.dst);
+  Walker wd(d, 0);
+  float *x = ctx.buf0.data();
+  uint64_t left = totalElements(d);
+  std::fill(x, x + std::min<uint64_t>(left, kChunk), inst.imm0);
+  while (left) {
+    size_t k = size_t(std::min<uint64_t>(left, kChunk));
+    wd.store(x, k);
+    left -= k;
+  }
+}
+
+} // namespace trnc::sim
