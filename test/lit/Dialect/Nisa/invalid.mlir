@@ -1,0 +1,162 @@
+// RUN: trnc-opt %s -split-input-file -verify-diagnostics
+// Every verifier rule of the nisa dialect, one case each.
+
+// expected-error @+1 {{tile partitions must be in 1..128, got 129}}
+func.func private @tile_partitions(!nisa.tile<sbuf, 129, 8, f32>)
+
+// -----
+
+// expected-error @+1 {{PSUM tile needs 32768 bytes per partition, more than 16384}}
+func.func private @psum_size(!nisa.tile<psum, 128, 8192, f32>)
+
+// -----
+
+func.func @ap_rank(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{access pattern must have 1 to 5 dims, got 6}}
+  nisa.memset %t <0, [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]>, 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @ap_partition_stride(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{dst outer dim must walk partitions (stride 8), got stride 16}}
+  nisa.memset %t <0, [16, 1], [64, 8]>, 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @ap_free_extent(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{dst free pattern reaches element 8 of a partition of 8}}
+  nisa.memset %t <1, [8, 1], [128, 8]>, 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @start_partition(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{dst of 48 partitions cannot start at partition 32}}
+  nisa.memset %t <256, [8, 1], [48, 8]>, 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @hbm_extent(%m: memref<100xf32>, %t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{source pattern reaches element 1023 of an HBM buffer of 100}}
+  nisa.dma_copy %t <0, [8, 1], [128, 8]>, %m <0, [8, 1], [128, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<100xf32>
+  return
+}
+
+// -----
+
+func.func @dma_count(%m: memref<1024xf32>, %t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{dst has 1024 elements but source has 512}}
+  nisa.dma_copy %t <0, [8, 1], [128, 8]>, %m <0, [4, 1], [128, 4]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_psum(%p: !nisa.tile<sbuf, 128, 512, f32>, %a: !nisa.tile<sbuf, 128, 128, f32>) {
+  // expected-error @+1 {{dst must be an f32 PSUM tile}}
+  nisa.matmul %p <0, [512, 1], [128, 128]>, %a <0, [128, 1], [128, 128]>, %a <0, [128, 1], [128, 128]> : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
+  return
+}
+
+// -----
+
+func.func @matmul_n(%p: !nisa.tile<psum, 128, 1024, f32>, %a: !nisa.tile<sbuf, 128, 128, f32>, %b: !nisa.tile<sbuf, 128, 1024, f32>) {
+  // expected-error @+1 {{moving free size 1024 exceeds 512}}
+  nisa.matmul %p <0, [1024, 1], [128, 1024]>, %a <0, [128, 1], [128, 128]>, %b <0, [1024, 1], [128, 1024]> : !nisa.tile<psum, 128, 1024, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 1024, f32>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%p: !nisa.tile<psum, 128, 512, f32>, %a: !nisa.tile<sbuf, 128, 128, f32>, %b: !nisa.tile<sbuf, 128, 512, f32>) {
+  // expected-error @+1 {{contraction differs: stationary has K = 128, moving has K = 64}}
+  nisa.matmul %p <0, [512, 1], [128, 512]>, %a <0, [128, 1], [128, 128]>, %b <0, [512, 1], [64, 512]> : !nisa.tile<psum, 128, 512, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 512, f32>
+  return
+}
+
+// -----
+
+func.func @matmul_dst_shape(%p: !nisa.tile<psum, 128, 512, f32>, %a: !nisa.tile<sbuf, 128, 128, f32>, %b: !nisa.tile<sbuf, 128, 512, f32>) {
+  // expected-error @+1 {{dst must be [64 partitions, 512 elements], got [128, 512]}}
+  nisa.matmul %p <0, [512, 1], [128, 512]>, %a <0, [128, 1], [128, 64]>, %b <0, [512, 1], [128, 512]> : !nisa.tile<psum, 128, 512, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 512, f32>
+  return
+}
+
+// -----
+
+func.func @tt_engine(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{cannot run on the scalar engine}}
+  nisa.tensor_tensor add %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> on scalar : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @tt_psum(%t: !nisa.tile<sbuf, 128, 8, f32>, %p: !nisa.tile<psum, 128, 8, f32>) {
+  // expected-error @+1 {{both inputs in PSUM}}
+  nisa.tensor_tensor add %t <0, [8, 1], [128, 8]>, %p <0, [8, 1], [128, 8]>, %p <0, [8, 1], [128, 8]> on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<psum, 128, 8, f32>, !nisa.tile<psum, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @shape_mismatch(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{operands differ in shape: 128x8 vs 64x8}}
+  nisa.tensor_copy %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [64, 8]> on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{dst must keep the partitions and outer free dims of the source}}
+  nisa.tensor_reduce add %t <0, [8, 1], [128, 2]>, %t <0, [8, 1], [128, 8]> on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @act_bias(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{bias must be [128, 1]}}
+  nisa.activation exp %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> bias %t <0, [8, 1], [128, 2]> : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @semaphore(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{semaphore id 40 out of range 0..31}}
+  nisa.memset %t <0, [8, 1], [128, 8]>, 0.0 on vector {waits = array<i64: 40, 1>} : !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @signal(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{signal semaphore id 32 out of range 0..31}}
+  nisa.memset %t <0, [8, 1], [128, 8]>, 0.0 on vector {signal = 32} : !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @dma_queue(%m: memref<1024xf32>, %t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{DMA queue must be in 0..15}}
+  nisa.dma_copy %t <0, [8, 1], [128, 8]>, %m <0, [8, 1], [128, 8]> {queue = 16} : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_address() {
+  // expected-error @+1 {{address 16000 + 2048 bytes exceeds the partition}}
+  %p = nisa.alloc {address = 16000} : !nisa.tile<psum, 128, 512, f32>
+  return
+}

@@ -1,0 +1,35 @@
+// RUN: trnc-opt %s | trnc-opt | FileCheck %s
+// Round trip of every nisa op, type and attribute.
+
+// CHECK-LABEL: func.func @kernel
+// CHECK-SAME: memref<1024xf32>
+func.func @kernel(%in: memref<1024xf32> {nisa.input = 0 : i64}, %out: memref<1024xbf16> {nisa.output = 0 : i64}) {
+  // CHECK: nisa.alloc : <sbuf, 128, 8, f32>
+  %t = nisa.alloc : !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.alloc {address = 64 : i64} : <sbuf, 128, 8, bf16>
+  %u = nisa.alloc {address = 64} : !nisa.tile<sbuf, 128, 8, bf16>
+  // CHECK: nisa.alloc : <psum, 128, 512, f32>
+  %p = nisa.alloc : !nisa.tile<psum, 128, 512, f32>
+  %b = nisa.alloc : !nisa.tile<sbuf, 128, 1, f32>
+  // CHECK: nisa.dram_alloc : memref<64xf32>
+  %s = nisa.dram_alloc : memref<64xf32>
+  // CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [128, 8]>, %{{.*}} <0, [8, 1], [128, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
+  nisa.dma_copy %t <0, [8, 1], [128, 8]>, %in <0, [8, 1], [128, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
+  // CHECK: nisa.activation relu {{.*}} bias %{{.*}} <0, [1, 1], [128, 1]> {signal = 2 : i64, waits = array<i64: 4, 1>}
+  nisa.activation relu %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> bias %b <0, [1, 1], [128, 1]> {waits = array<i64: 4, 1>, signal = 2} : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 1, f32>
+  // CHECK: nisa.tensor_scalar {{.*}} multiply 2.000000e+00, add 1.000000e+00 on vector {reverse0}
+  nisa.tensor_scalar %u <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> multiply 2.0, add 1.0 on vector {reverse0} : !nisa.tile<sbuf, 128, 8, bf16>, !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.tensor_tensor add {{.*}}, %{{.*}} <0, [8, 0], [128, 8]> on gpsimd
+  nisa.tensor_tensor add %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]>, %t <0, [8, 0], [128, 8]> on gpsimd : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.matmul {{.*}} accumulate :
+  nisa.matmul %p <0, [512, 1], [8, 8]>, %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> accumulate : !nisa.tile<psum, 128, 512, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.tensor_reduce max {{.*}} on vector
+  nisa.tensor_reduce max %b <0, [1, 1], [128, 1]>, %t <0, [8, 1], [128, 8]> on vector : !nisa.tile<sbuf, 128, 1, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.tensor_copy {{.*}} on scalar
+  nisa.tensor_copy %t <0, [8, 1], [8, 8]>, %p <0, [512, 1], [8, 8]> on scalar : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<psum, 128, 512, f32>
+  // CHECK: nisa.memset {{.*}}, 0.000000e+00 on gpsimd
+  nisa.memset %t <0, [8, 1], [128, 8]>, 0.0 on gpsimd : !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.dma_copy {{.*}} {queue = 3 : i64} : memref<1024xbf16>, !nisa.tile<sbuf, 128, 8, bf16>
+  nisa.dma_copy %out <0, [8, 1], [128, 8]>, %u <0, [8, 1], [128, 8]> {queue = 3} : memref<1024xbf16>, !nisa.tile<sbuf, 128, 8, bf16>
+  return
+}
