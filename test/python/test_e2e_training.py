@@ -1,0 +1,102 @@
+"""End to end: a two-layer MLP trained with SGD, and how graphs get compiled."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import trnc
+from helpers import BACKEND, mlp, needs_entry_point, needs_native, train
+
+pytestmark = needs_native
+
+STEPS = 5
+
+
+def test_mlp_training_float32_matches_eager():
+    model = mlp(torch.float32)
+    eager_losses, eager_grads = train(model, STEPS, torch.float32, compiled=False)
+    trnc_losses, trnc_grads = train(model, STEPS, torch.float32, compiled=True)
+    torch.testing.assert_close(trnc_losses, eager_losses)
+    torch.testing.assert_close(trnc_grads, eager_grads)
+    assert trnc.neuron.stats.counts["forward"] == 1 and trnc.neuron.stats.counts["backward"] == 1
+
+
+def test_mlp_training_bfloat16_matches_eager():
+    # Tolerances: bf16 has an 8-bit mantissa (one ulp = 2**-8 ~ 0.4% relative).
+    # Eager CPU and the simulator both accumulate matmuls in f32 but in a
+    # different order (the simulator tiles K by 128 into PSUM) and may round
+    # intermediate results (e.g. addmm's bias add) at different points, so
+    # single values differ by a few ulps; over 5 SGD steps the weights drift by
+    # the same few ulps. rtol 1.6e-2 (~4 ulps, torch's own bf16 default) and
+    # atol 1e-2 (gradients that cancel to near zero) cover that while still
+    # catching a wrong gradient, whose error is O(1) relative.
+    tol = dict(rtol=1.6e-2, atol=1e-2)
+    model = mlp(torch.bfloat16)
+    eager_losses, eager_grads = train(model, STEPS, torch.bfloat16, compiled=False)
+    trnc_losses, trnc_grads = train(model, STEPS, torch.bfloat16, compiled=True)
+    torch.testing.assert_close(trnc_losses, eager_losses, **tol)
+    torch.testing.assert_close(trnc_grads, eager_grads, **tol)
+
+
+def test_new_input_shape_compiles_a_second_graph():
+    model = torch.nn.Linear(16, 8)
+    compiled = torch.compile(model, backend=BACKEND, dynamic=False)
+    for batch in (4, 9, 4):
+        x = torch.randn(batch, 16)
+        torch.testing.assert_close(compiled(x), model(x))
+    assert trnc.neuron.stats.counts["forward"] == 2
+
+
+def test_set_default_backend_uses_neuron():
+    torch.compiler.set_default_backend(BACKEND)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU())
+    x = torch.randn(4, 16)
+    torch.testing.assert_close(torch.compile(model)(x), model(x))
+    assert trnc.neuron.stats.counts["forward"] == 1
+
+
+@needs_entry_point
+def test_set_default_backend_by_name():
+    torch.compiler.set_default_backend("neuron")
+    model = torch.nn.Linear(16, 8)
+    x = torch.randn(4, 16)
+    torch.testing.assert_close(torch.compile(model)(x), model(x))
+    assert trnc.neuron.stats.counts["forward"] == 1
+
+
+@needs_entry_point
+def test_entry_point_in_fresh_interpreter_without_import_trnc():
+    script = textwrap.dedent(
+        """
+        import sys, torch
+        assert "trnc" not in sys.modules
+        model = torch.nn.Linear(16, 8)
+        x = torch.randn(4, 16, requires_grad=True)
+        out = torch.compile(model, backend="neuron", dynamic=False)(x)
+        torch.testing.assert_close(out, model(x))
+        out.sum().backward()
+        import trnc
+        print("graphs", dict(trnc.neuron.stats.counts))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert "graphs {'forward': 1, 'backward': 1}" in proc.stdout
+
+
+def test_options_reach_the_backend():
+    model = torch.nn.Linear(16, 8)
+    x = torch.randn(4, 16)
+    out = torch.compile(model, backend=BACKEND, dynamic=False, options={"target": "trn2"})(x)
+    torch.testing.assert_close(out, model(x))
+
+
+def test_unknown_option_is_an_error():
+    compiled = torch.compile(torch.nn.Linear(4, 4), backend=BACKEND, dynamic=False, options={"tarjet": "trn2"})
+    with pytest.raises(Exception, match="unknown option"):
+        compiled(torch.randn(2, 4))
