@@ -416,8 +416,8 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
                 std::to_string(tableEnd) + ")");
 
   // Locate and checksum every section before decoding any of them.
-  llvm::ArrayRef<uint8_t> section[32 + isa::kNumEngines];
-  bool found[32 + isa::kNumEngines] = {};
+  llvm::ArrayRef<uint8_t> section[16 + isa::kNumEngines];
+  uint64_t dataEnd = tableEnd;
   ByteReader table(bytes.slice(kHeaderBytes, tableEnd - kHeaderBytes),
                    "section table");
   for (uint32_t i = 0; i < numSections; ++i) {
@@ -434,25 +434,35 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
     if (llvm::Error e = table.u64(checksum))
       return std::move(e);
     std::string name = sectionName(kind);
-    bool known = (kind >= 1 && kind <= 4) ||
-                 (kind >= 16 && kind < 16 + isa::kNumEngines);
-    if (!known)
-      return fail("section table entry " + std::to_string(i) + ": " + name);
-    if (found[kind])
-      return fail(name + " section appears twice");
+    // The layout is canonical (fixed order, 8-byte aligned, zero padding,
+    // nothing after the last section), so every byte of the file is checked
+    // by something: a flipped bit anywhere is refused.
+    if (kind != sectionKindAt(i))
+      return fail("section table entry " + std::to_string(i) + " is " + name +
+                  ", expected the " + sectionName(sectionKindAt(i)) +
+                  " section");
     if (pad != 0)
       return fail(name + " section: table entry reserved bytes not zero");
-    if (offset < tableEnd || offset > bytes.size() ||
-        size > bytes.size() - offset)
+    uint64_t expected = (dataEnd + 7) / 8 * 8;
+    if (offset != expected)
+      return fail(name + " section: offset " + std::to_string(offset) +
+                  ", expected " + std::to_string(expected));
+    if (offset > bytes.size() || size > bytes.size() - offset)
       return fail(name + " section: bytes " + std::to_string(offset) + "+" +
                   std::to_string(size) + " lie outside the " +
-                  std::to_string(bytes.size()) + "-byte file (data starts at " +
-                  std::to_string(tableEnd) + ")");
+                  std::to_string(bytes.size()) + "-byte file (truncated?)");
+    for (uint64_t b = dataEnd; b < offset; ++b)
+      if (bytes[b] != 0)
+        return fail(name + " section: padding byte " + std::to_string(b) +
+                    " is not zero");
     section[kind] = bytes.slice(offset, size);
-    found[kind] = true;
+    dataEnd = offset + size;
     if (llvm::xxh3_64bits(section[kind]) != checksum)
       return fail(name + " section: checksum mismatch (file is corrupt)");
   }
+  if (dataEnd != bytes.size())
+    return fail(std::to_string(bytes.size() - dataEnd) +
+                " trailing bytes after the last section");
 
   Program p;
   {

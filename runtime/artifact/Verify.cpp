@@ -12,7 +12,6 @@
 #include "artifact/Artifact.h"
 #include "machine/MachineModel.h"
 
-#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <string>
@@ -96,7 +95,11 @@ std::string regionKindName(Region::Kind k) {
 }
 
 llvm::Error Verifier::checkRegions() {
-  llvm::SmallVector<int, 8> seen[2];
+  // Input/Output indices: unique and dense. With n regions of a kind, every
+  // index below n and no duplicates means exactly 0..n-1.
+  size_t numOfKind[2] = {p.numInputs(), p.numOutputs()};
+  std::vector<int64_t> owner[2] = {std::vector<int64_t>(numOfKind[0], -1),
+                                   std::vector<int64_t>(numOfKind[1], -1)};
   for (size_t i = 0; i < p.regions.size(); ++i) {
     const Region &r = p.regions[i];
     std::string ctx = "region " + std::to_string(i);
@@ -105,6 +108,11 @@ llvm::Error Verifier::checkRegions() {
     ctx += " (" + regionKindName(r.kind) + ")";
     if (uint8_t(r.dtype) >= kNumDTypes)
       return fail(ctx + ": invalid dtype " + std::to_string(unsigned(r.dtype)));
+    // A region lives in the chip's HBM.
+    if (r.bytes > m.hbmBytes)
+      return fail(ctx + ": " + std::to_string(r.bytes) + " bytes exceed the " +
+                  std::to_string(m.hbmBytes >> 30) + " GiB of HBM of " +
+                  m.name);
     if (r.kind == Region::Kind::Constant && r.data.size() != r.bytes)
       return fail(ctx + ": data has " + std::to_string(r.data.size()) +
                   " bytes, expected " + std::to_string(r.bytes));
@@ -114,28 +122,20 @@ llvm::Error Verifier::checkRegions() {
       return fail(ctx + ": " + std::to_string(r.strides.size()) +
                   " strides for a rank-" + std::to_string(r.shape.size()) +
                   " shape");
-    if (r.kind == Region::Kind::Input || r.kind == Region::Kind::Output) {
-      auto &list = seen[r.kind == Region::Kind::Output];
-      if (r.index >= p.regions.size())
-        return fail(ctx + ": index " + std::to_string(r.index) +
-                    " is not dense (only " + std::to_string(p.regions.size()) +
-                    " regions)");
-      if (list.size() <= r.index)
-        list.resize(r.index + 1, -1);
-      if (list[r.index] >= 0)
-        return fail(ctx + ": " + regionKindName(r.kind) + " index " +
-                    std::to_string(r.index) + " is also used by region " +
-                    std::to_string(list[r.index]));
-      list[r.index] = int(i);
-    }
+    if (r.kind != Region::Kind::Input && r.kind != Region::Kind::Output)
+      continue;
+    int k = r.kind == Region::Kind::Output;
+    std::string kind = regionKindName(r.kind);
+    if (r.index >= numOfKind[k])
+      return fail(ctx + ": " + kind + " index " + std::to_string(r.index) +
+                  ", but there are " + std::to_string(numOfKind[k]) + " " +
+                  kind + "s (indices must be dense from 0)");
+    if (owner[k][r.index] >= 0)
+      return fail(ctx + ": " + kind + " index " + std::to_string(r.index) +
+                  " is also used by region " +
+                  std::to_string(owner[k][r.index]));
+    owner[k][r.index] = int64_t(i);
   }
-  for (int k = 0; k < 2; ++k)
-    for (size_t j = 0; j < seen[k].size(); ++j)
-      if (seen[k][j] < 0)
-        return fail(std::string(k ? "output" : "input") + " indices are not dense: " +
-                    (k ? "output " : "input ") + std::to_string(j) +
-                    " is missing but " + std::to_string(seen[k].size() - 1) +
-                    " exists");
   return llvm::Error::success();
 }
 

@@ -34,6 +34,8 @@ MachineModel commonModel() {
 MachineModel trn1() {
   MachineModel m = commonModel();
   m.name = "trn1";
+  // Source: "Trainium" page: 32 GiB HBM per chip.
+  m.hbmBytes = 32ull << 30;
   // SBUF 24 MiB = 128 x 192 KiB. Source: "Trainium/Inferentia2 architecture"
   // guide, neuron-core-v2 page.
   m.sbufPartitionBytes = 192 * 1024;
@@ -49,6 +51,8 @@ MachineModel trn1() {
 MachineModel trn2() {
   MachineModel m = commonModel();
   m.name = "trn2";
+  // Source: "Trainium2" page: 96 GiB HBM per chip.
+  m.hbmBytes = 96ull << 30;
   // SBUF 28 MiB = 128 x 224 KiB. Source: "Trainium2 architecture" guide,
   // neuron-core-v3 page.
   m.sbufPartitionBytes = 224 * 1024;
@@ -64,6 +68,8 @@ MachineModel trn2() {
 MachineModel trn3() {
   MachineModel m = commonModel();
   m.name = "trn3";
+  // Source: "Trainium3" page: 144 GiB HBM per chip.
+  m.hbmBytes = 144ull << 30;
   // SBUF 32 MiB = 128 x 256 KiB. Source: "Trainium3 architecture" guide,
   // neuron-core-v4 page.
   m.sbufPartitionBytes = 256 * 1024;

@@ -32,6 +32,10 @@ struct MachineModel {
   unsigned psumBanks = 8;
   uint64_t psumBankBytes = 2 * 1024;
 
+  // HBM per chip: no region may be larger. Source: Trainium{,2,3} pages:
+  // trn1 32 GiB, trn2 96 GiB, trn3 144 GiB.
+  uint64_t hbmBytes = 96ull << 30;
+
   // --- Tensor Engine matmul limits (nki.isa.nc_matmul) --------------------
   unsigned matmulMaxK = 128;      // contraction = partition dim of both inputs
   unsigned matmulMaxM = 128;      // stationary free size

@@ -54,7 +54,7 @@ llvm::Error fail(const std::string &msg) {
 struct Simulator::State {
   MachineModel model;
   Buffer sbuf, psum;
-  std::vector<std::vector<uint8_t>> scratch; // per region, reused across runs
+  std::vector<Buffer> scratch; // per region, freshly zeroed for every run
   sim::ExecContext ctx;
   std::array<uint32_t, kNumSemaphores> semaphores{};
   std::array<EngineState, kNumEngines> engines{};
@@ -78,10 +78,11 @@ Simulator::~Simulator() = default;
 
 namespace {
 
-/// Bind every region to host memory. Returns the per-region writability.
+/// Bind every region to host memory: the caller's buffers, fresh zeroed
+/// scratch, and the program's constant bytes.
 llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
                         llvm::ArrayRef<void *> outputs,
-                        std::vector<std::vector<uint8_t>> &scratch,
+                        std::vector<Buffer> &scratch,
                         sim::ExecContext &ctx) {
   if (inputs.size() != program.numInputs())
     return fail("program '" + program.name + "' takes " +
@@ -92,6 +93,7 @@ llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
                 std::to_string(program.numOutputs()) + " outputs, " +
                 std::to_string(outputs.size()) + " given");
   ctx.regions.assign(program.regions.size(), nullptr);
+  scratch.clear();
   scratch.resize(program.regions.size());
   for (size_t i = 0; i < program.regions.size(); ++i) {
     const Region &r = program.regions[i];
@@ -107,8 +109,11 @@ llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
       break;
     }
     case Region::Kind::Scratch:
-      scratch[i].assign(r.bytes, 0);
-      ctx.regions[i] = scratch[i].data();
+      scratch[i] = allocZeroed(r.bytes);
+      if (!scratch[i])
+        return fail("cannot allocate " + std::to_string(r.bytes) +
+                    " bytes of scratch for region " + std::to_string(i));
+      ctx.regions[i] = scratch[i].get();
       break;
     case Region::Kind::Constant:
       // Read-only: the verifier refuses any write to a constant region.
