@@ -196,11 +196,18 @@ bool GraphBuilder::finishOutputs() {
     Value v = it->second[index];
     RankedTensorType declared = tensorTypeFor(out.meta, ctx);
     if (v.getType() != declared) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << "outputs[" << i << "] declares " << declared << " but node '"
-         << out.node << "' is " << v.getType();
-      invalid(os.str());
+      auto describe = [&](RankedTensorType t) {
+        std::string s = formatShape(t.getShape()) + " ";
+        for (const char *dtype : {"float32", "bfloat16", "float16"})
+          if (elementTypeFor(dtype, ctx) == t.getElementType())
+            return s + dtype;
+        llvm::raw_string_ostream os(s);
+        os << t.getElementType();
+        return os.str();
+      };
+      invalid("outputs[" + std::to_string(i) + "] declares " +
+              describe(declared) + " but node '" + out.node + "' is " +
+              describe(cast<RankedTensorType>(v.getType())));
       return false;
     }
     results.push_back(v);

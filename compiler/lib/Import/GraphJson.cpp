@@ -357,8 +357,11 @@ bool Reader::read(const json &doc) {
     return false;
   if (!schema->is_string() || *schema != kSchemaName ||
       !version->is_number_integer() || *version != kSchemaVersion)
-    return fail("", "graph JSON has schema " + schema->dump() + " version " +
-                        version->dump() + "; this trnc reads schema '" +
+    return fail("", "graph JSON has schema '" +
+                        (schema->is_string() ? schema->get<std::string>()
+                                             : schema->dump()) +
+                        "' version " + version->dump() +
+                        "; this trnc reads schema '" +
                         kSchemaName + "' version " +
                         std::to_string(kSchemaVersion));
 
