@@ -28,7 +28,9 @@ struct CompileOptions {
 struct CompileResult {
   bool ok = false;
   Program program; // valid when ok
-  /// "unsupported_operator" | "invalid_graph" | "compile_error" when !ok.
+  /// "unsupported_operator" | "unsupported_dtype" | "invalid_graph" |
+  /// "compile_error" when !ok. "unsupported_dtype": a tensor the backend
+  /// cannot compute in (float32, bfloat16 and float16 only for now).
   std::string errorKind;
   /// Complete human-readable message (what the user's exception shows).
   std::string message;
