@@ -1,0 +1,224 @@
+//===- Compile.cpp - compileGraph: graph JSON -> verified Program ---------===//
+//
+// The driver behind torch.compile and trnc-compile: import the graph into
+// the trn dialect, run the registered `trnc-compile` pipeline, emit the
+// per-engine streams and verify them against the machine model. Nothing is
+// printed: every diagnostic is captured with its user source location into
+// CompileResult::message, and on a pipeline failure the input IR is dumped
+// with the trnc-opt command that reproduces it.
+//
+//===----------------------------------------------------------------------===//
+#include "trnc/Compiler/Compile.h"
+
+#include "artifact/Artifact.h"
+#include "machine/MachineModel.h"
+#include "passes/Passes.h"
+#include "trnc/Compiler/Emit.h"
+#include "trnc/Compiler/GraphImporter.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+
+namespace trnc {
+namespace {
+
+/// "file:line" of the user's source in `loc` (importer: NameLoc(node,
+/// FileLineColLoc)), else the printed location.
+std::string formatLocation(Location loc) {
+  std::string node;
+  std::string result;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l); name && node.empty())
+      node = name.getName().str();
+    if (auto file = dyn_cast<FileLineColLoc>(l); file && result.empty())
+      result = (file.getFilename().getValue() + ":" + Twine(file.getLine())).str();
+    return WalkResult::advance();
+  });
+  if (result.empty() && node.empty()) {
+    llvm::raw_string_ostream os(result);
+    os << loc;
+    return os.str();
+  }
+  if (result.empty())
+    return "node '" + node + "'";
+  return node.empty() ? result : result + " (node '" + node + "')";
+}
+
+const char *severityName(DiagnosticSeverity s) {
+  switch (s) {
+  case DiagnosticSeverity::Error: return "error";
+  case DiagnosticSeverity::Warning: return "warning";
+  case DiagnosticSeverity::Note: return "note";
+  case DiagnosticSeverity::Remark: return "remark";
+  }
+  return "error";
+}
+
+void appendDiagnostic(std::string &out, Diagnostic &diag) {
+  out += formatLocation(diag.getLocation()) + ": " +
+         severityName(diag.getSeverity()) + ": " + diag.str() + "\n";
+  for (Diagnostic &note : diag.getNotes())
+    appendDiagnostic(out, note);
+}
+
+std::string graphName(ModuleOp module) {
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    if (auto name = main->getAttrOfType<StringAttr>("trn.graph_name"))
+      return name.str();
+  return "graph";
+}
+
+/// Writes the pre-pipeline IR under `dir`; returns the file path or "".
+std::string dumpInput(const std::string &dir, const std::string &name,
+                      const std::string &ir, std::string &error) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    error = "cannot create " + dir + ": " + ec.message();
+    return "";
+  }
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name + ".trn.mlir");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + std::string(path) + ": " + ec.message();
+    return "";
+  }
+  os << ir;
+  return std::string(path);
+}
+
+CompileResult failure(std::string kind, std::string message) {
+  CompileResult r;
+  r.errorKind = std::move(kind);
+  r.message = std::move(message);
+  return r;
+}
+
+} // namespace
+
+bool CompileOptions::fromJson(std::string_view json, CompileOptions &out,
+                              std::string &error) {
+  nlohmann::json doc = nlohmann::json::parse(json, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    error = "compile options must be a JSON object";
+    return false;
+  }
+  CompileOptions options;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (!it.value().is_string()) {
+      error = "compile option '" + it.key() + "' must be a string";
+      return false;
+    }
+    std::string value = it.value().get<std::string>();
+    if (it.key() == "target") {
+      options.target = value;
+    } else if (it.key() == "dump_dir") {
+      options.dumpDir = value;
+    } else {
+      error = "unknown compile option '" + it.key() +
+              "' (known: target, dump_dir)";
+      return false;
+    }
+  }
+  if (!lookupMachineModel(options.target)) {
+    error = "unknown target '" + options.target + "'";
+    return false;
+  }
+  out = std::move(options);
+  return true;
+}
+
+CompileResult compileGraph(std::string_view graphJson,
+                           const CompileOptions &options) {
+  if (!lookupMachineModel(options.target)) {
+    std::string known;
+    for (const std::string &t : knownTargets())
+      known += (known.empty() ? "" : ", ") + t;
+    return failure("compile_error", "unknown target '" + options.target +
+                                        "' (known: " + known + ")");
+  }
+
+  DialectRegistry registry;
+  registry.insert<trn::TrnDialect, nisa::NisaDialect, func::FuncDialect,
+                  memref::MemRefDialect>();
+  // One graph per context; compiles run in parallel across contexts.
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    appendDiagnostic(diagnostics, diag);
+    return success();
+  });
+
+  ImportResult imported = importGraph(graphJson, context);
+  if (!imported.ok()) {
+    CompileResult r = failure(imported.errorKind, imported.message);
+    r.detailsJson = imported.detailsJson();
+    return r;
+  }
+  ModuleOp module = imported.module.get();
+  std::string name = graphName(module);
+
+  std::string inputIR;
+  if (!options.dumpDir.empty()) {
+    llvm::raw_string_ostream os(inputIR);
+    module->print(os, OpPrintingFlags().enableDebugInfo());
+  }
+
+  PassManager pm(&context, ModuleOp::getOperationName());
+  PipelineOptions pipeline;
+  pipeline.target = options.target;
+  buildCompilePipeline(pm, pipeline);
+  if (failed(pm.run(module))) {
+    std::string message = "trnc failed to compile graph '" + name + "' for " +
+                          options.target + ":\n" + diagnostics;
+    if (!options.dumpDir.empty()) {
+      std::string error;
+      std::string path = dumpInput(options.dumpDir, name, inputIR, error);
+      if (path.empty())
+        message += "(could not dump the input IR: " + error + ")\n";
+      else
+        message += "reproduce with: trnc-opt --pass-pipeline='builtin.module("
+                   "trnc-compile{target=" +
+                   options.target + "})' " + path + "\n";
+    }
+    return failure("compile_error", message);
+  }
+
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return failure("compile_error", "internal error: the pipeline output has "
+                                    "no func.func @main");
+  llvm::Expected<Program> program = emitProgram(main, options.target);
+  if (!program)
+    return failure("compile_error", "internal error while emitting graph '" +
+                                        name + "': " +
+                                        llvm::toString(program.takeError()));
+  program->name = name;
+  program->compilerVersion = compilerIdentity();
+  program->metadataJson =
+      nlohmann::json{{"target", options.target}}.dump();
+  // Self-check: the runtime refuses anything that fails this, so a failure
+  // here is a compiler bug, reported as such rather than at load time.
+  if (llvm::Error e = verifyProgram(*program))
+    return failure("compile_error",
+                   "internal error: the emitted program for graph '" + name +
+                       "' fails verification: " + llvm::toString(std::move(e)));
+
+  CompileResult result;
+  result.ok = true;
+  result.program = std::move(*program);
+  return result;
+}
+
+} // namespace trnc
