@@ -18,7 +18,7 @@
 namespace trnc::sim {
 
 /// Elements converted per step when an instruction streams through fp32.
-constexpr size_t kChunk = 4096;
+constexpr size_t kChunk = 1024;
 
 struct View {
   uint8_t *base = nullptr; // first element of partition 0

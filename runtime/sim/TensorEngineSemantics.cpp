@@ -3,8 +3,8 @@
 // dst[m, n] (+)= sum_k src0[k, m] * src1[k, n]: partition index is k for the
 // sources (stationary src0 [K, M], moving src1 [K, N]) and m for the PSUM
 // destination [M, N], which accumulates in fp32. Both tiles are converted to
-// fp32 once, then a blocked kernel loops m, k, n with n innermost so the
-// compiler vectorises the row update. Without kFlagAccumulate the result
+// fp32 once, then a blocked kernel loops m (four rows at a time), k, n with
+// n innermost so the compiler vectorises the row update. Without kFlagAccumulate the result
 // overwrites dst (first write of an accumulation group).
 //
 //===----------------------------------------------------------------------===//
@@ -39,16 +39,36 @@ void execMatmul(ExecContext &ctx, const isa::Instruction &inst) {
     std::fill(C, C + M * N, 0.0f);
   }
 
-  // Block n so one C row block and the matching B columns stay in L1.
+  // Block n so a C row block and the matching B columns stay in L1, and
+  // update four C rows per pass so each B element loaded feeds four FMAs.
   constexpr size_t kBlockN = 128;
   for (size_t n0 = 0; n0 < N; n0 += kBlockN) {
-    const size_t n1 = std::min(N, n0 + kBlockN);
-    for (size_t m = 0; m < M; ++m) {
-      float *__restrict c = C + m * N;
+    const size_t len = std::min(N, n0 + kBlockN) - n0;
+    size_t m = 0;
+    for (; m + 4 <= M; m += 4) {
+      float *__restrict c0 = C + m * N + n0;
+      float *__restrict c1 = c0 + N;
+      float *__restrict c2 = c1 + N;
+      float *__restrict c3 = c2 + N;
+      for (size_t k = 0; k < K; ++k) {
+        const float *a = A + k * M + m;
+        const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        const float *__restrict row = B + k * N + n0;
+        for (size_t n = 0; n < len; ++n) {
+          const float bv = row[n];
+          c0[n] += a0 * bv;
+          c1[n] += a1 * bv;
+          c2[n] += a2 * bv;
+          c3[n] += a3 * bv;
+        }
+      }
+    }
+    for (; m < M; ++m) {
+      float *__restrict c = C + m * N + n0;
       for (size_t k = 0; k < K; ++k) {
         const float s = A[k * M + m];
-        const float *__restrict row = B + k * N;
-        for (size_t n = n0; n < n1; ++n)
+        const float *__restrict row = B + k * N + n0;
+        for (size_t n = 0; n < len; ++n)
           c[n] += s * row[n];
       }
     }
