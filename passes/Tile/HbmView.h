@@ -1,0 +1,91 @@
+//===- HbmView.h - strided views of HBM tensors and their patterns -*- C++ -*-===//
+//
+// Between trn ops every tensor lives in HBM. A view names the bytes of one
+// tensor inside a 1-D HBM memref (root, element offset, shape, strides), so
+// transpose/broadcast/reshape cost no instruction. This file also holds the
+// iteration-space algebra the lowerings share: merging dims that several
+// views walk the same way, and cutting a space into [partition, free] tiles
+// whose HBM side is a legal (<= 5 dim) DMA pattern for every view.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/Types.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace trnc::tile {
+
+/// A tensor as a strided window of a 1-D HBM memref (strides in elements).
+struct HbmView {
+  mlir::Value root;
+  int64_t offset = 0;
+  llvm::SmallVector<int64_t> shape;
+  llvm::SmallVector<int64_t> strides;
+
+  int64_t numElements() const;
+  mlir::Type elementType() const;
+};
+
+/// Row-major strides of `shape`.
+llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
+/// Elements a strided tensor spans: 1 + sum((size - 1) * stride), at least 1.
+int64_t stridedExtent(llvm::ArrayRef<int64_t> shape,
+                      llvm::ArrayRef<int64_t> strides);
+
+/// `trn.transpose`: result dim i is input dim perm[i].
+HbmView transposeView(const HbmView &in, llvm::ArrayRef<int64_t> perm);
+/// `trn.broadcast`: trailing dims align; new and size-1 dims get stride 0.
+HbmView broadcastView(const HbmView &in, llvm::ArrayRef<int64_t> shape);
+/// `trn.reshape` as a view (torch's view stride rules), or nullopt when the
+/// elements are not evenly strided in the new shape.
+std::optional<HbmView> reshapeView(const HbmView &in,
+                                   llvm::ArrayRef<int64_t> shape);
+
+/// An iteration space walked by several views at once: one shape, and per
+/// view an offset and strides.
+struct JointSpace {
+  llvm::SmallVector<int64_t> shape;
+  llvm::SmallVector<int64_t> offsets;
+  llvm::SmallVector<llvm::SmallVector<int64_t>> strides; // [view][dim]
+
+  /// Views of identical shape walked together; size-1 dims dropped and
+  /// adjacent dims merged where every view allows it.
+  static JointSpace build(llvm::ArrayRef<const HbmView *> views);
+  /// Merges adjacent dims in place where every view allows it.
+  void merge();
+  unsigned numViews() const { return offsets.size(); }
+};
+
+/// One tile of a JointSpace: `partitions` rows of `freeElements` each; per
+/// view the HBM pattern (offset, strides, counts) whose row-major walk
+/// matches the tile's [partition, free] row-major walk.
+struct TileTask {
+  int64_t partitions = 1;
+  int64_t freeElements = 1;
+  llvm::SmallVector<int64_t> offsets;
+  llvm::SmallVector<llvm::SmallVector<int64_t>> strides; // [view][dim]
+  llvm::SmallVector<int64_t> counts;                     // shared by views
+};
+
+/// Cuts `space` into tiles of at most `maxPartitions` x `maxFree`: dim 0 (or
+/// a row split of a 1-D space) walks partitions, the innermost dims (at most
+/// four, the outermost of them chunked) walk the free axis, the remaining
+/// dims are looped. Tiles are visited in order.
+void forEachTile(const JointSpace &space, int64_t maxPartitions,
+                 int64_t maxFree, llvm::function_ref<void(const TileTask &)> fn);
+
+/// Splits `shape` (one view's dims) into chunks of the free axis: the
+/// innermost dims fit `maxFree` (at most four dims, outermost chunked), outer
+/// dims are looped. Calls fn(offset in elements along `strides`, free
+/// strides, free counts) per chunk.
+void forEachFreeChunk(
+    llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
+    int64_t maxFree,
+    llvm::function_ref<void(int64_t, llvm::ArrayRef<int64_t>,
+                            llvm::ArrayRef<int64_t>)> fn);
+
+} // namespace trnc::tile

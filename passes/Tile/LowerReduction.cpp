@@ -1,0 +1,151 @@
+//===- LowerReduction.cpp - trn.reduce_sum -> tiled nisa ------------------===//
+//
+// The input is viewed as [kept..., reduced...] (strides permuted, no copy).
+// Kept dims walk partitions (one kept element per partition row); reduced
+// dims are cut into free-axis chunks, each summed by `tensor_reduce add`
+// into an fp32 [P, 1] partial and added into an fp32 accumulator, then cast
+// and stored.
+//
+// A sum over the outer dim of a row-major tensor (the bias gradient over the
+// batch) instead runs on the Tensor Engine: ones[R, 1]^T @ X[R, C] in PSUM,
+// which reads X rows contiguously rather than gathering columns.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Tile/LoweringContext.h"
+
+#include "dialects/Trn/TrnOps.h"
+
+#define DEBUG_TYPE "trnc-tile-lower-to-nisa"
+
+using namespace mlir;
+using namespace trnc;
+using namespace trnc::tile;
+
+namespace {
+/// Stores an fp32 [P, 1] (or [1, N]) SBUF/PSUM tile to `dst` with the cast
+/// to the output type on the Scalar engine when needed.
+void storeResult(LoweringContext &ctx, Location loc, Value acc,
+                 const HbmView &dst, nisa::AccessPatternAttr dstAp) {
+  auto type = cast<nisa::TileType>(acc.getType());
+  Value out = acc;
+  if (type.getElementType() != dst.elementType() ||
+      type.getSpace() == nisa::MemorySpace::psum) {
+    out = ctx.allocSbuf(loc, type.getPartitions(), type.getFreeSize(),
+                        dst.elementType());
+    ctx.copyOnScalar(loc, out, ctx.tileAp(out), acc, ctx.tileAp(acc));
+  }
+  ctx.dma(loc, dst.root, dstAp, out, ctx.tileAp(out));
+}
+
+/// sum over r of X[r, c] for a [R, C] view with C contiguous, on the Tensor
+/// Engine: the stationary operand is a column of ones, so each matmul adds
+/// up to 128 rows of a 512-wide column block into one PSUM row.
+void lowerOuterSumOnTensorEngine(LoweringContext &ctx, Location loc,
+                                 const HbmView &x, int64_t rows,
+                                 int64_t rowStride, int64_t cols,
+                                 const HbmView &dst, int64_t dstStride) {
+  Type elt = x.elementType();
+  int64_t tk = std::min<int64_t>(ctx.machine.matmulMaxK, ctx.partitions());
+  int64_t tn = ctx.machine.matmulMaxN;
+  Value ones = ctx.allocSbuf(loc, std::min(tk, rows), 1, elt);
+  ctx.memset(loc, ones, ctx.tileAp(ones), 1.0);
+  for (int64_t c0 = 0; c0 < cols; c0 += tn) {
+    int64_t cn = std::min(tn, cols - c0);
+    Value psum = ctx.allocTile(loc, nisa::MemorySpace::psum, 1, cn,
+                               ctx.b.getF32Type());
+    for (int64_t r0 = 0; r0 < rows; r0 += tk) {
+      int64_t rp = std::min(tk, rows - r0);
+      Value t = ctx.allocSbuf(loc, rp, cn, elt);
+      ctx.dma(loc, t, ctx.tileAp(t), x.root,
+              ctx.ap(x.offset + r0 * rowStride + c0, {rowStride, 1}, {rp, cn}));
+      ctx.matmul(loc, psum, ctx.tileAp(psum), ones, ctx.tileAp(ones, rp, 1), t,
+                 ctx.tileAp(t), /*accumulate=*/r0 > 0);
+    }
+    storeResult(ctx, loc, psum, dst,
+                ctx.ap(dst.offset + c0 * dstStride, {cn * dstStride, dstStride},
+                       {1, cn}));
+  }
+}
+} // namespace
+
+LogicalResult trnc::tile::lowerReduceSum(LoweringContext &ctx, Operation *op) {
+  auto sum = cast<trn::ReduceSumOp>(op);
+  Location loc = op->getLoc();
+  auto it = ctx.views.find(sum.getInput());
+  if (it == ctx.views.end())
+    return op->emitOpError("operand has no lowered HBM view");
+  const HbmView in = it->second;
+  HbmView dst = ctx.destination(loc, sum.getResult());
+  ctx.views[sum.getResult()] = dst;
+
+  // Kept dims walked jointly by input and output; reduced dims by the input.
+  ArrayRef<int64_t> dims = sum.getDims();
+  HbmView kept{in.root, in.offset, {}, {}};
+  JointSpace reduced;
+  reduced.offsets = {0};
+  reduced.strides.resize(1);
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    bool isReduced = llvm::is_contained(dims, (int64_t)d);
+    (isReduced ? reduced.shape : kept.shape).push_back(in.shape[d]);
+    (isReduced ? reduced.strides[0] : kept.strides).push_back(in.strides[d]);
+  }
+  reduced.merge();
+  if (in.numElements() == 0 || dst.numElements() == 0)
+    return op->emitOpError("reduce_sum over an empty tensor is unsupported");
+  if (reduced.shape.empty()) { // only size-1 dims reduced: a copy
+    emitCopy(ctx, loc, dst, kept);
+    return success();
+  }
+  JointSpace keptSpace = JointSpace::build({&kept, &dst});
+
+  if (keptSpace.shape.size() == 1 && reduced.shape.size() == 1 &&
+      keptSpace.strides[0][0] == 1 && reduced.strides[0][0] != 1) {
+    HbmView x{in.root, keptSpace.offsets[0], {}, {}};
+    HbmView out = dst;
+    out.offset = keptSpace.offsets[1];
+    lowerOuterSumOnTensorEngine(ctx, loc, x, reduced.shape[0],
+                                reduced.strides[0][0], keptSpace.shape[0], out,
+                                keptSpace.strides[1][0]);
+    return success();
+  }
+
+  Type f32 = ctx.b.getF32Type();
+  int64_t maxFree = ctx.maxFree({in.elementType(), f32});
+  // One kept element per partition (free size 1 over the kept space).
+  forEachTile(keptSpace, ctx.partitions(), /*maxFree=*/1,
+              [&](const TileTask &task) {
+                int64_t p = task.partitions;
+                Value acc = ctx.allocSbuf(loc, p, 1, f32);
+                bool first = true;
+                forEachFreeChunk(
+                    reduced.shape, reduced.strides[0], maxFree,
+                    [&](int64_t off, ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> counts) {
+                      int64_t f = 1;
+                      for (int64_t c : counts)
+                        f *= c;
+                      SmallVector<int64_t> s{task.strides[0][0]}, cnt{p};
+                      s.append(strides.begin(), strides.end());
+                      cnt.append(counts.begin(), counts.end());
+                      Value t = ctx.allocSbuf(loc, p, f, in.elementType());
+                      ctx.dma(loc, t, ctx.tileAp(t), in.root,
+                              ctx.ap(task.offsets[0] + off, s, cnt));
+                      if (first) {
+                        ctx.tensorReduce(loc, nisa::AluOp::add, acc,
+                                         ctx.tileAp(acc), t, ctx.tileAp(t));
+                        first = false;
+                        return;
+                      }
+                      Value part = ctx.allocSbuf(loc, p, 1, f32);
+                      ctx.tensorReduce(loc, nisa::AluOp::add, part,
+                                       ctx.tileAp(part), t, ctx.tileAp(t));
+                      ctx.tensorTensor(loc, nisa::AluOp::add, acc,
+                                       ctx.tileAp(acc), acc, ctx.tileAp(acc),
+                                       part, ctx.tileAp(part));
+                    });
+                storeResult(ctx, loc, acc, dst,
+                            ctx.ap(task.offsets[1], task.strides[1],
+                                   task.counts));
+              });
+  return success();
+}

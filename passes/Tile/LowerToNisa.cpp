@@ -1,0 +1,215 @@
+//===- LowerToNisa.cpp - the trnc-tile-lower-to-nisa pass -----------------===//
+//
+// Rewrites every func of trn ops into a destination-passing func of nisa
+// instructions: arguments become 1-D HBM memrefs (inputs, then one per
+// result), views become stride changes, and each compute op is tiled by the
+// category lowerings (LowerElementwise/LowerMatmul/LowerReduction.cpp).
+// A result computed by an op is written straight into its output buffer;
+// a result that is a view, an argument or returned twice is copied there.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "passes/Tile/LoweringContext.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "trnc-tile-lower-to-nisa"
+
+namespace trnc {
+#define GEN_PASS_DEF_LOWERTONISA
+#include "passes/Passes.h.inc"
+} // namespace trnc
+
+using namespace mlir;
+using namespace trnc;
+using namespace trnc::tile;
+
+namespace {
+
+/// Declared strides of argument/result `attr`, or row-major ones.
+SmallVector<int64_t> declaredStrides(DenseI64ArrayAttr attr,
+                                     RankedTensorType type) {
+  if (attr && attr.size() == type.getRank())
+    return SmallVector<int64_t>(attr.asArrayRef());
+  return contiguousStrides(type.getShape());
+}
+
+/// The op's result is a view of its operand (no instruction).
+bool isViewOp(Operation *op) {
+  return isa<trn::TransposeOp, trn::BroadcastOp, trn::ReshapeOp>(op);
+}
+
+struct LowerToNisaPass : public trnc::impl::LowerToNisaBase<LowerToNisaPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::optional<MachineModel> machine = lookupMachineModel(target);
+    if (!machine) {
+      getOperation().emitError("unknown target '") << target << "'";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (!func.isExternal() && failed(lowerFunc(func, *machine)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lowerFunc(func::FuncOp func, const MachineModel &machine);
+  LogicalResult lowerBody(func::FuncOp oldFunc, LoweringContext &ctx,
+                          ArrayRef<HbmView> outputs);
+};
+
+LogicalResult LowerToNisaPass::lowerFunc(func::FuncOp func,
+                                         const MachineModel &machine) {
+  MLIRContext *mctx = func.getContext();
+  FunctionType type = func.getFunctionType();
+  SmallVector<RankedTensorType> ioTypes;
+  SmallVector<SmallVector<int64_t>> ioStrides;
+  for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt)
+      return func.emitOpError("argument ") << i << " is not a ranked tensor";
+    ioTypes.push_back(rt);
+    ioStrides.push_back(declaredStrides(
+        func.getArgAttrOfType<DenseI64ArrayAttr>(i, "trn.stride"), rt));
+  }
+  for (auto [j, t] : llvm::enumerate(type.getResults())) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt)
+      return func.emitOpError("result ") << j << " is not a ranked tensor";
+    ioTypes.push_back(rt);
+    ioStrides.push_back(declaredStrides(
+        func.getResultAttrOfType<DenseI64ArrayAttr>(j, "trn.stride"), rt));
+  }
+
+  // The destination-passing signature.
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  Builder attrs(mctx);
+  unsigned numInputs = type.getNumInputs();
+  for (auto [i, rt] : llvm::enumerate(ioTypes)) {
+    int64_t extent = stridedExtent(rt.getShape(), ioStrides[i]);
+    argTypes.push_back(MemRefType::get({extent}, rt.getElementType()));
+    bool isInput = i < numInputs;
+    argAttrs.push_back(attrs.getDictionaryAttr({
+        attrs.getNamedAttr(isInput ? "nisa.input" : "nisa.output",
+                           attrs.getI64IntegerAttr(isInput ? i : i - numInputs)),
+        attrs.getNamedAttr("nisa.shape",
+                           attrs.getDenseI64ArrayAttr(rt.getShape())),
+        attrs.getNamedAttr("nisa.strides",
+                           attrs.getDenseI64ArrayAttr(ioStrides[i])),
+    }));
+  }
+
+  OpBuilder b(func);
+  auto newFunc = b.create<func::FuncOp>(
+      func.getLoc(), func.getName(), b.getFunctionType(argTypes, {}));
+  newFunc.setAllArgAttrs(argAttrs);
+  for (StringRef name : {"trn.graph_name", "sym_visibility"})
+    if (Attribute a = func->getAttr(name))
+      newFunc->setAttr(name, a);
+
+  Block *entry = newFunc.addEntryBlock();
+  Block &oldEntry = func.getBody().front();
+  for (unsigned i = 0; i < numInputs; ++i)
+    entry->getArgument(i).setLoc(oldEntry.getArgument(i).getLoc());
+  b.setInsertionPointToStart(entry);
+
+  LoweringContext ctx(b, machine);
+  SmallVector<HbmView> outputs;
+  for (auto [i, rt] : llvm::enumerate(ioTypes)) {
+    HbmView v{entry->getArgument(i), 0, SmallVector<int64_t>(rt.getShape()),
+              ioStrides[i]};
+    if (i < numInputs)
+      ctx.views[oldEntry.getArgument(i)] = v;
+    else
+      outputs.push_back(v);
+  }
+
+  if (failed(lowerBody(func, ctx, outputs))) {
+    newFunc.erase();
+    return failure();
+  }
+  func.erase();
+  return success();
+}
+
+LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
+                                         LoweringContext &ctx,
+                                         ArrayRef<HbmView> outputs) {
+  if (!oldFunc.getBody().hasOneBlock())
+    return oldFunc.emitOpError("must have a single block");
+  auto ret = cast<func::ReturnOp>(oldFunc.getBody().front().getTerminator());
+
+  // Results computed by an op and returned once are written in place.
+  llvm::MapVector<Value, unsigned> uses;
+  for (Value v : ret.getOperands())
+    ++uses[v];
+  SmallVector<bool> written(outputs.size(), false);
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (!def || isViewOp(def) || uses[v] != 1)
+      continue;
+    ctx.resultDest[v] = outputs[j];
+    written[j] = true;
+  }
+
+  for (Operation &op : oldFunc.getBody().front().without_terminator()) {
+    LogicalResult result =
+        TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](trn::TransposeOp t) {
+              ctx.views[t.getResult()] =
+                  transposeView(ctx.views.lookup(t.getInput()),
+                                t.getPermutation());
+              return success();
+            })
+            .Case([&](trn::BroadcastOp bc) {
+              ctx.views[bc.getResult()] =
+                  broadcastView(ctx.views.lookup(bc.getInput()),
+                                bc.getType().getShape());
+              return success();
+            })
+            .Case([&](trn::ReshapeOp r) {
+              HbmView in = ctx.views.lookup(r.getInput());
+              ArrayRef<int64_t> shape = r.getType().getShape();
+              if (std::optional<HbmView> v = reshapeView(in, shape)) {
+                ctx.views[r.getResult()] = *v;
+                return success();
+              }
+              // Not expressible as strides: materialise row-major first.
+              HbmView copy = ctx.allocScratch(
+                  r.getLoc(), cast<RankedTensorType>(r.getInput().getType()));
+              emitCopy(ctx, r.getLoc(), copy, in);
+              ctx.views[r.getResult()] = *reshapeView(copy, shape);
+              return success();
+            })
+            .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, &op); })
+            .Case([&](trn::ReduceSumOp) { return lowerReduceSum(ctx, &op); })
+            .Case<trn::AddOp, trn::SubOp, trn::MulOp, trn::AddScalarOp,
+                  trn::MulScalarOp, trn::ReluOp, trn::ThresholdBackwardOp,
+                  trn::ConvertOp, trn::FullOp>(
+                [&](Operation *o) { return lowerElementwise(ctx, o); })
+            .Default([](Operation *o) {
+              return o->emitOpError("has no lowering to nisa (supported: trn "
+                                    "elementwise, matmul, reduce_sum, views)");
+            });
+    if (failed(result))
+      return failure();
+  }
+
+  // Outputs not written in place: copy the value's view into them.
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    if (written[j])
+      continue;
+    auto it = ctx.views.find(v);
+    if (it == ctx.views.end())
+      return ret.emitOpError("operand ") << j << " has no lowered HBM view";
+    emitCopy(ctx, ret.getLoc(), outputs[j], it->second);
+  }
+  ctx.b.create<func::ReturnOp>(ret.getLoc());
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,136 @@
+//===- LoweringContext.cpp - buffers, patterns and instruction builders ---===//
+//
+// The one place that knows the nisa builders' argument lists: every lowering
+// goes through these helpers (queue 0, no semaphores: later passes set them).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Tile/LoweringContext.h"
+
+using namespace mlir;
+using namespace trnc;
+using namespace trnc::tile;
+
+static int64_t elementBytes(Type t) {
+  return (t.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+int64_t LoweringContext::maxFree(ArrayRef<Type> types) const {
+  int64_t widest = 1;
+  for (Type t : types)
+    widest = std::max(widest, elementBytes(t));
+  return tileBytes() / widest;
+}
+
+HbmView LoweringContext::allocScratch(Location loc, RankedTensorType type) {
+  int64_t n = std::max<int64_t>(1, type.getNumElements());
+  auto memref = MemRefType::get({n}, type.getElementType());
+  Value root = b.create<nisa::DramAllocOp>(loc, memref);
+  return HbmView{root, 0, SmallVector<int64_t>(type.getShape()),
+                 contiguousStrides(type.getShape())};
+}
+
+HbmView LoweringContext::destination(Location loc, Value result) {
+  auto it = resultDest.find(result);
+  if (it != resultDest.end())
+    return it->second;
+  return allocScratch(loc, cast<RankedTensorType>(result.getType()));
+}
+
+Value LoweringContext::allocTile(Location loc, nisa::MemorySpace space,
+                                 int64_t parts, int64_t free, Type elt) {
+  auto type = nisa::TileType::get(b.getContext(), space, parts, free, elt);
+  return b.create<nisa::AllocOp>(loc, type, IntegerAttr());
+}
+
+nisa::AccessPatternAttr LoweringContext::ap(int64_t offset,
+                                            ArrayRef<int64_t> strides,
+                                            ArrayRef<int64_t> counts) {
+  return nisa::AccessPatternAttr::get(b.getContext(), offset, strides, counts);
+}
+
+nisa::AccessPatternAttr LoweringContext::tileAp(Value tile, int64_t parts,
+                                                int64_t free) {
+  auto type = cast<nisa::TileType>(tile.getType());
+  return ap(0, {type.getFreeSize(), 1}, {parts, free});
+}
+
+nisa::AccessPatternAttr LoweringContext::tileAp(Value tile) {
+  auto type = cast<nisa::TileType>(tile.getType());
+  return tileAp(tile, type.getPartitions(), type.getFreeSize());
+}
+
+void LoweringContext::dma(Location loc, Value dst,
+                          nisa::AccessPatternAttr dstAp, Value src,
+                          nisa::AccessPatternAttr srcAp) {
+  b.create<nisa::DmaCopyOp>(loc, dst, dstAp, src, srcAp,
+                            b.getI64IntegerAttr(0), DenseI64ArrayAttr(),
+                            IntegerAttr());
+}
+
+void LoweringContext::matmul(Location loc, Value psum,
+                             nisa::AccessPatternAttr psumAp, Value stationary,
+                             nisa::AccessPatternAttr statAp, Value moving,
+                             nisa::AccessPatternAttr movAp, bool accumulate) {
+  b.create<nisa::MatmulOp>(loc, psum, psumAp, stationary, statAp, moving,
+                           movAp, accumulate ? b.getUnitAttr() : UnitAttr(),
+                           DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::activation(Location loc, nisa::ActFunc func, Value dst,
+                                 nisa::AccessPatternAttr dstAp, Value src,
+                                 nisa::AccessPatternAttr srcAp) {
+  b.create<nisa::ActivationOp>(
+      loc, nisa::ActFuncAttr::get(b.getContext(), func), dst, dstAp, src,
+      srcAp, /*src1=*/Value(), nisa::AccessPatternAttr(), b.getF32FloatAttr(1.0),
+      b.getF32FloatAttr(0.0), DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::tensorTensor(Location loc, nisa::AluOp op, Value dst,
+                                   nisa::AccessPatternAttr dstAp, Value a,
+                                   nisa::AccessPatternAttr aAp, Value bv,
+                                   nisa::AccessPatternAttr bAp) {
+  b.create<nisa::TensorTensorOp>(
+      loc, nisa::AluOpAttr::get(b.getContext(), op), dst, dstAp, a, aAp, bv,
+      bAp, nisa::EngineAttr::get(b.getContext(), nisa::Engine::vector),
+      DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::tensorScalar(Location loc, Value dst,
+                                   nisa::AccessPatternAttr dstAp, Value src,
+                                   nisa::AccessPatternAttr srcAp,
+                                   nisa::AluOp op0, double imm0,
+                                   nisa::AluOp op1, double imm1) {
+  MLIRContext *ctx = b.getContext();
+  b.create<nisa::TensorScalarOp>(
+      loc, dst, dstAp, src, srcAp, nisa::AluOpAttr::get(ctx, op0),
+      b.getF32FloatAttr(imm0), nisa::AluOpAttr::get(ctx, op1),
+      b.getF32FloatAttr(imm1), UnitAttr(), UnitAttr(),
+      nisa::EngineAttr::get(ctx, nisa::Engine::vector), DenseI64ArrayAttr(),
+      IntegerAttr());
+}
+
+void LoweringContext::tensorReduce(Location loc, nisa::AluOp op, Value dst,
+                                   nisa::AccessPatternAttr dstAp, Value src,
+                                   nisa::AccessPatternAttr srcAp) {
+  b.create<nisa::TensorReduceOp>(
+      loc, nisa::AluOpAttr::get(b.getContext(), op), dst, dstAp, src, srcAp,
+      nisa::EngineAttr::get(b.getContext(), nisa::Engine::vector),
+      DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::copyOnScalar(Location loc, Value dst,
+                                   nisa::AccessPatternAttr dstAp, Value src,
+                                   nisa::AccessPatternAttr srcAp) {
+  b.create<nisa::TensorCopyOp>(
+      loc, dst, dstAp, src, srcAp,
+      nisa::EngineAttr::get(b.getContext(), nisa::Engine::scalar),
+      DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::memset(Location loc, Value dst,
+                             nisa::AccessPatternAttr dstAp, double value,
+                             nisa::Engine engine) {
+  b.create<nisa::MemsetOp>(loc, dst, dstAp, b.getF32FloatAttr(value),
+                           nisa::EngineAttr::get(b.getContext(), engine),
+                           DenseI64ArrayAttr(), IntegerAttr());
+}

@@ -1,0 +1,108 @@
+//===- LoweringContext.h - state shared by the trn -> nisa lowerings -*- C++ -*-===//
+//
+// One LoweringContext per function: the builder positioned in the new
+// destination-passing body, the HBM view of every lowered trn value, where
+// function results must be written, and the target's tile limits. The
+// emit* helpers build one nisa instruction each with the operands every
+// lowering needs, so the category files (elementwise, matmul, reduction)
+// read as loops over tiles.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/Nisa/NisaOps.h"
+#include "machine/MachineModel.h"
+#include "passes/Tile/HbmView.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace trnc::tile {
+
+struct LoweringContext {
+  LoweringContext(mlir::OpBuilder &builder, MachineModel machine)
+      : b(builder), machine(std::move(machine)) {}
+
+  mlir::OpBuilder &b;
+  MachineModel machine;
+  /// The HBM view of every lowered tensor value.
+  llvm::DenseMap<mlir::Value, HbmView> views;
+  /// Function results written straight into their output buffer.
+  llvm::DenseMap<mlir::Value, HbmView> resultDest;
+
+  // --- Limits ---------------------------------------------------------------
+  int64_t partitions() const { return machine.numPartitions; }
+  /// Bytes per partition one working tile may take: small enough that a
+  /// few tiles per op plus double buffering fit SBUF (8 KiB = 2048 f32).
+  int64_t tileBytes() const {
+    return std::min<int64_t>(8 * 1024, machine.sbufPartitionBytes / 16);
+  }
+  /// Free elements per tile for the widest element type involved.
+  int64_t maxFree(llvm::ArrayRef<mlir::Type> types) const;
+
+  // --- Buffers --------------------------------------------------------------
+  /// A fresh contiguous HBM scratch tensor of `type`'s shape.
+  HbmView allocScratch(mlir::Location loc, mlir::RankedTensorType type);
+  /// Where the op producing `result` writes it: its output buffer when the
+  /// value is a function result written in place, else fresh scratch.
+  HbmView destination(mlir::Location loc, mlir::Value result);
+  /// A fresh on-chip tile (no address: the allocation pass places it).
+  mlir::Value allocTile(mlir::Location loc, nisa::MemorySpace space,
+                        int64_t parts, int64_t free, mlir::Type elt);
+  mlir::Value allocSbuf(mlir::Location loc, int64_t parts, int64_t free,
+                        mlir::Type elt) {
+    return allocTile(loc, nisa::MemorySpace::sbuf, parts, free, elt);
+  }
+
+  // --- Patterns ---------------------------------------------------------------
+  nisa::AccessPatternAttr ap(int64_t offset, llvm::ArrayRef<int64_t> strides,
+                             llvm::ArrayRef<int64_t> counts);
+  /// [parts, free] from partition 0 of a tile: the whole tile when it has
+  /// that shape, a leading window otherwise.
+  nisa::AccessPatternAttr tileAp(mlir::Value tile, int64_t parts,
+                                 int64_t free);
+  nisa::AccessPatternAttr tileAp(mlir::Value tile);
+
+  // --- Instructions -------------------------------------------------------
+  void dma(mlir::Location loc, mlir::Value dst, nisa::AccessPatternAttr dstAp,
+           mlir::Value src, nisa::AccessPatternAttr srcAp);
+  void matmul(mlir::Location loc, mlir::Value psum,
+              nisa::AccessPatternAttr psumAp, mlir::Value stationary,
+              nisa::AccessPatternAttr statAp, mlir::Value moving,
+              nisa::AccessPatternAttr movAp, bool accumulate);
+  void activation(mlir::Location loc, nisa::ActFunc func, mlir::Value dst,
+                  nisa::AccessPatternAttr dstAp, mlir::Value src,
+                  nisa::AccessPatternAttr srcAp);
+  void tensorTensor(mlir::Location loc, nisa::AluOp op, mlir::Value dst,
+                    nisa::AccessPatternAttr dstAp, mlir::Value a,
+                    nisa::AccessPatternAttr aAp, mlir::Value b,
+                    nisa::AccessPatternAttr bAp);
+  void tensorScalar(mlir::Location loc, mlir::Value dst,
+                    nisa::AccessPatternAttr dstAp, mlir::Value src,
+                    nisa::AccessPatternAttr srcAp, nisa::AluOp op0,
+                    double imm0, nisa::AluOp op1 = nisa::AluOp::bypass,
+                    double imm1 = 0.0);
+  void tensorReduce(mlir::Location loc, nisa::AluOp op, mlir::Value dst,
+                    nisa::AccessPatternAttr dstAp, mlir::Value src,
+                    nisa::AccessPatternAttr srcAp);
+  /// PSUM -> SBUF (or any cast) on the Scalar engine, leaving Vector free.
+  void copyOnScalar(mlir::Location loc, mlir::Value dst,
+                    nisa::AccessPatternAttr dstAp, mlir::Value src,
+                    nisa::AccessPatternAttr srcAp);
+  void memset(mlir::Location loc, mlir::Value dst,
+              nisa::AccessPatternAttr dstAp, double value,
+              nisa::Engine engine = nisa::Engine::gpsimd);
+};
+
+/// Copies (with a cast when element types differ) `src` into `dst`, tile by
+/// tile through SBUF. Used to materialise views and to fill outputs.
+void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
+              const HbmView &src);
+
+/// Category lowerings; each emits an error on the op when it cannot lower.
+mlir::LogicalResult lowerElementwise(LoweringContext &ctx, mlir::Operation *op);
+mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
+mlir::LogicalResult lowerReduceSum(LoweringContext &ctx, mlir::Operation *op);
+
+} // namespace trnc::tile
