@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from helpers import check_against_eager, needs_native
+from helpers import check_against_eager, fp32_matmul_tol, needs_native
 
 pytestmark = needs_native
 
@@ -14,19 +14,23 @@ MM_SIZES = [(1, 1, 1), (7, 13, 5), (129, 130, 257), (300, 700, 600)]
 
 @pytest.mark.parametrize("m,k,n", MM_SIZES)
 def test_mm(m, k, n):
-    check_against_eager(torch.mm, [torch.randn(m, k), torch.randn(k, n)])
+    check_against_eager(torch.mm, [torch.randn(m, k), torch.randn(k, n)], **fp32_matmul_tol(m, k, n))
 
 
 @pytest.mark.parametrize("m,k,n", MM_SIZES)
 def test_addmm(m, k, n):
     check_against_eager(
-        lambda b, x, w: torch.addmm(b, x, w), [torch.randn(n), torch.randn(m, k), torch.randn(k, n)]
+        lambda b, x, w: torch.addmm(b, x, w),
+        [torch.randn(n), torch.randn(m, k), torch.randn(k, n)],
+        **fp32_matmul_tol(m, k, n),
     )
 
 
 @pytest.mark.parametrize("m,k,n", [(32, 64, 10), (200, 300, 520)])
 def test_linear(m, k, n):
-    check_against_eager(torch.nn.functional.linear, [torch.randn(m, k), torch.randn(n, k), torch.randn(n)])
+    check_against_eager(
+        torch.nn.functional.linear, [torch.randn(m, k), torch.randn(n, k), torch.randn(n)], **fp32_matmul_tol(m, k, n)
+    )
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,15 @@ FailureOr<Value> binary(NodeContext &ctx, Value lhs, Value rhs,
 
 /// self + sign * alpha * other, for add/sub .Tensor and .Scalar.
 FailureOr<Value> addSub(NodeContext &ctx, double sign, unsigned alphaPos) {
+  // A Python scalar as `self` (`2 - t` traces to sub.Tensor(2, t)).
+  if (isScalarArg(ctx, 0, "self") && !isScalarArg(ctx, 1, "other")) {
+    FailureOr<double> alpha = ctx.scalar(alphaPos, "alpha", 1.0);
+    FailureOr<Value> other = ctx.tensor(1, "other");
+    if (failed(alpha) || failed(other))
+      return failure();
+    double lhs = *ctx.scalar(0, "self");
+    return ctx.addScalar(ctx.mulScalar(*other, sign * *alpha), lhs);
+  }
   FailureOr<Value> x = self(ctx);
   FailureOr<double> alpha = ctx.scalar(alphaPos, "alpha", 1.0);
   if (failed(x) || failed(alpha))
