@@ -10,6 +10,8 @@
 
 #include "artifact/Program.h"
 #include "machine/MachineModel.h"
+#include "sim/ExecutionObserver.h"
+#include "sim/Profile.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -25,6 +27,15 @@ struct RunStats {
   std::array<uint64_t, isa::kNumEngines> instructions{};
 };
 
+struct RunOptions {
+  /// Compute simulated time (the timed model). Off: functional only.
+  bool timed = true;
+  /// Keep one InstructionRecord per executed instruction in Profile::trace.
+  bool recordTrace = false;
+  /// Watches the run (e.g. the race checker); may fail it in onFinish.
+  ExecutionObserver *observer = nullptr;
+};
+
 class Simulator {
 public:
   explicit Simulator(const MachineModel &model);
@@ -36,6 +47,12 @@ public:
   /// instructions, never a hang.
   llvm::Error run(const Program &program, llvm::ArrayRef<void *> inputs,
                   llvm::ArrayRef<void *> outputs, RunStats *stats = nullptr);
+
+  /// As above, with options; fills `profile` (when non-null) with simulated
+  /// time, utilisation and, if requested, the per-instruction trace.
+  llvm::Error run(const Program &program, llvm::ArrayRef<void *> inputs,
+                  llvm::ArrayRef<void *> outputs, const RunOptions &options,
+                  Profile *profile);
 
 private:
   struct State;

@@ -1,0 +1,78 @@
+//===- Profile.h - What a timed simulation reports ----------------*- C++ -*-===//
+//
+// The result of a timed run: total simulated time, per-engine busy time and
+// utilisation, Tensor Engine FLOPs (HFU/MFU against the per-core peak), bytes
+// moved and memory-bandwidth utilisation, semaphore waits, the DMA size
+// histogram, and optionally one record per executed instruction (for traces).
+// Filled by the Simulator (sim/Timing*.cpp); consumed by the trace writer,
+// the human summary, the Python API and the benchmarks.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "isa/Isa.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trnc {
+
+/// One executed instruction in simulated time (nanoseconds from the start).
+struct InstructionRecord {
+  isa::Engine engine = isa::Engine::Vector;
+  uint16_t dmaQueue = 0;      // DMA only
+  uint32_t index = 0;         // position in its engine's stream
+  isa::Opcode opcode = isa::Opcode::Nop;
+  uint32_t sourceIndex = isa::kNoSource;
+  double issueNs = 0;         // when its engine reached it (before waits)
+  double startNs = 0;         // after waits and engine/queue availability
+  double endNs = 0;
+  uint64_t bytes = 0;         // DMA bytes moved
+  double flops = 0;           // Tensor Engine FLOPs
+};
+
+struct EngineProfile {
+  uint64_t instructions = 0;
+  double busyNs = 0;          // sum of instruction durations
+  double semaphoreWaitNs = 0; // time blocked on semaphore waits
+  double utilisation = 0;     // busyNs / totalNs
+};
+
+struct DmaQueueProfile {
+  uint64_t transfers = 0;
+  uint64_t bytes = 0;
+  double busyNs = 0;
+};
+
+struct Profile {
+  std::string target;
+  double totalNs = 0;
+  std::array<EngineProfile, isa::kNumEngines> engines{};
+  std::vector<DmaQueueProfile> dmaQueues; // one per queue used (16)
+
+  // Tensor Engine. HFU counts all Tensor Engine work (incl. transposes via
+  // identity matmuls); MFU only useful matmul FLOPs. Both against the
+  // per-core peak 128*128*2*clock (bf16 rate; fp32 runs at a quarter).
+  double tensorFlops = 0;
+  double usefulMatmulFlops = 0;
+  double peakFlopsPerSecond = 0;
+  double hfu = 0;
+  double mfu = 0;
+
+  // Memory traffic.
+  uint64_t dmaBytes = 0;       // all DMA bytes
+  uint64_t hbmBytes = 0;       // DMA bytes read from or written to HBM
+  double peakHbmBytesPerSecond = 0; // per core share of the chip's HBM bandwidth
+  double mbu = 0;              // hbm bytes / (totalNs * peak)
+
+  double semaphoreWaitNs = 0;  // summed over engines
+  /// DMA transfers by size: bucket i counts transfers of [2^i, 2^(i+1)) bytes.
+  std::array<uint64_t, 40> dmaSizeHistogram{};
+
+  /// One record per executed instruction, when RunOptions::recordTrace.
+  std::vector<InstructionRecord> trace;
+};
+
+} // namespace trnc
