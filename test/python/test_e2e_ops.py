@@ -105,3 +105,12 @@ def test_no_grad_inference_graph():
         actual = torch.compile(model, backend=__import__("helpers").BACKEND, dynamic=False)(x)
     torch.testing.assert_close(actual, expected)
     assert trnc.neuron.stats.counts["inference"] == 1
+
+
+def test_mm_operands_larger_than_sbuf():
+    """A is 32 MiB of float32, more than trn2's 28 MiB SBUF: tiles must stream from HBM."""
+    m, k, n = 1024, 8192, 512
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(m, k, generator=gen), torch.randn(k, n, generator=gen)
+    assert a.numel() * a.element_size() > 28 * 1024 * 1024
+    check_against_eager(torch.mm, [a, b], grad=False, **fp32_matmul_tol(m, k, n))
