@@ -28,6 +28,10 @@
 
 namespace py = pybind11;
 
+namespace trnc::python {
+void registerInspectBindings(py::module_ &m); // InspectBindings.cpp
+} // namespace trnc::python
+
 namespace {
 
 std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
@@ -126,6 +130,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("compiler_identity", &trnc::compilerIdentity,
         "Compiler version plus build hash (part of every cache key).");
   m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");
+  trnc::python::registerInspectBindings(m);
 
   py::class_<Executable>(m, "Executable")
       .def(py::init<const py::bytes &>(), py::arg("artifact"),
