@@ -11,6 +11,8 @@ forward/backward partition); every resulting ATen graph is exported to graph
 JSON, compiled by ``trnc._C.compile`` and wrapped in a boxed ``CompiledGraph``.
 Backward graphs are compiled lazily by AOTAutograd at the first
 ``.backward()``; their errors surface there and are never swallowed.
+In graph collection mode (collect.py) graphs are exported, handed to the
+collector and run eagerly: nothing is compiled or simulated.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import torch
 import torch.fx
 from torch._dynamo.backends.common import aot_autograd
 
+from . import collect
 from ._native import native
 from .compiled_graph import CompiledGraph
 from .decompositions import decomposition_table
@@ -93,6 +96,9 @@ class NeuronBackend:
             start = time.perf_counter()
             name = f"{kind}_{next(self._ids[kind])}"
             graph = export_graph(gm, name)
+            eager = collect.intercept(graph, options, gm)  # trnc compile / precompile
+            if eager is not None:
+                return eager
             compiled = CompiledGraph(graph, compile_exported(graph, options))
             self.stats.counts[kind] += 1
             self.stats.graphs.append(name)
