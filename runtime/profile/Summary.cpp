@@ -1,0 +1,168 @@
+//===- Summary.cpp - A short human summary of a simulated run --------------===//
+//
+// See Summary.h. The text is meant to fit one screen: a table of engines,
+// a few lines of totals, two short top-5 lists and the verdict with its rule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "profile/Summary.h"
+#include "profile/ProfileFormat.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <vector>
+
+namespace trnc::profile {
+namespace {
+
+constexpr size_t kTopN = 5;
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width)
+    s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string lpad(std::string s, size_t width) {
+  if (s.size() < width)
+    s.insert(0, width - s.size(), ' ');
+  return s;
+}
+
+/// Time by a key over the trace records, largest first, at most kTopN.
+struct Bucket {
+  std::string label;
+  uint64_t count = 0;
+  double ns = 0;
+};
+
+std::vector<Bucket> top(std::map<std::string, Bucket> byKey) {
+  std::vector<Bucket> v;
+  for (auto &[key, b] : byKey)
+    v.push_back(std::move(b));
+  std::sort(v.begin(), v.end(), [](const Bucket &a, const Bucket &b) {
+    return a.ns != b.ns ? a.ns > b.ns : a.label < b.label;
+  });
+  if (v.size() > kTopN)
+    v.resize(kTopN);
+  return v;
+}
+
+void printTop(std::ostringstream &os, const char *title, const std::vector<Bucket> &v,
+              double totalBusy) {
+  os << "  " << title << "\n";
+  for (const Bucket &b : v)
+    os << "    " << lpad(formatNs(b.ns), 9) << "  " << lpad(formatPercent(totalBusy > 0 ? b.ns / totalBusy : 0), 6)
+       << "  " << b.count << "x " << b.label << "\n";
+}
+
+void printEngines(std::ostringstream &os, const Profile &p) {
+  os << "  engine      instrs        busy    util    sem wait\n";
+  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+    const EngineProfile &ep = p.engines[e];
+    os << "  " << pad(std::string(isa::engineName(isa::Engine(e))), 8) << lpad(std::to_string(ep.instructions), 10)
+       << lpad(formatNs(ep.busyNs), 12) << lpad(formatPercent(ep.utilisation), 8)
+       << lpad(formatNs(ep.semaphoreWaitNs), 12) << "\n";
+  }
+}
+
+std::string histogramText(const Profile &p) {
+  std::string s;
+  for (unsigned i = 0; i < p.dmaSizeHistogram.size(); ++i)
+    if (uint64_t n = p.dmaSizeHistogram[i])
+      s += (s.empty() ? "" : "  ") + bucketLabel(i) + "-" + bucketLabel(i + 1) + ":" + std::to_string(n);
+  return s.empty() ? "(no DMA transfers)" : s;
+}
+
+void printBreakdown(std::ostringstream &os, const Program &program, const Profile &p) {
+  if (p.trace.empty()) {
+    os << "  (time by instruction and source op: run with trace recording on)\n";
+    return;
+  }
+  std::map<std::string, Bucket> byKind, bySource;
+  double busy = 0;
+  for (const InstructionRecord &r : p.trace) {
+    double ns = r.endNs - r.startNs;
+    busy += ns;
+    std::string kind = std::string(isa::engineName(r.engine)) + " " + std::string(isa::opcodeName(r.opcode));
+    Bucket &k = byKind[kind];
+    k.label = kind;
+    ++k.count;
+    k.ns += ns;
+    const SourceLoc *loc = sourceOf(program, r.sourceIndex);
+    std::string src = loc ? sourceText(*loc) : "(no source: compiler-generated)";
+    Bucket &s = bySource[src];
+    s.label = src;
+    ++s.count;
+    s.ns += ns;
+  }
+  printTop(os, "time by instruction kind (share of all busy time):", top(byKind), busy);
+  printTop(os, "top source ops by instruction time:", top(bySource), busy);
+}
+
+} // namespace
+
+const char *verdictName(Verdict::Kind kind) {
+  switch (kind) {
+  case Verdict::Kind::ComputeBound: return "compute-bound";
+  case Verdict::Kind::MemoryBound: return "memory-bound";
+  case Verdict::Kind::LatencyBound: return "latency-bound";
+  }
+  return "?";
+}
+
+Verdict classify(const Profile &p) {
+  Verdict v;
+  for (unsigned e = 0; e < unsigned(isa::Engine::Dma); ++e)
+    if (p.engines[e].utilisation > v.busiestUtilisation) {
+      v.busiestUtilisation = p.engines[e].utilisation;
+      v.busiestEngine = isa::Engine(e);
+    }
+  std::string busiest = std::string(isa::engineName(v.busiestEngine)) + " engine " +
+                        formatPercent(v.busiestUtilisation) + " busy";
+  std::string memory = "HBM traffic at " + formatPercent(p.mbu) + " of bandwidth";
+  const std::string rule = " (rule, after the AWS performance guide: compute-bound when an engine is "
+                           ">= 90% busy; memory-bound when >= 60% of memory bandwidth is used; "
+                           "otherwise latency-bound)";
+  if (v.busiestUtilisation >= kComputeBoundUtilisation) {
+    v.kind = Verdict::Kind::ComputeBound;
+    v.reason = "compute-bound: " + busiest + ", " + memory +
+               (p.mbu >= kMemoryBoundBandwidth ? " (memory is near its limit too)" : "") + rule;
+  } else if (p.mbu >= kMemoryBoundBandwidth) {
+    v.kind = Verdict::Kind::MemoryBound;
+    v.reason = "memory-bound: " + memory + ", busiest " + busiest + rule;
+  } else {
+    v.kind = Verdict::Kind::LatencyBound;
+    v.reason = "latency-bound: no engine >= 90% busy (busiest: " + busiest + ") and " + memory +
+               " (< 60%), so fixed costs, semaphore waits and dependency chains dominate" + rule;
+  }
+  return v;
+}
+
+std::string summarize(const Program &program, const Profile &p) {
+  std::ostringstream os;
+  std::string target = p.target.empty() ? program.target : p.target;
+  os << "trnc profile of '" << (program.name.empty() ? "program" : program.name) << "' on " << target
+     << " (simulated estimate from public hardware facts, not a measurement)\n";
+  os << "  total simulated time: " << formatNs(p.totalNs) << "\n";
+  printEngines(os, p);
+  os << "  Tensor Engine: " << formatCount(p.tensorFlops, "FLOP") << " ("
+     << formatCount(p.usefulMatmulFlops, "FLOP") << " useful matmul); HFU " << formatPercent(p.hfu)
+     << ", MFU " << formatPercent(p.mfu) << " of " << formatCount(p.peakFlopsPerSecond, "FLOP/s")
+     << " peak per core\n";
+  os << "  memory: " << formatBytes(double(p.dmaBytes)) << " moved by DMA, " << formatBytes(double(p.hbmBytes))
+     << " to/from HBM; MBU " << formatPercent(p.mbu) << " of " << formatBytes(p.peakHbmBytesPerSecond)
+     << "/s\n";
+  os << "  semaphore wait: " << formatNs(p.semaphoreWaitNs) << " summed over engines\n";
+  os << "  DMA sizes: " << histogramText(p) << "\n";
+  printBreakdown(os, program, p);
+  Verdict v = classify(p);
+  os << "  busiest engine: " << isa::engineName(v.busiestEngine) << " ("
+     << formatPercent(v.busiestUtilisation) << " busy)\n";
+  os << "  verdict: " << v.reason << "\n";
+  return os.str();
+}
+
+} // namespace trnc::profile

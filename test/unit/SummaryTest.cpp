@@ -1,0 +1,96 @@
+//===- SummaryTest.cpp - The human summary and its verdict ----------------===//
+//
+// Verdicts on hand-made profiles (compute-, memory-, latency-bound at and
+// around the AWS performance-guide thresholds) and the summary's content.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProfileTestUtil.h"
+
+#include "profile/ProfileFormat.h"
+#include "profile/Summary.h"
+
+using namespace trnc;
+using namespace trnc::test;
+using profile::Verdict;
+
+TEST_CASE("verdict: an engine >= 90% busy is compute-bound", "[summary]") {
+  Profile p = handMadeProfile();
+  p.engines[size_t(Engine::Vector)].utilisation = 0.90;
+  Verdict v = profile::classify(p);
+  CHECK(v.kind == Verdict::Kind::ComputeBound);
+  CHECK(v.busiestEngine == Engine::Vector);
+  CHECK(contains(v.reason, "vector engine 90.0% busy"));
+  p.engines[size_t(Engine::Vector)].utilisation = 0.899;
+  CHECK(profile::classify(p).kind != Verdict::Kind::ComputeBound);
+}
+
+TEST_CASE("verdict: DMA busy time alone is not compute-bound", "[summary]") {
+  Profile p = handMadeProfile(); // DMA engine 95% busy, MBU ~1%
+  CHECK(p.engines[size_t(Engine::Dma)].utilisation > 0.9);
+  CHECK(profile::classify(p).kind == Verdict::Kind::LatencyBound);
+}
+
+TEST_CASE("verdict: >= 60% of memory bandwidth is memory-bound", "[summary]") {
+  Profile p = handMadeProfile();
+  p.mbu = 0.6;
+  Verdict v = profile::classify(p);
+  CHECK(v.kind == Verdict::Kind::MemoryBound);
+  CHECK(contains(v.reason, "60.0% of bandwidth"));
+  // Both saturated: the engine wins, and the text says memory is high too.
+  p.engines[size_t(Engine::Tensor)].utilisation = 0.95;
+  v = profile::classify(p);
+  CHECK(v.kind == Verdict::Kind::ComputeBound);
+  CHECK(contains(v.reason, "memory is near its limit too"));
+}
+
+TEST_CASE("verdict: otherwise latency-bound, with the rule explained", "[summary]") {
+  Verdict v = profile::classify(handMadeProfile());
+  CHECK(v.kind == Verdict::Kind::LatencyBound);
+  CHECK(std::string(profile::verdictName(v.kind)) == "latency-bound");
+  CHECK(contains(v.reason, ">= 90% busy"));
+  CHECK(contains(v.reason, ">= 60% of memory bandwidth"));
+}
+
+TEST_CASE("summary: totals, engines, FLOPs, memory, histogram, top lists", "[summary]") {
+  Program program = profiledProgram();
+  std::string s = profile::summarize(program, handMadeProfile());
+  INFO(s);
+  CHECK(contains(s, "'forward_0' on trn2"));
+  CHECK(contains(s, "not a measurement"));
+  CHECK(contains(s, "total simulated time: 4 us"));
+  CHECK(contains(s, "tensor"));
+  CHECK(contains(s, "2.5%"));          // tensor utilisation
+  CHECK(contains(s, "4.19 MFLOP"));    // 2*128^3
+  CHECK(contains(s, "HFU"));
+  CHECK(contains(s, "MFU"));
+  CHECK(contains(s, "96 KiB moved by DMA"));
+  CHECK(contains(s, "MBU"));
+  CHECK(contains(s, "semaphore wait: 50 ns"));
+  CHECK(contains(s, "32K-64K:1  64K-128K:1"));
+  CHECK(contains(s, "dma dma_copy"));
+  CHECK(contains(s, "aten.mm.default 'mm' at model.py:12"));
+  CHECK(contains(s, "busiest engine: tensor"));
+  CHECK(contains(s, "verdict: latency-bound"));
+}
+
+TEST_CASE("summary: without trace records it says how to get the breakdown", "[summary]") {
+  Profile p = handMadeProfile();
+  p.trace.clear();
+  std::string s = profile::summarize(profiledProgram(), p);
+  CHECK(contains(s, "run with trace recording on"));
+  CHECK(contains(s, "verdict:"));
+}
+
+TEST_CASE("format: units and operands", "[summary]") {
+  CHECK(profile::formatNs(850) == "850 ns");
+  CHECK(profile::formatNs(12345) == "12.3 us");
+  CHECK(profile::formatNs(6.97e6) == "6.97 ms");
+  CHECK(profile::formatBytes(512) == "512 B");
+  CHECK(profile::formatBytes(3.5 * 1024 * 1024) == "3.5 MiB");
+  CHECK(profile::formatCount(5.5e11, "FLOP") == "550 GFLOP");
+  CHECK(profile::bucketLabel(12) == "4K");
+  CHECK(profile::bucketLabel(0) == "1");
+  CHECK(profile::operandText(sbuf(DType::BF16, 32, 32, 64, {4, 8}, {16, 2})) ==
+        "sbuf[32:64] +64 bf16 [4x8] strides(16,2)");
+}
