@@ -143,7 +143,22 @@ void execute(sim::ExecContext &ctx, const Instruction &inst) {
 llvm::Error Simulator::run(const Program &program,
                            llvm::ArrayRef<void *> inputs,
                            llvm::ArrayRef<void *> outputs, RunStats *stats) {
+  RunOptions options;
+  options.timed = false;
+  if (llvm::Error e = run(program, inputs, outputs, options, nullptr))
+    return e;
+  if (stats)
+    for (unsigned e = 0; e < kNumEngines; ++e)
+      stats->instructions[e] = state->engines[e].executed;
+  return llvm::Error::success();
+}
+
+llvm::Error Simulator::run(const Program &program,
+                           llvm::ArrayRef<void *> inputs,
+                           llvm::ArrayRef<void *> outputs,
+                           const RunOptions &options, Profile *profile) {
   State &s = *state;
+  ExecutionObserver *observer = options.observer;
   if (program.target != s.model.name)
     return fail("program '" + program.name + "' targets " + program.target +
                 " but this simulator models " + s.model.name);
@@ -155,6 +170,8 @@ llvm::Error Simulator::run(const Program &program,
 
   s.semaphores.fill(0);
   s.engines.fill(EngineState());
+  if (observer)
+    observer->onStart(program);
   auto waitsMet = [&](const Instruction &inst) {
     for (unsigned w = 0; w < inst.numWaits; ++w)
       if (s.semaphores[inst.waits[w].semaphore] < inst.waits[w].value)
@@ -173,9 +190,15 @@ llvm::Error Simulator::run(const Program &program,
       const Instruction &inst = stream[es.pc];
       if (!waitsMet(inst))
         continue;
+      if (observer)
+        observer->onExecute(Engine(e), es.pc, inst);
       execute(s.ctx, inst);
-      if (inst.signal != kNoSemaphore)
+      if (inst.signal != kNoSemaphore) {
         ++s.semaphores[inst.signal];
+        if (observer)
+          observer->onSignal(Engine(e), es.pc, inst.signal,
+                             s.semaphores[inst.signal]);
+      }
       ++es.pc;
       ++es.executed;
       progressed = true;
@@ -213,13 +236,18 @@ llvm::Error Simulator::run(const Program &program,
       }
     if (!any)
       msg += " all 0";
+    // Races seen before the deadlock are reported with it.
+    if (observer)
+      return llvm::joinErrors(fail(msg), observer->onFinish());
     return fail(msg);
   }
 
-  if (stats)
+  if (profile) {
+    profile->target = s.model.name;
     for (unsigned e = 0; e < kNumEngines; ++e)
-      stats->instructions[e] = s.engines[e].executed;
-  return llvm::Error::success();
+      profile->engines[e].instructions = s.engines[e].executed;
+  }
+  return observer ? observer->onFinish() : llvm::Error::success();
 }
 
 } // namespace trnc
