@@ -1,0 +1,182 @@
+//===- CacheTest.cpp - cache keys, atomic entries, verified reads ---------===//
+//
+// The canonical graph ignores names and locations but nothing else; the key
+// changes with output options and compiler identity; entries round-trip;
+// truncated, bit-flipped and foreign-compiler entries are misses with a
+// reason; getOrCompile compiles once and degrades on an unusable directory.
+// (Cross-process locking is tested end to end in test/python/test_cache.py.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "trnc/Compiler/Cache.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+using namespace trnc;
+using namespace trnc::test;
+using cache::ArtifactCache;
+using cache::Lookup;
+
+namespace {
+
+const char *kIdentity = "trnc test (abc)";
+
+std::string graph(const std::string &names, const std::string &dtype = "float32",
+                  const std::string &loc = "null") {
+  // `names` is a prefix for every name, to check they do not matter.
+  return R"({"schema":"trnc.graph","version":1,"name":")" + names + R"(g",
+    "inputs":[{"name":")" + names + R"(x","shape":[4],"stride":[1],"dtype":")" + dtype + R"("}],
+    "nodes":[{"name":")" + names + R"(r","target":"aten.relu.default",
+      "args":[{"node":")" + names + R"(x"}],"kwargs":{},
+      "meta":{"shape":[4],"stride":[1],"dtype":")" + dtype + R"("},
+      "loc":)" + loc + R"(,"stack_trace":")" + names + R"("}],
+    "outputs":[{"node":")" + names + R"(r","shape":[4],"stride":[1],"dtype":")" + dtype + R"("}]})";
+}
+
+std::string key(const std::string &g, const std::string &options = R"({"target":"trn2"})",
+                const char *identity = kIdentity) {
+  auto k = cache::computeKey(g, options, identity);
+  REQUIRE(errorText(k) == "");
+  return *k;
+}
+
+std::vector<uint8_t> artifactBy(const std::string &compiler) {
+  Builder b;
+  b.p.name = "copy";
+  b.p.compilerVersion = compiler;
+  uint32_t in = b.input(DType::F32, 64);
+  uint32_t out = b.output(DType::F32, 64);
+  b.dma(sbuf(DType::F32, 0, 1, 0, {16}), hbm(in, DType::F32, 0, 1, 16, {16}));
+  b.dma(hbm(out, DType::F32, 0, 1, 16, {16}), sbuf(DType::F32, 0, 1, 0, {16}));
+  return writeArtifact(b.p);
+}
+
+struct TempDir {
+  TempDir() { REQUIRE(!llvm::sys::fs::createUniqueDirectory("trnc-cache-test", path)); }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  std::string str() const { return std::string(path); }
+  llvm::SmallString<128> path;
+};
+
+void overwrite(const std::string &path, const std::vector<uint8_t> &bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+}
+
+std::vector<uint8_t> slurp(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+} // namespace
+
+TEST_CASE("the canonical graph drops names and locations only", "[cache]") {
+  std::string a = key(graph("a_"));
+  CHECK(a.size() == 64);
+  CHECK(key(graph("other_", "float32", R"({"file":"m.py","line":3,"code":"x"})")) == a);
+  CHECK(key(graph("a_", "bfloat16")) != a);
+  auto canonical = cache::canonicalGraph(graph("a_"));
+  REQUIRE(errorText(canonical) == "");
+  CHECK(!contains(*canonical, "a_"));
+  CHECK(contains(*canonical, R"("node":0)"));
+  CHECK(contains(*canonical, R"("node":1)"));
+}
+
+TEST_CASE("the key covers output options and the compiler identity", "[cache]") {
+  std::string g = graph("a_");
+  std::string a = key(g);
+  CHECK(key(g, R"({"target":"trn1"})") != a);
+  CHECK(key(g, R"({"target":"trn2","dump_dir":"/tmp/x"})") == a);
+  CHECK(key(g, R"({"target":"trn2"})", "trnc other (def)") != a);
+  ::setenv("TRNC_COMPILER_IDENTITY_OVERRIDE", "x", 1);
+  CHECK(cache::keyIdentity(kIdentity) == std::string(kIdentity) + "+test:x");
+  CHECK(key(g) != a);
+  ::unsetenv("TRNC_COMPILER_IDENTITY_OVERRIDE");
+  CHECK(key(g) == a);
+  CHECK(!cache::computeKey("{", "{}", kIdentity));
+  CHECK(!cache::computeKey(R"({"inputs":[],"nodes":[],"outputs":[{"node":"q"}]})", "{}",
+                           kIdentity));
+}
+
+TEST_CASE("entries round-trip; damaged or foreign ones are misses with a reason", "[cache]") {
+  TempDir dir;
+  ArtifactCache c(dir.str(), kIdentity);
+  std::string k = key(graph("a_"));
+  CHECK(c.lookup(k).status == Lookup::Status::Miss);
+  std::vector<uint8_t> bytes = artifactBy(kIdentity);
+  REQUIRE(errorText(c.store(k, bytes, R"({"graph_name":"g"})", 0.5)) == "");
+  Lookup hit = c.lookup(k);
+  CHECK(hit.status == Lookup::Status::Hit);
+  CHECK(hit.artifact == bytes);
+  std::vector<uint8_t> manifest = slurp(c.manifestPath(k));
+  CHECK(contains(std::string(manifest.begin(), manifest.end()), R"("graph_name": "g")"));
+
+  std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + bytes.size() / 2);
+  overwrite(c.artifactPath(k), truncated);
+  Lookup bad = c.lookup(k);
+  CHECK(bad.status == Lookup::Status::Invalid);
+  CHECK(contains(bad.reason, "invalid"));
+
+  std::vector<uint8_t> flipped = bytes;
+  flipped[flipped.size() - 3] ^= 0x10;
+  overwrite(c.artifactPath(k), flipped);
+  CHECK(c.lookup(k).status == Lookup::Status::Invalid);
+
+  overwrite(c.artifactPath(k), artifactBy("trnc old (123)"));
+  bad = c.lookup(k);
+  CHECK(bad.status == Lookup::Status::Invalid);
+  CHECK(contains(bad.reason, "trnc old (123)"));
+}
+
+TEST_CASE("getOrCompile compiles once, replaces bad entries, degrades", "[cache]") {
+  TempDir dir;
+  ArtifactCache c(dir.str(), kIdentity);
+  std::string k = key(graph("a_"));
+  int compiles = 0;
+  cache::CompileFn compile = [&](std::vector<uint8_t> &out) {
+    ++compiles;
+    out = artifactBy(kIdentity);
+    return true;
+  };
+  cache::Outcome first = c.getOrCompile(k, "{}", compile, 5);
+  CHECK((first.ok && first.compiled && first.stored && !first.hit));
+  CHECK(first.warnings.empty());
+  cache::Outcome second = c.getOrCompile(k, "{}", compile, 5);
+  CHECK((second.ok && second.hit && !second.compiled));
+  CHECK(compiles == 1);
+  // No leftovers next to the entry: no temporary files, no lock.
+  std::error_code ec;
+  int files = 0;
+  for (llvm::sys::fs::directory_iterator it(llvm::sys::path::parent_path(c.artifactPath(k)), ec),
+       end;
+       it != end && !ec; it.increment(ec))
+    ++files;
+  CHECK(files == 2);
+
+  overwrite(c.artifactPath(k), {1, 2, 3});
+  cache::Outcome repaired = c.getOrCompile(k, "{}", compile, 5);
+  CHECK((repaired.ok && repaired.compiled && repaired.stored));
+  REQUIRE(repaired.warnings.size() == 1);
+  CHECK(repaired.warnings[0].kind == cache::WarningKind::InvalidEntry);
+  CHECK(c.lookup(k).status == Lookup::Status::Hit);
+
+  cache::Outcome failed = c.getOrCompile(key(graph("b_", "float16")), "{}",
+                                         [](std::vector<uint8_t> &) { return false; }, 5);
+  CHECK((!failed.ok && failed.compiled && !failed.stored));
+
+  // A cache "directory" below a regular file cannot be created.
+  std::string file = dir.str() + "/plain-file";
+  overwrite(file, {0});
+  ArtifactCache broken(file + "/cache", kIdentity);
+  cache::Outcome degraded = broken.getOrCompile(k, "{}", compile, 5);
+  CHECK((degraded.ok && degraded.compiled && !degraded.stored));
+  REQUIRE(degraded.warnings.size() == 1);
+  CHECK(degraded.warnings[0].kind == cache::WarningKind::Unwritable);
+}
