@@ -30,6 +30,7 @@ namespace py = pybind11;
 
 namespace trnc::python {
 void registerInspectBindings(py::module_ &m); // InspectBindings.cpp
+void registerCacheBindings(py::module_ &m);   // CacheBindings.cpp
 } // namespace trnc::python
 
 namespace {
@@ -131,6 +132,7 @@ PYBIND11_MODULE(_C, m) {
         "Compiler version plus build hash (part of every cache key).");
   m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");
   trnc::python::registerInspectBindings(m);
+  trnc::python::registerCacheBindings(m);
 
   py::class_<Executable>(m, "Executable")
       .def(py::init<const py::bytes &>(), py::arg("artifact"),
