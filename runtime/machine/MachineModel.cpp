@@ -28,6 +28,43 @@ MachineModel commonModel() {
   m.matmulMaxK = 128;
   m.matmulMaxM = 128;
   m.matmulMaxN = 512;
+  // Tensor Engine timing: 128x128 array; max(min(64, M), N) cycles, fp32 4x,
+  // ~64-cycle start-up latency, stationary load up to 4x faster than a
+  // multiply. Source: NKI architecture guides, NKI ISA reference
+  // (nc_matmul), HARDWARE.md "Instructions" (same on every generation).
+  m.tensorArrayRows = 128;
+  m.tensorArrayCols = 128;
+  m.matmulMinCycles = 64;
+  m.matmulFp32Slowdown = 4;
+  m.matmulStartupCycles = 64;
+  m.stationaryLoadSpeedup = 4;
+  // Warm-up throttle: ~50% at start, full after ~3 us, re-engaged after ~3 us
+  // below 50% utilisation. Source: HARDWARE.md (NKI performance guide). Only
+  // trn2/trn3 have it; trn1 turns it off below.
+  m.tensorWarmupThrottle = true;
+  m.warmupStartFraction = 0.5;
+  m.warmupRampNs = 3000;
+  m.warmupReengageNs = 3000;
+  m.warmupReengageUtilisation = 0.5;
+  // ~64-cycle minimum initiation interval (Vector/Scalar), ~60 cycles fixed
+  // per access, innermost stride > 16 bytes halves SBUF/PSUM bandwidth.
+  // Source: HARDWARE.md (NKI performance guide).
+  m.minInitiationCycles = 64;
+  m.accessOverheadCycles = 60;
+  m.fastStrideBytes = 16;
+  m.slowStrideFactor = 2;
+  // GpSimd throughput is not documented in HARDWARE.md: one element per
+  // partition per cycle, the baseline of the NKI ISA cost formulas.
+  m.gpsimdElemsPerCycle = 128;
+  // DMA: 16 engines x 16 queues per core, ~1.3 us fixed cost per transfer,
+  // >= 2 KiB per row efficient, >= 4 KiB saturates. Source: HARDWARE.md, NKI
+  // DMA overview and DMA bandwidth guide. r0 = 512 B is our fit of the knee
+  // (see MachineModel.h).
+  m.dmaEngines = 16;
+  m.dmaQueuesPerEngine = 16;
+  m.dmaFixedNs = 1300;
+  m.dmaSaturateRowBytes = 4096;
+  m.dmaRowOverheadBytes = 512;
   return m;
 }
 
@@ -45,6 +82,18 @@ MachineModel trn1() {
   m.vectorClockGHz = 1.12;
   m.scalarClockGHz = 1.4;
   m.gpsimdClockGHz = 1.4;
+  // Vector 128 elem/cycle, Scalar 128 elem/cycle, any dtype. Source:
+  // "Trainium/Inferentia2 architecture" guide (HARDWARE.md "Targets").
+  m.vectorElemsPerCycle16 = m.vectorElemsPerCycleOther = 128;
+  m.scalarElemsPerCycle16 = m.scalarElemsPerCycleOther = 128;
+  // No warm-up throttle on NeuronCore-v2. Source: HARDWARE.md ("Tensor
+  // Engine warm-up on trn2/trn3").
+  m.tensorWarmupThrottle = false;
+  // DMA engine 27.2 GB/s (NKI DMA overview, v2/v3; HARDWARE.md: ~23-27).
+  m.dmaEngineGBps = 27.2;
+  // 2 cores per chip sharing ~0.82 TB/s of HBM. Source: "Trainium" page.
+  m.coresPerChip = 2;
+  m.hbmChipGBps = 820;
   return m;
 }
 
@@ -62,6 +111,18 @@ MachineModel trn2() {
   m.vectorClockGHz = 0.96;
   m.scalarClockGHz = 1.2;
   m.gpsimdClockGHz = 1.2;
+  // Vector 512 bf16/fp16 or 256 other elem/cycle; Scalar 128. Source:
+  // "Trainium2 architecture" guide (HARDWARE.md "Targets").
+  m.vectorElemsPerCycle16 = 512;
+  m.vectorElemsPerCycleOther = 256;
+  m.scalarElemsPerCycle16 = m.scalarElemsPerCycleOther = 128;
+  // DMA engine 27.2 GB/s (NKI DMA overview, v2/v3; HARDWARE.md: ~23-27).
+  m.dmaEngineGBps = 27.2;
+  // 8 physical cores per chip sharing 2.9 TB/s of HBM. Source: "Trainium2"
+  // page (another page says 3 TB/s; we use 2.9). The default logical core
+  // is 2 physical cores; we model one physical core.
+  m.coresPerChip = 8;
+  m.hbmChipGBps = 2900;
   return m;
 }
 
@@ -79,6 +140,19 @@ MachineModel trn3() {
   m.vectorClockGHz = 1.2;
   m.scalarClockGHz = 1.2;
   m.gpsimdClockGHz = 1.2;
+  // Vector 512 / 256 elem/cycle; Scalar 256 bf16 / 128 other. Source:
+  // "Trainium3 architecture" guide (HARDWARE.md "Targets").
+  m.vectorElemsPerCycle16 = 512;
+  m.vectorElemsPerCycleOther = 256;
+  m.scalarElemsPerCycle16 = 256;
+  m.scalarElemsPerCycleOther = 128;
+  // DMA engine 38.4 GB/s on NeuronCore-v4 (NKI DMA overview; HARDWARE.md's
+  // ~23-27 GB/s is the v2/v3 figure).
+  m.dmaEngineGBps = 38.4;
+  // 8 cores per chip sharing 4.9 TB/s of HBM. Source: "Trainium3" page
+  // (another page says 4.7 TB/s; we use 4.9).
+  m.coresPerChip = 8;
+  m.hbmChipGBps = 4900;
   return m;
 }
 

@@ -48,8 +48,94 @@ struct MachineModel {
   double scalarClockGHz = 1.2;
   double gpsimdClockGHz = 1.2;
 
+  // --- Tensor Engine timing (sim/CostModel.cpp) ---------------------------
+  // 128x128 systolic array. Source: NKI architecture guides.
+  unsigned tensorArrayRows = 128;
+  unsigned tensorArrayCols = 128;
+  // matmul cost max(min(64, M), N) cycles for bf16/fp16/fp8: the min(64, M)
+  // term is the stationary load, overlapped with the previous multiply.
+  // Source: NKI ISA reference (nc_matmul), HARDWARE.md "Instructions".
+  unsigned matmulMinCycles = 64;
+  // fp32 runs at 1/4 of the bf16 rate. Source: HARDWARE.md (Targets: "1/4 of
+  // that fp32"; Instructions: "4x for fp32").
+  unsigned matmulFp32Slowdown = 4;
+  // ~64 cycles of start-up latency, paid when the array was idle before the
+  // matmul (back-to-back matmuls pipeline it). Source: HARDWARE.md.
+  unsigned matmulStartupCycles = 64;
+  // Loading the stationary operand is up to 4x faster than a multiply of the
+  // same size: M/4 cycles for M stationary columns, i.e. <= 32 <= 64, which
+  // is why the cost formula's min(64, M) term hides it. Source: HARDWARE.md.
+  unsigned stationaryLoadSpeedup = 4;
+  // Warm-up throttle (trn2/trn3 only): starts at ~50% of peak, ramps to full
+  // over ~3 us, re-engages when utilisation stays below 50% for ~3 us.
+  // Source: HARDWARE.md "Other documented behaviour" (NKI performance guide).
+  bool tensorWarmupThrottle = true;
+  double warmupStartFraction = 0.5;
+  double warmupRampNs = 3000;
+  double warmupReengageNs = 3000;
+  double warmupReengageUtilisation = 0.5;
+
+  // --- Vector / Scalar / GpSimd throughput --------------------------------
+  // Elements per cycle over all partitions, for 2-byte float (bf16/fp16)
+  // operands and for any other dtype. Source: HARDWARE.md "Targets".
+  unsigned vectorElemsPerCycle16 = 512;
+  unsigned vectorElemsPerCycleOther = 256;
+  unsigned scalarElemsPerCycle16 = 128;
+  unsigned scalarElemsPerCycleOther = 128;
+  // HARDWARE.md gives no GpSimd throughput; assumed one element per
+  // partition per cycle (128), the baseline the NKI ISA cost formulas use.
+  unsigned gpsimdElemsPerCycle = 128;
+  // ~64-cycle minimum initiation interval on Vector/Scalar (applied to
+  // GpSimd too). Source: HARDWARE.md "Other documented behaviour".
+  unsigned minInitiationCycles = 64;
+  // ~60 cycles of fixed overhead per instruction access to SBUF/PSUM.
+  // Source: HARDWARE.md "How a core executes" (NKI performance guide). With
+  // the 64-cycle interval this gives ~124 cycles per tiny instruction, in
+  // line with the "~100 cycles of static overhead between back-to-back tiny
+  // dependent instructions" of the same guide.
+  unsigned accessOverheadCycles = 60;
+  // An innermost stride above 16 bytes halves the SBUF/PSUM interface
+  // bandwidth. Source: HARDWARE.md "How a core executes".
+  unsigned fastStrideBytes = 16;
+  unsigned slowStrideFactor = 2;
+
+  // --- DMA -----------------------------------------------------------------
+  // 16 DMA engines per core, 16 queues each. Source: HARDWARE.md (NKI DMA
+  // overview). The ISA exposes 16 queues per program (dmaQueue 0..15).
+  unsigned dmaEngines = 16;
+  unsigned dmaQueuesPerEngine = 16;
+  // ~1.3 us fixed cost per transfer, from semaphore to start. Source:
+  // HARDWARE.md (NKI DMA overview). (The ~600 ns of a descriptor-generated
+  // DMA on v3 is not modelled: our DMAs use static descriptors.)
+  double dmaFixedNs = 1300;
+  // Per-engine bandwidth. HARDWARE.md: ~23-27 GB/s; NKI DMA overview: 27.2
+  // GB/s on NeuronCore-v2/v3, 38.4 GB/s on v4. We use the overview's figures.
+  double dmaEngineGBps = 27.2;
+  // Efficiency knee by contiguous bytes per row (descriptor): >= 2 KiB to be
+  // efficient, >= 4 KiB to saturate. Source: HARDWARE.md, NKI DMA bandwidth
+  // guide. Modelled as a per-descriptor overhead worth dmaRowOverheadBytes,
+  // normalised to 1 at the saturation size: eff(r) = min(1, (r / (r + r0)) /
+  // (S / (S + r0))), S = 4 KiB, r0 = 512 B (our fit: eff(2 KiB) = 0.9,
+  // eff(512 B) = 0.5625, eff(64 B) = 0.125).
+  uint64_t dmaSaturateRowBytes = 4096;
+  uint64_t dmaRowOverheadBytes = 512;
+
+  // --- HBM -------------------------------------------------------------------
+  // Cores per chip and chip HBM bandwidth; a core's share is their ratio.
+  // Source: HARDWARE.md "Targets" (Trainium{,2,3} pages).
+  unsigned coresPerChip = 8;
+  double hbmChipGBps = 2900;
+
   uint64_t sbufBytes() const { return sbufPartitionBytes * numPartitions; }
   uint64_t psumBytes() const { return psumPartitionBytes * numPartitions; }
+  /// Tensor Engine peak per core: rows * cols * 2 FLOP * clock (bf16 rate).
+  double tensorPeakFlopsPerSecond() const {
+    return double(tensorArrayRows) * tensorArrayCols * 2 * tensorClockGHz * 1e9;
+  }
+  /// This core's share of the chip's HBM bandwidth, bytes/s.
+  double hbmCoreBytesPerSecond() const { return hbmChipGBps * 1e9 / coresPerChip; }
+  /// All DMA engines of the core together, bytes/s.
+  double dmaCoreBytesPerSecond() const { return dmaEngines * dmaEngineGBps * 1e9; }
 };
 
 /// The model for `name` ("trn1", "trn2", "trn3"), or nullopt if unknown.

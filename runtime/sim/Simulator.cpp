@@ -2,15 +2,18 @@
 //
 // Binds HBM regions (inputs/outputs: the caller's buffers, zero copy;
 // scratch: zeroed memory owned by the simulator; constants: the program's
-// bytes, read-only), then runs the per-engine streams: repeatedly execute the
-// next instruction of the lowest-numbered engine whose waits are all met,
-// and increment its signal semaphore on completion. When no engine can move
-// but some have instructions left, the run fails with a deadlock report
-// instead of hanging. SBUF and PSUM are allocated once per Simulator.
-//
-// Each engine has an EngineState (PC today; the timed model adds a clock
-// and busy intervals there) so the scheduling loop can later pick by
-// simulated time instead of engine number.
+// bytes, read-only), then runs the per-engine streams as a discrete-event
+// simulation: each engine issues in order; the next instruction to run is
+// the one with the earliest possible start (engine free, waits met at the
+// time the waited-for signals were raised; ties to the lowest engine), and
+// its signal is raised at its end, in time order. Instructions execute
+// functionally at their start, which is a happens-before order: every
+// signal an instruction waits for comes from one that started (and ran)
+// earlier. Untimed runs use the same loop with zero durations, which is the
+// old "lowest-numbered ready engine first" order. When no engine can move
+// and no signal is pending, the run fails with a deadlock report instead of
+// hanging. SBUF and PSUM are allocated once per Simulator. Durations come
+// from sim/Timing.cpp and sim/CostModel.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +21,12 @@
 
 #include "artifact/Artifact.h"
 #include "sim/Exec.h"
+#include "sim/Timing.h"
 
 #include <cstdlib>
+#include <functional>
+#include <limits>
+#include <queue>
 #include <string>
 
 namespace trnc {
@@ -40,9 +47,21 @@ Buffer allocZeroed(size_t bytes) {
 }
 
 struct EngineState {
-  size_t pc = 0;        // next instruction of this engine's stream
-  uint64_t clock = 0;   // simulated cycles (reserved for the timed model)
+  size_t pc = 0;      // next instruction of this engine's stream
+  double freeNs = 0;  // when the engine can issue its next instruction
   uint64_t executed = 0;
+};
+
+/// A signal raised when an instruction ends (simulated time).
+struct Completion {
+  double ns;
+  uint64_t seq; // issue order: ties resolve deterministically
+  uint8_t semaphore;
+  Engine engine;
+  uint32_t index;
+  bool operator>(const Completion &o) const {
+    return ns != o.ns ? ns > o.ns : seq > o.seq;
+  }
 };
 
 llvm::Error fail(const std::string &msg) {
@@ -143,6 +162,7 @@ void execute(sim::ExecContext &ctx, const Instruction &inst) {
 llvm::Error Simulator::run(const Program &program,
                            llvm::ArrayRef<void *> inputs,
                            llvm::ArrayRef<void *> outputs, RunStats *stats) {
+  // Functional only: the callers of this overload want results and counts.
   RunOptions options;
   options.timed = false;
   if (llvm::Error e = run(program, inputs, outputs, options, nullptr))
@@ -153,12 +173,49 @@ llvm::Error Simulator::run(const Program &program,
   return llvm::Error::success();
 }
 
+namespace {
+
+/// The deadlock report: every stuck instruction and what it waits for.
+std::string deadlockMessage(const Program &program,
+                            const std::array<EngineState, kNumEngines> &engines,
+                            const std::array<uint32_t, kNumSemaphores> &sems) {
+  std::string msg = "deadlock in program '" + program.name +
+                    "': no engine can make progress;";
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    const EngineState &es = engines[e];
+    if (es.pc >= program.streams[e].size())
+      continue;
+    const Instruction &inst = program.streams[e][es.pc];
+    msg += "\n  " + describeInstruction(program, Engine(e), es.pc) +
+           " waits for";
+    for (unsigned w = 0; w < inst.numWaits; ++w) {
+      const SemaphoreWait &sw = inst.waits[w];
+      if (sems[sw.semaphore] >= sw.value)
+        continue;
+      msg += " semaphore " + std::to_string(sw.semaphore) + " >= " +
+             std::to_string(sw.value) + " (now " +
+             std::to_string(sems[sw.semaphore]) + ")";
+    }
+  }
+  msg += "\n  semaphores:";
+  bool any = false;
+  for (unsigned i = 0; i < kNumSemaphores; ++i)
+    if (sems[i]) {
+      msg += " s" + std::to_string(i) + "=" + std::to_string(sems[i]);
+      any = true;
+    }
+  if (!any)
+    msg += " all 0";
+  return msg;
+}
+
+} // namespace
+
 llvm::Error Simulator::run(const Program &program,
                            llvm::ArrayRef<void *> inputs,
                            llvm::ArrayRef<void *> outputs,
                            const RunOptions &options, Profile *profile) {
   State &s = *state;
-  ExecutionObserver *observer = options.observer;
   if (program.target != s.model.name)
     return fail("program '" + program.name + "' targets " + program.target +
                 " but this simulator models " + s.model.name);
@@ -170,84 +227,110 @@ llvm::Error Simulator::run(const Program &program,
 
   s.semaphores.fill(0);
   s.engines.fill(EngineState());
+  // signalNs[sem][v - 1]: when semaphore `sem` reached value v. Signals are
+  // raised in time order, so each list is sorted.
+  std::array<std::vector<double>, kNumSemaphores> signalNs;
+  std::priority_queue<Completion, std::vector<Completion>,
+                      std::greater<Completion>>
+      pending;
+  uint64_t seq = 0;
+  sim::TimingModel timing(s.model, options.recordTrace,
+                          options.timed ? profile : nullptr);
+  ExecutionObserver *observer = options.observer;
   if (observer)
     observer->onStart(program);
-  auto waitsMet = [&](const Instruction &inst) {
-    for (unsigned w = 0; w < inst.numWaits; ++w)
-      if (s.semaphores[inst.waits[w].semaphore] < inst.waits[w].value)
-        return false;
-    return true;
+
+  // When the waits of `inst` were all met, or -1 if some are not yet.
+  auto waitsMetAt = [&](const Instruction &inst) {
+    double at = 0;
+    for (unsigned w = 0; w < inst.numWaits; ++w) {
+      const SemaphoreWait &sw = inst.waits[w];
+      if (s.semaphores[sw.semaphore] < sw.value)
+        return -1.0;
+      if (sw.value)
+        at = std::max(at, signalNs[sw.semaphore][sw.value - 1]);
+    }
+    return at;
   };
 
   for (;;) {
-    bool progressed = false, pending = false;
-    for (unsigned e = 0; e < kNumEngines; ++e) {
-      EngineState &es = s.engines[e];
-      const auto &stream = program.streams[e];
-      if (es.pc >= stream.size())
-        continue;
-      pending = true;
-      const Instruction &inst = stream[es.pc];
-      if (!waitsMet(inst))
-        continue;
-      if (observer)
-        observer->onExecute(Engine(e), es.pc, inst);
-      execute(s.ctx, inst);
-      if (inst.signal != kNoSemaphore) {
-        ++s.semaphores[inst.signal];
-        if (observer)
-          observer->onSignal(Engine(e), es.pc, inst.signal,
-                             s.semaphores[inst.signal]);
-      }
-      ++es.pc;
-      ++es.executed;
-      progressed = true;
-      break; // rescan from the lowest-numbered engine
-    }
-    if (progressed)
-      continue;
-    if (!pending)
-      break;
-    // Deadlock: name every stuck instruction and what it waits for.
-    std::string msg = "deadlock in program '" + program.name +
-                      "': no engine can make progress;";
+    // The ready instruction with the earliest start; ties to the lowest
+    // engine number.
+    int best = -1;
+    double bestNs = std::numeric_limits<double>::infinity();
+    bool left = false;
     for (unsigned e = 0; e < kNumEngines; ++e) {
       const EngineState &es = s.engines[e];
       if (es.pc >= program.streams[e].size())
         continue;
-      const Instruction &inst = program.streams[e][es.pc];
-      msg += "\n  " + describeInstruction(program, Engine(e), es.pc) +
-             " waits for";
-      for (unsigned w = 0; w < inst.numWaits; ++w) {
-        const SemaphoreWait &sw = inst.waits[w];
-        if (s.semaphores[sw.semaphore] >= sw.value)
-          continue;
-        msg += " semaphore " + std::to_string(sw.semaphore) +
-               " >= " + std::to_string(sw.value) + " (now " +
-               std::to_string(s.semaphores[sw.semaphore]) + ")";
+      left = true;
+      double met = waitsMetAt(program.streams[e][es.pc]);
+      if (met < 0)
+        continue;
+      double start = std::max(es.freeNs, met);
+      if (start < bestNs) {
+        best = int(e);
+        bestNs = start;
       }
     }
-    msg += "\n  semaphores:";
-    bool any = false;
-    for (unsigned i = 0; i < kNumSemaphores; ++i)
-      if (s.semaphores[i]) {
-        msg += " s" + std::to_string(i) + "=" + std::to_string(s.semaphores[i]);
-        any = true;
-      }
-    if (!any)
-      msg += " all 0";
-    // Races seen before the deadlock are reported with it.
+    // Raise signals due no later than that start first: they may only
+    // enable instructions starting at or after their own time.
+    if (!pending.empty() && (best < 0 || pending.top().ns <= bestNs)) {
+      Completion c = pending.top();
+      pending.pop();
+      uint32_t value = ++s.semaphores[c.semaphore];
+      signalNs[c.semaphore].push_back(c.ns);
+      if (observer)
+        observer->onSignal(c.engine, c.index, c.semaphore, value);
+      continue;
+    }
+    if (best < 0) {
+      if (!left)
+        break;
+      llvm::Error err = fail(deadlockMessage(program, s.engines, s.semaphores));
+      if (observer)
+        err = llvm::joinErrors(std::move(err), observer->onFinish());
+      return err;
+    }
+
+    EngineState &es = s.engines[best];
+    Engine engine = Engine(best);
+    uint32_t index = uint32_t(es.pc);
+    const Instruction &inst = program.streams[best][es.pc];
     if (observer)
-      return llvm::joinErrors(fail(msg), observer->onFinish());
-    return fail(msg);
+      observer->onExecute(engine, index, inst);
+    execute(s.ctx, inst);
+    double endNs = bestNs;
+    if (options.timed) {
+      if (engine == Engine::Dma) {
+        // The Dma stream only dispatches to the queue; the queue runs it.
+        endNs = timing.dma(index, inst, es.freeNs, bestNs).endNs;
+        es.freeNs = bestNs;
+      } else {
+        endNs = timing.compute(engine, index, inst, es.freeNs, bestNs).endNs;
+        es.freeNs = endNs;
+      }
+    }
+    if (inst.signal != kNoSemaphore)
+      pending.push({endNs, seq, inst.signal, engine, index});
+    ++seq;
+    ++es.pc;
+    ++es.executed;
   }
 
+  if (options.timed)
+    timing.finish();
   if (profile) {
-    profile->target = s.model.name;
+    if (!options.timed) {
+      *profile = Profile();
+      profile->target = s.model.name;
+    }
     for (unsigned e = 0; e < kNumEngines; ++e)
       profile->engines[e].instructions = s.engines[e].executed;
   }
-  return observer ? observer->onFinish() : llvm::Error::success();
+  if (observer)
+    return observer->onFinish();
+  return llvm::Error::success();
 }
 
 } // namespace trnc

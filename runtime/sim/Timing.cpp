@@ -1,0 +1,190 @@
+//===- Timing.cpp - Start-up latency, warm-up throttle, DMA queues ---------===//
+//
+// See Timing.h. Times are doubles in ns from the start of the run; cycle
+// counts are converted at the executing engine's clock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sim/Timing.h"
+
+#include "sim/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trnc::sim {
+
+using namespace isa;
+
+TimingModel::TimingModel(const MachineModel &model, bool recordTrace,
+                         Profile *profile)
+    : model(model), recordTrace(recordTrace), profile(profile) {
+  queueLast.fill({0.0, 0.0});
+  if (profile) {
+    *profile = Profile();
+    profile->target = model.name;
+    profile->dmaQueues.resize(kNumDmaQueues);
+    profile->peakFlopsPerSecond = model.tensorPeakFlopsPerSecond();
+    profile->peakHbmBytesPerSecond = model.hbmCoreBytesPerSecond();
+  }
+}
+
+double TimingModel::matmulNs(const Instruction &inst, double startNs) {
+  // Warm-up throttle (trn2/trn3): the rate starts at ~50% and ramps linearly
+  // to full over ~3 us from the first matmul after (re-)engagement; the cap
+  // re-engages once the Tensor Engine's utilisation, measured matmul to
+  // matmul (busy / start-to-start), has stayed below 50% for ~3 us.
+  // Source: HARDWARE.md "Other documented behaviour". The rate is sampled at
+  // each matmul's start (O(1); a matmul is at most ~1 us long).
+  double fraction = 1.0;
+  if (model.tensorWarmupThrottle) {
+    if (anyMatmul) {
+      double window = startNs - prevMatmulStart;
+      if (window > 0 &&
+          prevMatmulBusy / window < model.warmupReengageUtilisation)
+        lowUtilisationNs += window;
+      else
+        lowUtilisationNs = 0;
+      if (lowUtilisationNs >= model.warmupReengageNs) {
+        rampStarted = false;
+        lowUtilisationNs = 0;
+      }
+    }
+    if (!rampStarted) {
+      rampStarted = true;
+      rampStartNs = startNs;
+    }
+    double progress = std::min(1.0, (startNs - rampStartNs) / model.warmupRampNs);
+    fraction = model.warmupStartFraction +
+               (1.0 - model.warmupStartFraction) * progress;
+  }
+  double cycles = double(matmulCycles(model, inst)) / fraction;
+  // Start-up latency when the array was idle before this matmul (HARDWARE.md:
+  // ~64 cycles); back-to-back matmuls pipeline it away.
+  if (!anyMatmul || startNs > prevMatmulEnd)
+    cycles += model.matmulStartupCycles;
+  double ns = cycles / model.tensorClockGHz;
+  anyMatmul = true;
+  prevMatmulStart = startNs;
+  prevMatmulEnd = startNs + ns;
+  prevMatmulBusy = ns;
+  return ns;
+}
+
+Timed TimingModel::compute(Engine engine, uint32_t index,
+                           const Instruction &inst, double issueNs,
+                           double startNs) {
+  Timed t{issueNs, startNs, startNs};
+  double flops = 0;
+  if (inst.opcode == Opcode::Matmul) {
+    t.endNs = startNs + matmulNs(inst, startNs);
+    flops = matmulFlops(inst);
+  } else {
+    t.endNs = startNs + double(vectorLikeCycles(model, inst)) /
+                            engineClockGHz(model, engine);
+  }
+  record(engine, index, inst, t, startNs - issueNs, 0, flops);
+  return t;
+}
+
+Timed TimingModel::dma(uint32_t index, const Instruction &inst, double issueNs,
+                       double dispatchNs) {
+  // Each queue serialises its transfers; a transfer costs the fixed ~1.3 us
+  // then bytes / bandwidth. Its bandwidth is what it reaches alone (engines
+  // x per-engine GB/s x size efficiency), capped by an equal share of the
+  // core's DMA (and HBM) bandwidth among the transfers whose data phase is
+  // running when its own begins. Shares are fixed at that moment (no
+  // re-rating of running transfers): O(queues) per DMA.
+  unsigned q = inst.dmaQueue % kNumDmaQueues;
+  double start = std::max(dispatchNs, queueLast[q].second);
+  double dataStart = start + model.dmaFixedNs;
+  unsigned active = 1;
+  for (unsigned i = 0; i < kNumDmaQueues; ++i)
+    if (i != q && queueLast[i].first <= dataStart &&
+        dataStart < queueLast[i].second)
+      ++active;
+  double bw = std::min(dmaAloneBytesPerNs(model, inst),
+                       dmaSharedCapBytesPerNs(model, inst) / active);
+  uint64_t bytes = dmaBytes(inst);
+  Timed t{issueNs, start, dataStart + double(bytes) / bw};
+  queueLast[q] = {dataStart, t.endNs};
+  dmaIntervals.push_back({t.startNs, t.endNs});
+  if (profile) {
+    DmaQueueProfile &qp = profile->dmaQueues[q];
+    ++qp.transfers;
+    qp.bytes += bytes;
+    qp.busyNs += t.endNs - t.startNs;
+    profile->dmaBytes += bytes;
+    profile->hbmBytes += dmaHbmBytes(inst);
+    unsigned bucket = bytes ? unsigned(std::log2(double(bytes))) : 0;
+    ++profile->dmaSizeHistogram[std::min<size_t>(
+        bucket, profile->dmaSizeHistogram.size() - 1)];
+  }
+  // The Dma stream waited on semaphores until dispatch; the wait for the
+  // queue is not a semaphore wait.
+  record(Engine::Dma, index, inst, t, dispatchNs - issueNs, bytes, 0);
+  return t;
+}
+
+void TimingModel::record(Engine engine, uint32_t index,
+                         const Instruction &inst, const Timed &t,
+                         double waitNs, uint64_t bytes, double flops) {
+  endNs = std::max(endNs, t.endNs);
+  if (!profile)
+    return;
+  EngineProfile &ep = profile->engines[size_t(engine)];
+  ++ep.instructions;
+  ep.semaphoreWaitNs += waitNs;
+  if (engine != Engine::Dma)
+    ep.busyNs += t.endNs - t.startNs;
+  profile->tensorFlops += flops;
+  profile->usefulMatmulFlops += flops; // no transposes in the ISA yet
+  if (!recordTrace)
+    return;
+  InstructionRecord r;
+  r.engine = engine;
+  r.dmaQueue = engine == Engine::Dma ? inst.dmaQueue : 0;
+  r.index = index;
+  r.opcode = inst.opcode;
+  r.sourceIndex = inst.sourceIndex;
+  r.issueNs = t.issueNs;
+  r.startNs = t.startNs;
+  r.endNs = t.endNs;
+  r.bytes = bytes;
+  r.flops = flops;
+  profile->trace.push_back(r);
+}
+
+void TimingModel::finish() {
+  if (!profile)
+    return;
+  Profile &p = *profile;
+  p.totalNs = endNs;
+  // DMA busy time: the union of all transfers' intervals across queues.
+  std::sort(dmaIntervals.begin(), dmaIntervals.end());
+  double busy = 0, curStart = 0, curEnd = -1;
+  for (auto [s, e] : dmaIntervals) {
+    if (s > curEnd) {
+      busy += std::max(0.0, curEnd - curStart);
+      curStart = s;
+      curEnd = e;
+    } else {
+      curEnd = std::max(curEnd, e);
+    }
+  }
+  busy += std::max(0.0, curEnd - curStart);
+  p.engines[size_t(Engine::Dma)].busyNs = busy;
+  p.semaphoreWaitNs = 0;
+  for (EngineProfile &ep : p.engines) {
+    ep.utilisation = endNs > 0 ? ep.busyNs / endNs : 0;
+    p.semaphoreWaitNs += ep.semaphoreWaitNs;
+  }
+  double seconds = endNs * 1e-9;
+  if (seconds > 0) {
+    p.hfu = p.tensorFlops / (seconds * p.peakFlopsPerSecond);
+    p.mfu = p.usefulMatmulFlops / (seconds * p.peakFlopsPerSecond);
+    p.mbu = double(p.hbmBytes) / (seconds * p.peakHbmBytesPerSecond);
+  }
+}
+
+} // namespace trnc::sim

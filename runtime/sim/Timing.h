@@ -1,0 +1,72 @@
+//===- Timing.h - Simulated time of one run ----------------------*- C++ -*-===//
+//
+// The stateful half of the timed model (the formulas are in CostModel.h):
+// the Tensor Engine's start-up latency and warm-up throttle, the 16 DMA
+// queues (each serialises its transfers; concurrent transfers share the
+// core's DMA/HBM bandwidth), and the Profile being accumulated. The engine
+// loop (Simulator.cpp) decides *when* an instruction may start; this class
+// says when it ends and records it. O(1) per instruction (O(queues) for a
+// DMA), no per-element work.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "isa/Isa.h"
+#include "machine/MachineModel.h"
+#include "sim/Profile.h"
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace trnc::sim {
+
+constexpr unsigned kNumDmaQueues = 16;
+
+/// When an instruction ran: issue (its engine reached it), start, end; end
+/// is also when its signal is raised.
+struct Timed {
+  double issueNs = 0, startNs = 0, endNs = 0;
+};
+
+class TimingModel {
+public:
+  /// `profile` may be null (timing still drives the order of execution).
+  TimingModel(const MachineModel &model, bool recordTrace, Profile *profile);
+
+  /// A compute-engine instruction (Tensor/Vector/Scalar/GpSimd) that its
+  /// engine reached at `issueNs` and whose waits were met at `startNs`.
+  Timed compute(isa::Engine engine, uint32_t index,
+                const isa::Instruction &inst, double issueNs, double startNs);
+  /// A DMA the Dma stream dispatched to its queue at `dispatchNs`.
+  Timed dma(uint32_t index, const isa::Instruction &inst, double issueNs,
+            double dispatchNs);
+
+  /// Fill the profile's totals (call once, after the last instruction).
+  void finish();
+
+private:
+  double matmulNs(const isa::Instruction &inst, double startNs);
+  void record(isa::Engine engine, uint32_t index, const isa::Instruction &inst,
+              const Timed &t, double waitNs, uint64_t bytes, double flops);
+
+  const MachineModel &model;
+  bool recordTrace;
+  Profile *profile;
+  double endNs = 0; // latest end of any instruction
+
+  // Tensor Engine: previous matmul, and the warm-up throttle's state.
+  bool anyMatmul = false;
+  double prevMatmulStart = 0, prevMatmulEnd = 0, prevMatmulBusy = 0;
+  bool rampStarted = false;
+  double rampStartNs = 0;
+  double lowUtilisationNs = 0;
+
+  // DMA queues: the last transfer of each, and all transfer intervals (for
+  // the DMA busy time, a union across queues).
+  std::array<std::pair<double, double>, kNumDmaQueues> queueLast{};
+  std::vector<std::pair<double, double>> dmaIntervals;
+};
+
+} // namespace trnc::sim
