@@ -48,7 +48,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return int(args.func(args) or 0)
     except TrncError as exc:
-        print(f"trnc: error: {exc}", file=sys.stderr)
+        print(f"trnc: error: {str(exc).removeprefix('trnc: ')}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
