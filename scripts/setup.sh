@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   clang-19 lld-19 ccache ninja-build
   catch2 nlohmann-json3-dev pybind11-dev libzstd-dev zlib1g-dev libxml2-dev
+  libopenblas-dev
 )
 # Exact pins only: a range lets pip resolve a newer, multi-GB CUDA torch.
 PIP_PACKAGES=(

@@ -2,81 +2,89 @@
 //
 // dst[m, n] (+)= sum_k src0[k, m] * src1[k, n]: partition index is k for the
 // sources (stationary src0 [K, M], moving src1 [K, N]) and m for the PSUM
-// destination [M, N], which accumulates in fp32. Both tiles are converted to
-// fp32 once, then a blocked kernel loops m (four rows at a time), k, n with
-// n innermost so the compiler vectorises the row update. Without kFlagAccumulate the result
-// overwrites dst (first write of an accumulation group).
+// destination [M, N], which accumulates in fp32. Without kFlagAccumulate the
+// result overwrites dst (first write of an accumulation group).
+//
+// The arithmetic is one BLAS sgemm (OpenBLAS, a well-kept library, instead of
+// a hand-written kernel: simulating a graph should cost about what running it
+// eagerly costs). fp32 operands whose rows are contiguous are handed to BLAS
+// in place (the partition stride is the leading dimension); other dtypes and
+// layouts are converted to fp32 once per instruction. Inputs are rounded to
+// their dtype before the product and the sums are fp32, like the hardware.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sim/Exec.h"
 
-#include <algorithm>
+#include <cblas.h>
 
 namespace trnc::sim {
+
+namespace {
+
+/// Row stride in fp32 elements when every partition of `v` is one contiguous
+/// fp32 row of its free elements; 0 otherwise.
+int64_t contiguousF32RowStride(const View &v) {
+  if (v.dtype != isa::DType::F32 || v.strideBytes[0] % 4 != 0)
+    return 0;
+  int64_t expected = 4;
+  for (unsigned d = v.numDims; d-- > 1;) {
+    if (v.count[d] != 1 && v.strideBytes[d] != expected)
+      return 0;
+    expected *= static_cast<int64_t>(v.count[d]);
+  }
+  if (v.partitions() > 1 && v.strideBytes[0] < expected)
+    return 0;
+  return v.partitions() > 1 ? v.strideBytes[0] / 4
+                            : static_cast<int64_t>(v.freeElements());
+}
+
+/// An fp32 [rows, cols] matrix over `v`: in place when possible, else a copy
+/// into `scratch` (loaded when `load`).
+struct Matrix {
+  float *data;
+  int64_t ld;
+  bool inPlace;
+};
+
+Matrix bind(const View &v, std::vector<float> &scratch, bool load) {
+  const size_t rows = v.partitions(), cols = v.freeElements();
+  if (int64_t ld = contiguousF32RowStride(v))
+    return {reinterpret_cast<float *>(v.base), ld, true};
+  scratch.resize(rows * cols);
+  if (load) {
+    Walker w(v, 1);
+    for (size_t r = 0; r < rows; ++r) {
+      w.setPartition(r);
+      w.load(scratch.data() + r * cols, cols);
+    }
+  }
+  return {scratch.data(), static_cast<int64_t>(cols), false};
+}
+
+} // namespace
 
 void execMatmul(ExecContext &ctx, const isa::Instruction &inst) {
   View a = ctx.view(inst.src0), b = ctx.view(inst.src1), d = ctx.view(inst.dst);
   const size_t K = a.partitions(), M = a.freeElements(), N = b.freeElements();
-  ctx.matA.resize(K * M);
-  ctx.matB.resize(K * N);
-  ctx.matC.resize(M * N);
-  float *A = ctx.matA.data(), *B = ctx.matB.data(), *C = ctx.matC.data();
+  const bool accumulate = inst.flags & isa::kFlagAccumulate;
 
-  Walker wa(a, 1), wb(b, 1), wd(d, 1);
-  for (size_t k = 0; k < K; ++k) {
-    wa.setPartition(k);
-    wa.load(A + k * M, M);
-    wb.setPartition(k);
-    wb.load(B + k * N, N);
-  }
-  if (inst.flags & isa::kFlagAccumulate) {
+  Matrix A = bind(a, ctx.matA, /*load=*/true);
+  Matrix B = bind(b, ctx.matB, /*load=*/true);
+  Matrix C = bind(d, ctx.matC, /*load=*/accumulate);
+
+  // C[M, N] = A[K, M]^T * B[K, N] (+ C).
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(M),
+              static_cast<int>(N), static_cast<int>(K), 1.0f, A.data,
+              static_cast<int>(A.ld), B.data, static_cast<int>(B.ld),
+              accumulate ? 1.0f : 0.0f, C.data, static_cast<int>(C.ld));
+
+  if (!C.inPlace) {
+    Walker wd(d, 1);
     for (size_t m = 0; m < M; ++m) {
       wd.setPartition(m);
-      wd.load(C + m * N, N);
+      wd.store(C.data + m * N, N);
     }
-  } else {
-    std::fill(C, C + M * N, 0.0f);
-  }
-
-  // Block n so a C row block and the matching B columns stay in L1, and
-  // update four C rows per pass so each B element loaded feeds four FMAs.
-  constexpr size_t kBlockN = 128;
-  for (size_t n0 = 0; n0 < N; n0 += kBlockN) {
-    const size_t len = std::min(N, n0 + kBlockN) - n0;
-    size_t m = 0;
-    for (; m + 4 <= M; m += 4) {
-      float *__restrict c0 = C + m * N + n0;
-      float *__restrict c1 = c0 + N;
-      float *__restrict c2 = c1 + N;
-      float *__restrict c3 = c2 + N;
-      for (size_t k = 0; k < K; ++k) {
-        const float *a = A + k * M + m;
-        const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-        const float *__restrict row = B + k * N + n0;
-        for (size_t n = 0; n < len; ++n) {
-          const float bv = row[n];
-          c0[n] += a0 * bv;
-          c1[n] += a1 * bv;
-          c2[n] += a2 * bv;
-          c3[n] += a3 * bv;
-        }
-      }
-    }
-    for (; m < M; ++m) {
-      float *__restrict c = C + m * N + n0;
-      for (size_t k = 0; k < K; ++k) {
-        const float s = A[k * M + m];
-        const float *__restrict row = B + k * N + n0;
-        for (size_t n = 0; n < len; ++n)
-          c[n] += s * row[n];
-      }
-    }
-  }
-
-  for (size_t m = 0; m < M; ++m) {
-    wd.setPartition(m);
-    wd.store(C + m * N, N);
   }
 }
 
