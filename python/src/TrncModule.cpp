@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ProfileBindings.h"
 #include "artifact/Artifact.h"
 #include "artifact/Program.h"
 #include "machine/MachineModel.h"
@@ -84,7 +85,9 @@ public:
     simulator = std::make_unique<trnc::Simulator>(model);
   }
 
-  void run(const std::vector<uintptr_t> &inputs, const std::vector<uintptr_t> &outputs) {
+  /// Returns None, or a trnc._C.Profile when `profile` or `trace` is set.
+  py::object run(const std::vector<uintptr_t> &inputs, const std::vector<uintptr_t> &outputs,
+                 bool profile, bool trace) {
     // Regions name graph positions; the compiler may drop unused inputs, so
     // check the positions the program binds, not a count.
     for (const trnc::Region &r : program.regions) {
@@ -102,14 +105,23 @@ public:
     for (uintptr_t p : outputs)
       out.push_back(reinterpret_cast<void *>(p));
     std::string error;
+    std::optional<trnc::Profile> timed;
+    if (profile || trace)
+      timed.emplace();
     {
       py::gil_scoped_release noGil;
       std::lock_guard<std::mutex> lock(mutex);
-      if (llvm::Error err = simulator->run(program, in, out))
+      trnc::RunOptions options;
+      options.recordTrace = trace;
+      if (llvm::Error err = timed ? simulator->run(program, in, out, options, &*timed)
+                                  : simulator->run(program, in, out))
         error = errorText(std::move(err));
     }
     if (!error.empty())
       throw std::runtime_error("simulating '" + program.name + "' failed: " + error);
+    if (!timed)
+      return py::none();
+    return trnc::python::wrapProfile(py::cast(this), program, std::move(*timed));
   }
 
   trnc::Program program;
@@ -133,6 +145,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");
   trnc::python::registerInspectBindings(m);
   trnc::python::registerCacheBindings(m);
+  trnc::python::registerProfileBindings(m);
 
   py::class_<Executable>(m, "Executable")
       .def(py::init<const py::bytes &>(), py::arg("artifact"),
@@ -146,6 +159,8 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("metadata_json",
                              [](const Executable &e) { return e.program.metadataJson; })
       .def("run", &Executable::run, py::arg("inputs"), py::arg("outputs"),
+           py::arg("profile") = false, py::arg("trace") = false,
            "Run on raw data pointers (tensor.data_ptr()), zero copy; raises "
-           "RuntimeError with the simulator's message.");
+           "RuntimeError with the simulator's message. With profile (or trace, which "
+           "also records every instruction) returns a trnc._C.Profile, else None.");
 }

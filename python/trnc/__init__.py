@@ -9,6 +9,8 @@ simulator (nothing executes on Trainium hardware).
 from .backend import neuron
 from .errors import CompileError, TrncError, UnsupportedOperatorError
 from .options import CompilerOptions
+from . import profiling
+from .profiling import last_profile
 
 __version__ = "0.1.0"
 
@@ -19,4 +21,6 @@ __all__ = [
     "CompileError",
     "UnsupportedOperatorError",
     "CompilerOptions",
+    "profiling",
+    "last_profile",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from . import profiling
 from .errors import TrncError
 from .graph_export import ExportedGraph, TensorSpec
 
@@ -65,7 +66,12 @@ class CompiledGraph:
         inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(originals, self.inputs))]
         outputs = [torch.empty_strided(s.shape, s.stride, dtype=s.dtype) for s in self.outputs]
         start = time.perf_counter()
-        self.executable.run([t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs])
+        ins, outs = [t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs]
+        sink = profiling.active()  # None unless profiling (trnc.profiling.capture)
+        if sink is None:
+            self.executable.run(ins, outs)
+        else:
+            profiling.record(self.name, self.calls, self.executable.run(ins, outs, profile=True, trace=sink.trace))
         self.run_seconds += time.perf_counter() - start
         self.calls += 1
         result = []

@@ -153,8 +153,8 @@ std::string summarize(const Program &program, const Profile &p) {
      << ", MFU " << formatPercent(p.mfu) << " of " << formatCount(p.peakFlopsPerSecond, "FLOP/s")
      << " peak per core\n";
   os << "  memory: " << formatBytes(double(p.dmaBytes)) << " moved by DMA, " << formatBytes(double(p.hbmBytes))
-     << " to/from HBM; MBU " << formatPercent(p.mbu) << " of " << formatBytes(p.peakHbmBytesPerSecond)
-     << "/s\n";
+     << " to/from HBM; MBU " << formatPercent(p.mbu) << " of "
+     << formatCount(p.peakHbmBytesPerSecond, "B/s") << " per core\n";
   os << "  semaphore wait: " << formatNs(p.semaphoreWaitNs) << " summed over engines\n";
   os << "  DMA sizes: " << histogramText(p) << "\n";
   printBreakdown(os, program, p);

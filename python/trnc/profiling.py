@@ -1,0 +1,188 @@
+"""Profiles of compiled calls: simulated time, utilisation, traces.
+
+Every graph trnc compiles runs on the bundled NeuronCore simulator, which also
+models time. Profiling is off by default and costs nothing then; inside
+``capture()`` every compiled graph run (forward and backward) returns its
+profile, and the capture collects them in call order::
+
+    with trnc.profiling.capture(trace=True) as p:
+        loss = compiled(x).sum()
+        loss.backward()
+    print(p.total_ns, p.summary())
+    p.write_trace("step.json")          # open in ui.perfetto.dev or chrome://tracing
+
+``trnc.last_profile()`` returns the most recent graph profile recorded (inside
+a capture, or after ``enable()``). All times are simulated estimates built
+from public hardware facts (docs/profiling.md), not measurements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+__all__ = ["GraphProfile", "Capture", "capture", "enable", "disable", "last_profile"]
+
+
+@dataclass
+class GraphProfile:
+    """One run of one compiled graph: its name, call number and ``trnc._C.Profile``."""
+
+    graph: str
+    call: int
+    profile: Any
+
+    @property
+    def total_ns(self) -> float:
+        return self.profile.total_ns
+
+    def summary(self) -> str:
+        return self.profile.summary()
+
+    def to_dict(self) -> dict:
+        return {"graph": self.graph, "call": self.call, **self.profile.to_dict()}
+
+
+class Capture:
+    """Collects the profile of every compiled graph run while active."""
+
+    def __init__(self, trace: bool = False) -> None:
+        #: Record one trace slice per instruction (needed by write_trace and the
+        #: per-instruction part of summary(); costs memory on big graphs).
+        self.trace = trace
+        self.graphs: list[GraphProfile] = []
+
+    def record(self, graph: str, call: int, profile: Any) -> None:
+        self.graphs.append(GraphProfile(graph, call, profile))
+
+    # -- totals over every graph run, as if run back to back -------------
+    @property
+    def total_ns(self) -> float:
+        """Simulated time of all runs (graphs run one after another)."""
+        return sum(g.total_ns for g in self.graphs)
+
+    def _sum(self, key: str) -> float:
+        return sum(g.profile.to_dict()[key] for g in self.graphs)
+
+    @property
+    def tensor_flops(self) -> float:
+        return self._sum("tensor_flops")
+
+    @property
+    def useful_matmul_flops(self) -> float:
+        return self._sum("useful_matmul_flops")
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self._sum("hbm_bytes")
+
+    def engine_busy_ns(self) -> dict[str, float]:
+        """Busy time per engine summed over runs."""
+        busy: dict[str, float] = {}
+        for g in self.graphs:
+            for name, e in g.profile.engines.items():
+                busy[name] = busy.get(name, 0.0) + e["busy_ns"]
+        return busy
+
+    def utilisation(self) -> dict[str, float]:
+        """Per-engine busy time over total simulated time, in [0, 1]."""
+        total = self.total_ns
+        return {k: (v / total if total > 0 else 0.0) for k, v in self.engine_busy_ns().items()}
+
+    def mfu(self) -> float:
+        """Useful matmul FLOPs over (total time x per-core peak)."""
+        if not self.graphs or self.total_ns <= 0:
+            return 0.0
+        peak = self.graphs[0].profile.to_dict()["peak_flops_per_second"]
+        return self.useful_matmul_flops / (self.total_ns * 1e-9 * peak) if peak else 0.0
+
+    def summary(self) -> str:
+        """Totals, then each graph run's own summary."""
+        lines = [
+            f"trnc profile: {len(self.graphs)} graph run(s), {self.total_ns / 1e3:.3f} us simulated in total "
+            "(simulated estimates, not measurements)"
+        ]
+        for g in self.graphs:
+            lines.append(f"  {g.graph} call {g.call}: {g.total_ns / 1e3:.3f} us")
+        text = "\n".join(lines) + "\n"
+        for g in self.graphs:
+            text += "\n" + g.summary()
+        return text
+
+    def trace_json(self) -> str:
+        """One Chrome/Perfetto trace: a process per graph run, runs laid end to end."""
+        events: list = []
+        offset_us = 0.0
+        for pid, g in enumerate(self.graphs, 1):
+            one = json.loads(g.profile.trace_json(pid, f"{g.graph} call {g.call}"))
+            for e in one["traceEvents"]:
+                if "ts" in e:
+                    e["ts"] += offset_us
+                events.append(e)
+            offset_us += g.total_ns / 1e3
+        return json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
+                           "otherData": {"generator": "trnc simulator (simulated time, not a measurement)"}})
+
+    def write_trace(self, path: str) -> None:
+        """Write trace_json() to `path` (needs capture(trace=True) for slices)."""
+        with open(path, "w") as f:
+            f.write(self.trace_json())
+
+
+# The active capture (innermost), or None: compiled_graph reads this on every
+# run, so "not profiling" costs one global lookup.
+_active: Optional[Capture] = None
+_enabled: Optional[Capture] = None  # a capture that only keeps the last profile
+_last: Optional[GraphProfile] = None
+
+
+def active() -> Optional[Capture]:
+    """The capture compiled graph runs report to, or None (profiling off)."""
+    return _active
+
+
+def record(graph: str, call: int, profile: Any) -> None:
+    """Called by CompiledGraph with the profile of one run."""
+    global _last
+    if _active is not None:
+        _active.record(graph, call, profile)
+    _last = GraphProfile(graph, call, profile)
+
+
+@contextlib.contextmanager
+def capture(trace: bool = False) -> Iterator[Capture]:
+    """Profile every compiled graph run inside the ``with`` block."""
+    global _active
+    previous = _active
+    _active = Capture(trace=trace)
+    try:
+        yield _active
+    finally:
+        _active = previous
+
+
+class _LastOnly(Capture):
+    def record(self, graph: str, call: int, profile: Any) -> None:  # keep nothing but _last
+        pass
+
+
+def enable(trace: bool = False) -> None:
+    """Profile every run from now on, keeping only the last (see last_profile())."""
+    global _active, _enabled
+    if _active is None:
+        _enabled = _active = _LastOnly(trace=trace)
+
+
+def disable() -> None:
+    """Undo enable()."""
+    global _active, _enabled
+    if _active is _enabled:
+        _active = None
+    _enabled = None
+
+
+def last_profile() -> Optional[GraphProfile]:
+    """The most recent graph run profiled (inside capture() or after enable()), or None."""
+    return _last
