@@ -8,7 +8,8 @@ cached graph can be reused, and a fresh object per call would recompile.
 
 Each call runs AOTAutograd (trnc's decomposition table, functionalization,
 forward/backward partition); every resulting ATen graph is exported to graph
-JSON, compiled by ``trnc._C.compile`` and wrapped in a boxed ``CompiledGraph``.
+JSON, compiled through the artifact cache (``trnc.cache``; a hit skips the
+compiler) and wrapped in a boxed ``CompiledGraph``.
 Backward graphs are compiled lazily by AOTAutograd at the first
 ``.backward()``; their errors surface there and are never swallowed.
 In graph collection mode (collect.py) graphs are exported, handed to the
@@ -29,10 +30,11 @@ import torch.fx
 from torch._dynamo.backends.common import aot_autograd
 
 from . import collect
+from . import cache
 from ._native import native
 from .compiled_graph import CompiledGraph
 from .decompositions import decomposition_table
-from .errors import CompileError, TrncError, error_from_result
+from .errors import CompileError, TrncError
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph
 from .options import CompilerOptions
 
@@ -75,11 +77,12 @@ def _reproducer(graph: ExportedGraph, options: CompilerOptions) -> Optional[str]
 
 
 def compile_exported(graph: ExportedGraph, options: CompilerOptions) -> Any:
-    """Compile an exported graph; returns a ``_C.Executable`` or raises CompileError."""
-    result = native().compile(graph.to_json(), options.to_json())
-    if not result["ok"]:
-        raise error_from_result(result, graph.name, _reproducer(graph, options))
-    return native().Executable(result["artifact"])
+    """Compile an exported graph through the artifact cache (docs/cache.md): a hit
+    skips the whole compiler. Returns a ``_C.Executable`` or raises CompileError."""
+    artifact, _hit = cache.compile_cached(
+        graph.to_json(), options, graph.name, lambda: _reproducer(graph, options)
+    )
+    return native().Executable(artifact)
 
 
 class NeuronBackend:

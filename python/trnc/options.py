@@ -29,14 +29,27 @@ class CompilerOptions:
         dump_dir: when set, a failing graph's JSON and input IR are written
             there, and the error carries the command that reproduces it.
             Defaults to ``$TRNC_DUMP_DIR`` when that is set.
+        cache: read and write the artifact cache (docs/cache.md); also turned
+            off by ``TRNC_DISABLE_CACHE=1``.
+        cache_dir: the cache directory for this compile (else
+            ``$TRNC_CACHE_DIR``, else ``~/.cache/trnc``).
+
+    ``cache`` and ``cache_dir`` only say where to cache: they are not part of
+    the cache key, nor of the JSON the compiler reads.
     """
 
     target: str = DEFAULT_TARGET
     dump_dir: Optional[str] = None
+    cache: bool = True
+    cache_dir: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.target, str):
             raise TrncError(f"trnc: option 'target' must be a string, got {self.target!r}")
+        if not isinstance(self.cache, bool):
+            raise TrncError(f"trnc: option 'cache' must be True or False, got {self.cache!r}")
+        if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
+            raise TrncError(f"trnc: option 'cache_dir' must be a path, got {self.cache_dir!r}")
         # Validation needs the extension; without it compilation fails later
         # with the "not built" message anyway.
         if available():

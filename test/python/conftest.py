@@ -59,3 +59,15 @@ def _fresh_state():
     yield
     torch._dynamo.reset()
     torch.compiler.set_default_backend(None)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path_factory, monkeypatch):
+    """A fresh artifact cache per test (docs/cache.md), never ~/.cache/trnc:
+    no test hits an entry another test compiled."""
+    monkeypatch.setenv("TRNC_CACHE_DIR", str(tmp_path_factory.mktemp("trnc-cache")))
+    monkeypatch.delenv("TRNC_DISABLE_CACHE", raising=False)
+    import trnc.cache
+
+    trnc.cache.reset_stats()
+    yield

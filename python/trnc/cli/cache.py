@@ -1,0 +1,91 @@
+"""``trnc cache ls | stats | verify | prune --max-size SIZE | clear``: the artifact cache.
+
+Every sub-command takes ``--cache-dir`` (default: ``TRNC_CACHE_DIR``, else
+``~/.cache/trnc``). ``verify`` exits with 1 when an entry is corrupt and names
+each one. See docs/cache.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+
+from .. import cache
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "cache",
+        help="list, check, prune or clear the artifact cache",
+        description="Inspect and maintain the trnc artifact cache (docs/cache.md).",
+    )
+    commands = p.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
+
+    def action(name: str, help: str, func) -> argparse.ArgumentParser:
+        a = commands.add_parser(name, help=help, description=help)
+        a.add_argument("--cache-dir", default=None, help="cache directory (default: $TRNC_CACHE_DIR or ~/.cache/trnc)")
+        a.set_defaults(func=func)
+        return a
+
+    action("ls", "list entries, least recently used first", run_ls)
+    action("stats", "entries, size, hits and compile time saved", run_stats)
+    action("verify", "re-verify every entry; exit 1 if any is corrupt", run_verify)
+    prune = action("prune", "remove least recently used entries down to a size", run_prune)
+    prune.add_argument("--max-size", required=True, help="e.g. 2G, 500M, 0 (bytes when no unit)")
+    action("clear", "remove every entry", run_clear)
+
+
+def _when(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _directory(args: argparse.Namespace) -> str:
+    return os.path.abspath(args.cache_dir) if args.cache_dir else cache.cache_dir()
+
+
+def run_ls(args: argparse.Namespace) -> int:
+    directory = _directory(args)
+    found = cache.entries(directory)
+    print(f"{directory}: {len(found)} entries")
+    if found:
+        print(f"{'key':16}  {'graph':20} {'target':6} {'size':>10}  {'last used':19}  hits")
+    for e in found:
+        print(
+            f"{e.key[:16]}  {e.graph_name[:20]:20} {e.target:6} {cache.format_size(e.size):>10}  "
+            f"{_when(e.last_used)}  {e.hits}"
+        )
+    return 0
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    s = cache.stats(directory=_directory(args))
+    print(f"cache directory:       {s['cache_dir']}")
+    print(f"enabled:               {'yes' if s['enabled'] else 'no (TRNC_DISABLE_CACHE)'}")
+    print(f"entries:               {s['entries']}")
+    print(f"size:                  {cache.format_size(s['bytes'])} of {cache.format_size(s['max_bytes'])}")
+    print(f"hits (all processes):  {s['total_hits']}")
+    print(f"compile time saved:    {s['compile_seconds_saved']:.2f} s")
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    directory = _directory(args)
+    found = cache.entries(directory)
+    problems = cache.verify(directory)
+    for entry, problem in problems:
+        print(f"BAD {entry.key} ({entry.graph_name}): {problem}")
+    print(f"{len(found)} entries checked, {len(problems)} bad")
+    return 1 if problems else 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    removed, freed = cache.prune(args.max_size, _directory(args))
+    print(f"removed {removed} entries, freed {cache.format_size(freed)}")
+    return 0
+
+
+def run_clear(args: argparse.Namespace) -> int:
+    removed = cache.clear(_directory(args))
+    print(f"removed {removed} entries from {_directory(args)}")
+    return 0
