@@ -264,8 +264,9 @@ def compile_collected(graph: CollectedGraph, keep_artifact: bool = False) -> Gra
         result.key = artifact_key(graph)
         artifact, hit = _compile_bytes(graph)
     except TrncError as exc:
-        message = exc.compiler_message if isinstance(exc, CompileError) else str(exc)
-        result.error = message
+        result.error = exc.compiler_message if isinstance(exc, CompileError) else str(exc)
+    except Exception as exc:  # a bug, not the user's: still one failed graph with its reason
+        result.error = f"internal error: {type(exc).__name__}: {exc}"
     else:
         result.status = "cached" if hit else "compiled"
         result.artifact = artifact if keep_artifact else None

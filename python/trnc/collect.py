@@ -16,6 +16,7 @@ so the program runs at eager speed. Two ways to turn it on:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -45,7 +46,7 @@ class CollectedGraph:
 
     name: str
     graph_json: str
-    options_json: str
+    options_json: str  # every CompilerOptions field (cache_dir too), not only to_json()'s
 
     @property
     def digest(self) -> str:
@@ -60,7 +61,7 @@ class CollectedGraph:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def options(self) -> CompilerOptions:
-        return CompilerOptions.from_mapping(json.loads(self.options_json))
+        return CompilerOptions(**json.loads(self.options_json))
 
     def spec_summary(self) -> dict[str, Any]:
         """Inputs and outputs as {shape, stride, dtype} lists (for manifests)."""
@@ -104,8 +105,12 @@ def intercept(graph: ExportedGraph, options: CompilerOptions, gm: Any) -> Option
         return None
     from torch._functorch.aot_autograd import make_boxed_func
 
-    sink(CollectedGraph(graph.name, graph.to_json(), options.to_json()))
+    sink(CollectedGraph(graph.name, graph.to_json(), _options_json(options)))
     return make_boxed_func(gm.forward)
+
+
+def _options_json(options: CompilerOptions) -> str:
+    return json.dumps(dataclasses.asdict(options), sort_keys=True, default=str)
 
 
 def write_collected(directory: str, graph: CollectedGraph) -> str:

@@ -1,7 +1,7 @@
 """A tiny training loop for `trnc precompile -- python train.py STEPS`.
 
-Prints one JSON line with what the neuron backend compiled in this process
-(trnc.neuron.stats) and, when the cache module exists, its statistics.
+Prints one line, TRNC_REPORT {json}: what the neuron backend compiled in this
+process (trnc.neuron.stats), trnc.cache.stats() and trnc._C.cache_compile_count().
 """
 
 import json
@@ -10,6 +10,7 @@ import sys
 import torch
 
 import trnc
+import trnc.cache
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from models import make_mlp  # noqa: E402
@@ -27,13 +28,10 @@ for _ in range(steps):
 with torch.no_grad():
     compiled(torch.randn(4, 32))  # an inference graph with another shape
 
-report = {"counts": dict(trnc.neuron.stats.counts), "loss": float(loss.detach())}
-try:
-    from trnc import cache
-
-    if hasattr(cache, "stats"):
-        stats = cache.stats()
-        report["cache"] = stats if isinstance(stats, dict) else getattr(stats, "__dict__", str(stats))
-except ImportError:
-    pass
+report = {
+    "counts": dict(trnc.neuron.stats.counts),
+    "cache": trnc.cache.stats(),
+    "compiles": trnc._C.cache_compile_count(),
+    "loss": float(loss.detach()),
+}
 print("TRNC_REPORT " + json.dumps(report, default=str))
