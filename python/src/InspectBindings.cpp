@@ -14,6 +14,7 @@
 #include "isa/Isa.h"
 #include "trnc/Compiler/Emit.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <pybind11/pybind11.h>
@@ -30,8 +31,13 @@ trnc::Program load(const py::bytes &artifact) {
   std::string_view bytes = artifact;
   llvm::Expected<trnc::Program> program = trnc::readArtifact(llvm::ArrayRef<uint8_t>(
       reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
-  if (!program)
-    throw py::value_error("invalid trnc artifact: " + llvm::toString(program.takeError()));
+  if (!program) {
+    // Structural errors already say "invalid trnc artifact: ..."; verifier ones do not.
+    std::string message = llvm::toString(program.takeError());
+    llvm::StringRef prefix = "invalid trnc artifact";
+    throw py::value_error(llvm::StringRef(message).starts_with(prefix) ? message
+                                                                       : prefix.str() + ": " + message);
+  }
   return std::move(*program);
 }
 
