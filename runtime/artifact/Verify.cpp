@@ -39,6 +39,8 @@ std::string str(i128 v) {
 /// Largest element count an instruction operand may cover; far above any
 /// real tile, small enough that counts never overflow 64-bit arithmetic.
 constexpr u128 kMaxElements = u128(1) << 48;
+/// Largest stride magnitude in elements (same reasoning).
+constexpr int64_t kMaxStride = int64_t(1) << 48;
 
 u128 freeElements(const AccessPattern &ap) {
   u128 n = 1;
@@ -157,6 +159,16 @@ std::string Verifier::checkPattern(const AccessPattern &ap,
       return name + " free dim " + std::to_string(i) + " has count 0";
   if (freeElements(ap) * ap.partitionCount > kMaxElements)
     return name + " covers more than 2^48 elements";
+  // The simulator walks strides in bytes with 64-bit arithmetic; a dim of
+  // count 1 reaches nothing, so bounds alone would let any stride through.
+  for (unsigned i = 0; i < ap.numDims; ++i)
+    if (ap.stride[i] > kMaxStride || ap.stride[i] < -kMaxStride)
+      return name + " free dim " + std::to_string(i) + " stride " +
+             std::to_string(ap.stride[i]) + " is beyond +-2^48 elements";
+  if (ap.mem == MemKind::HBM &&
+      (ap.partitionStride > kMaxStride || ap.partitionStride < -kMaxStride))
+    return name + " row stride " + std::to_string(ap.partitionStride) +
+           " is beyond +-2^48 elements";
 
   i128 lo, hi;
   freeExtent(ap, lo, hi);

@@ -15,8 +15,6 @@
 #include "fuzz/SeedPrograms.h"
 #include "sim/RaceChecker.h"
 
-#include "llvm/Support/xxhash.h"
-
 #include <functional>
 
 using namespace trnc;
@@ -48,17 +46,6 @@ struct Section {
 Section section(const std::vector<uint8_t> &b, size_t entry) {
   size_t at = kTableStart + entry * kEntryBytes;
   return {size_t(le64(b, at + 8)), size_t(le64(b, at + 16))};
-}
-
-/// Recompute every section checksum so only the contents can be wrong.
-void rechecksum(std::vector<uint8_t> &b) {
-  for (size_t i = 0; i < kNumSections; ++i) {
-    Section s = section(b, i);
-    if (s.offset > b.size() || s.size > b.size() - s.offset)
-      continue;
-    uint64_t h = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(b).slice(s.offset, s.size));
-    put(b, kTableStart + i * kEntryBytes + 24, h, 8);
-  }
 }
 
 /// Which section holds byte `at`, or kNumSections for header and table.
@@ -152,7 +139,7 @@ TEST_CASE("every bit flip is refused; re-checksummed, it is refused or runs",
         // Header, table and checksum fields: nothing to re-checksum.
         if (sectionOfByte(bad, i) == kNumSections)
           continue;
-        rechecksum(bad);
+        fuzz::fixChecksums(bad);
         auto q = readArtifact(bad);
         if (!q) {
           std::string msg = llvm::toString(q.takeError());
@@ -224,7 +211,7 @@ TEST_CASE("hand-crafted structural damage with valid checksums", "[loader]") {
   for (const Case &c : cases) {
     std::vector<uint8_t> bad = good;
     c.damage(bad);
-    rechecksum(bad);
+    fuzz::fixChecksums(bad);
     INFO(c.what);
     std::string err = load(bad);
     CHECK(contains(err, "invalid trnc artifact: "));
@@ -268,6 +255,22 @@ TEST_CASE("every verifier rule refuses a written artifact", "[loader]") {
       {[&](Program &p) { vec(p).src0.numDims = 5; }, "src0 has 5 free dims"},
       {[&](Program &p) { vec(p).src0.partitionCount = 0; }, "partition count of 0"},
       {[&](Program &p) { vec(p).src0.count[0] = 0; }, "free dim 0 has count 0"},
+      // Found by the fuzzer: a count-1 dim's stride reaches nothing, but
+      // stride * element bytes overflowed in the simulator (UBSan).
+      {[&](Program &p) {
+         Instruction &v = vec(p);
+         v.src0.numDims = 2;
+         v.src0.count[1] = 1;
+         v.src0.stride[1] = int64_t(1) << 62;
+       },
+       "src0 free dim 1 stride 4611686018427387904 is beyond +-2^48 elements"},
+      {[&](Program &p) {
+         Instruction &d = p.streams[size_t(Engine::Dma)][1]; // one-row constant
+         d.src0.partitionCount = 1;
+         d.src0.count[0] = 8;
+         d.src0.partitionStride = -(int64_t(1) << 60);
+       },
+       "src0 row stride -1152921504606846976 is beyond +-2^48 elements"},
       {[&](Program &p) { vec(p).dst.offset = 229376 - 8; },
        "dst writes SBUF bytes 229368..229432"},
       {[&](Program &p) { vec(p).dst.partitionStart = 125; },
