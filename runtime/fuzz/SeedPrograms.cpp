@@ -2,6 +2,9 @@
 
 #include "fuzz/SeedPrograms.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/xxhash.h"
+
 #include <initializer_list>
 #include <utility>
 
@@ -167,5 +170,28 @@ Program reduction() {
 } // namespace
 
 std::vector<Program> seedPrograms() { return {elementwise(), matmul(), reduction()}; }
+
+void fixChecksums(std::vector<uint8_t> &bytes) {
+  // Artifact.cpp's layout: a 24-byte header, then 9 table entries of 32
+  // bytes (u32 kind, u32 0, u64 offset, u64 size, u64 xxh3).
+  constexpr size_t kTable = 24, kEntry = 32, kSections = 9;
+  auto get = [&](size_t at) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= uint64_t(bytes[at + i]) << (8 * i);
+    return v;
+  };
+  for (size_t i = 0; i < kSections; ++i) {
+    size_t entry = kTable + i * kEntry;
+    if (entry + kEntry > bytes.size())
+      return;
+    uint64_t offset = get(entry + 8), size = get(entry + 16);
+    if (offset > bytes.size() || size > bytes.size() - offset)
+      continue;
+    uint64_t h = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(bytes).slice(offset, size));
+    for (int b = 0; b < 8; ++b)
+      bytes[entry + 24 + b] = uint8_t(h >> (8 * b));
+  }
+}
 
 } // namespace trnc::fuzz
