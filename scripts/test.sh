@@ -15,6 +15,9 @@ build_done=$(date +%s)
 echo "== ctest (Catch2 unit tests, lit IR tests)"
 ctest --test-dir build --output-on-failure --no-tests=error -j2
 
+# Loader fuzzing (separate sanitizer build in build-fuzz); fails on a finding.
+scripts/fuzz.sh 20
+
 echo "== pytest (end to end against eager PyTorch)"
 # Run from test/ so the in-tree python/trnc cannot shadow the installed package.
 (cd test/python && "$PYTHON" -m pytest -q -p no:cacheprovider .)
