@@ -7,7 +7,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
-  clang-19 lld-19 ccache ninja-build
+  clang-19 lld-19 ccache ninja-build libclang-rt-19-dev
   catch2 nlohmann-json3-dev pybind11-dev libzstd-dev zlib1g-dev libxml2-dev
   libopenblas-dev
 )
