@@ -28,7 +28,6 @@ from . import collect
 from ._native import native
 from .collect import CollectedGraph
 from .errors import CompileError, TrncError, error_from_result
-from .options import CompilerOptions
 
 __all__ = [
     "GraphResult",
@@ -39,6 +38,7 @@ __all__ = [
     "compile_collected",
     "compile_all",
     "write_output_dir",
+    "cache_line",
     "summary_line",
     "failure_lines",
 ]
@@ -332,6 +332,17 @@ def write_output_dir(directory: str, results: Sequence[GraphResult], source: str
         json.dump(manifest, f, indent=2)
         f.write("\n")
     return path
+
+
+def cache_line(graphs: Sequence[CollectedGraph]) -> str:
+    """Where the artifacts go: ``cache: DIR``, or why they are not stored."""
+    cache = _cache_module()
+    if cache is None:
+        return "cache: not available in this build; artifacts are not stored"
+    options = graphs[0].options() if graphs else None
+    if not cache.enabled(options):
+        return "cache: disabled (TRNC_DISABLE_CACHE or options cache=False); artifacts are not stored"
+    return f"cache: {cache.cache_dir(options)}"
 
 
 def summary_line(results: Sequence[GraphResult], cached_label: str = "cache hits") -> str:

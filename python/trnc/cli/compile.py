@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from .. import aot
+from ..errors import TrncError
 from ..options import DEFAULT_TARGET, CompilerOptions
 
 EPILOG = """examples:
@@ -55,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         graphs = aot.collect_pt2(args.model, options)
     else:
         graphs = aot.collect_module(args.model, args.input, args.train, options)
+    if not graphs:
+        raise TrncError(f"{args.model} produced no graph to compile (nothing in its forward for torch.compile?)")
+    print(aot.cache_line(graphs))
     results = aot.compile_all(graphs, keep_artifacts=bool(args.output))
     for r in results:
         detail = f"{r.seconds:.2f}s" if r.status != "failed" else "see below"
@@ -64,4 +68,4 @@ def run(args: argparse.Namespace) -> int:
     print(aot.summary_line(results))
     for line in aot.failure_lines(results):
         print(line, file=sys.stderr)
-    return 1 if any(r.status == "failed" for r in results) or not results else 0
+    return 1 if any(r.status == "failed" for r in results) else 0

@@ -86,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
         if status != 0:
             print(f"trnc: warning: the script exited with status {status}; compiling the {len(graphs)} graph(s) collected so far",
                   file=sys.stderr)
+        if not graphs:
+            print("trnc: warning: no graph was collected: does the script call torch.compile(..., backend=\"neuron\")?",
+                  file=sys.stderr)
+        print(aot.cache_line(graphs))
         print(f"compiling {len(graphs)} graph(s) with {min(args.jobs, max(len(graphs), 1))} worker(s)", flush=True)
         results = aot.compile_all(graphs, jobs=args.jobs, on_done=Progress(len(graphs)))
     print(aot.summary_line(results, cached_label="already cached"))
