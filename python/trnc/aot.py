@@ -150,7 +150,7 @@ def _instantiate(factory: Any, spec: str) -> Any:
 # ----------------------------------------------------------------------------
 
 
-def _float_tensors(value: Any) -> list:
+def _requiring_grad(value: Any) -> list:
     import torch
 
     leaves = torch.utils._pytree.tree_leaves(value)
@@ -174,8 +174,7 @@ def _trace(model: Any, inputs: Sequence[Any], train: bool, what: str, options: d
     try:
         with collect.collecting(graphs.append):
             if train:
-                model.train()
-                outputs = _float_tensors(compiled(*inputs))
+                outputs = _requiring_grad(compiled(*inputs))
                 if not outputs:
                     raise TrncError(f"--train: {what} returned no tensor that requires grad")
                 sum(o.float().sum() for o in outputs).backward()
@@ -199,8 +198,7 @@ def collect_module(spec: str, input_specs: Sequence[str], train: bool, options: 
         raise TrncError("give the model's inputs with --input DTYPE[SHAPE] (once per input)")
     parsed = [parse_input_spec(s) for s in input_specs]
     model = _instantiate(factory, spec)
-    if not train:
-        model.eval()
+    model.train(train)  # the mode a real training / inference run uses
     return _trace(model, [example_input(d, s) for d, s in parsed], train, spec, options)
 
 
