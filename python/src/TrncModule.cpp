@@ -12,6 +12,7 @@
 #include "artifact/Artifact.h"
 #include "artifact/Program.h"
 #include "machine/MachineModel.h"
+#include "sim/RaceChecker.h"
 #include "sim/Simulator.h"
 #include "trnc/Compiler/Compile.h"
 
@@ -75,8 +76,12 @@ public:
     std::string_view bytes = artifact;
     llvm::Expected<trnc::Program> program = trnc::readArtifact(llvm::ArrayRef<uint8_t>(
         reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
-    if (!program)
-      throw py::value_error("invalid trnc artifact: " + errorText(program.takeError()));
+    if (!program) {
+      // Structural errors carry the prefix already; verifier errors do not.
+      std::string msg = errorText(program.takeError());
+      const std::string prefix = "invalid trnc artifact: ";
+      throw py::value_error(msg.rfind(prefix, 0) == 0 ? msg : prefix + msg);
+    }
     this->program = std::move(*program);
     std::optional<trnc::MachineModel> found = trnc::lookupMachineModel(this->program.target);
     if (!found)
@@ -87,7 +92,7 @@ public:
 
   /// Returns None, or a trnc._C.Profile when `profile` or `trace` is set.
   py::object run(const std::vector<uintptr_t> &inputs, const std::vector<uintptr_t> &outputs,
-                 bool profile, bool trace) {
+                 bool profile, bool trace, bool raceCheck) {
     // Regions name graph positions; the compiler may drop unused inputs, so
     // check the positions the program binds, not a count.
     for (const trnc::Region &r : program.regions) {
@@ -113,8 +118,12 @@ public:
       std::lock_guard<std::mutex> lock(mutex);
       trnc::RunOptions options;
       options.recordTrace = trace;
-      if (llvm::Error err = timed ? simulator->run(program, in, out, options, &*timed)
-                                  : simulator->run(program, in, out))
+      trnc::RaceChecker raceChecker;
+      if (raceCheck)
+        options.observer = &raceChecker;
+      if (llvm::Error err = timed || raceCheck
+                                ? simulator->run(program, in, out, options, timed ? &*timed : nullptr)
+                                : simulator->run(program, in, out))
         error = errorText(std::move(err));
     }
     if (!error.empty())
@@ -159,8 +168,10 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("metadata_json",
                              [](const Executable &e) { return e.program.metadataJson; })
       .def("run", &Executable::run, py::arg("inputs"), py::arg("outputs"),
-           py::arg("profile") = false, py::arg("trace") = false,
+           py::arg("profile") = false, py::arg("trace") = false, py::arg("race_check") = false,
            "Run on raw data pointers (tensor.data_ptr()), zero copy; raises "
            "RuntimeError with the simulator's message. With profile (or trace, which "
-           "also records every instruction) returns a trnc._C.Profile, else None.");
+           "also records every instruction) returns a trnc._C.Profile, else None. With "
+           "race_check, the run fails if two engines could touch the same bytes (one "
+           "writing) without semaphore ordering.");
 }

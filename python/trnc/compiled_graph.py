@@ -14,6 +14,7 @@ compiled layout, because the program addresses inputs through those strides.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -43,6 +44,13 @@ def _as_compiled_layout(t: Any, spec: TensorSpec, graph: str, index: int) -> tor
     return t
 
 
+def _race_check() -> bool:
+    """TRNC_RACE_CHECK=1: every run also checks that the program's semaphores
+    order all conflicting accesses of different engines (a race is a
+    RuntimeError naming both instructions). On for the whole test suite."""
+    return os.environ.get("TRNC_RACE_CHECK", "0") not in ("", "0")
+
+
 class CompiledGraph:
     """Runs one compiled artifact on the simulator; called by AOTAutograd."""
 
@@ -68,10 +76,11 @@ class CompiledGraph:
         start = time.perf_counter()
         ins, outs = [t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs]
         sink = profiling.active()  # None unless profiling (trnc.profiling.capture)
+        checks = {"race_check": True} if _race_check() else {}
         if sink is None:
-            self.executable.run(ins, outs)
+            self.executable.run(ins, outs, **checks)
         else:
-            profiling.record(self.name, self.calls, self.executable.run(ins, outs, profile=True, trace=sink.trace))
+            profiling.record(self.name, self.calls, self.executable.run(ins, outs, profile=True, trace=sink.trace, **checks))
         self.run_seconds += time.perf_counter() - start
         self.calls += 1
         result = []

@@ -31,6 +31,12 @@ def _install_native() -> str:
 
 NATIVE = _install_native()
 
+# Every end-to-end run also proves the compiler's semaphores sufficient: the
+# simulator's race checker fails a run whose engines could touch the same
+# bytes (one writing) unordered. Only the real extension has the checker.
+if NATIVE == "real":
+    os.environ.setdefault("TRNC_RACE_CHECK", "1")
+
 
 def pytest_report_header(config):
     return f"trnc._C: {NATIVE}"
