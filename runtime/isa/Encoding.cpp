@@ -206,6 +206,12 @@ std::string_view opcodeName(Opcode o) {
   case Opcode::TensorReduce: return "tensor_reduce";
   case Opcode::TensorCopy: return "tensor_copy";
   case Opcode::Memset: return "memset";
+  case Opcode::CopyPredicated: return "copy_predicated";
+  case Opcode::TensorScan: return "tensor_scan";
+  case Opcode::Random: return "random";
+  case Opcode::Iota: return "iota";
+  case Opcode::AffineSelect: return "affine_select";
+  case Opcode::DmaIndirect: return "dma_indirect";
   }
   return "<bad opcode>";
 }

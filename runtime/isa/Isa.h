@@ -8,6 +8,17 @@
 // `signal` semaphore. Operands are access patterns into SBUF, PSUM or an HBM
 // region (see HARDWARE.md, "How a core executes").
 //
+// Semaphore ids (trnc's scheme, shared by the scheduling pass, the race
+// checker and the tests through the helpers below): a compute engine's
+// instructions signal semaphore = engine number (0..3), since an engine
+// completes in program order. DMA instructions issue in stream order but
+// run on 16 queues that overlap and complete out of order; each queue is
+// in order, so a DMA on queue q signals kDmaQueueSemaphoreBase + q (5..20).
+// Id 4 is unused; 21..31 are free. Instruction k (0-based) of such an
+// "ordered agent" is complete once its semaphore reaches k + 1. Waits that
+// do not fit kMaxWaits go on wait-only Nop instructions placed just before
+// on the same engine (no operands, no signal).
+//
 // This header is torch-free and MLIR-free on purpose: the simulator, the
 // C++ runner and the emitter all include it.
 //
@@ -61,8 +72,24 @@ enum class Opcode : uint16_t {
   TensorCopy = 7,
   /// Vector/GpSimd: dst = imm0.
   Memset = 8,
+
+  // Reserved for the operator-coverage work; the verifier refuses each one
+  // ("reserved, not implemented by this runtime") until its semantics land.
+  /// Vector/GpSimd: dst[i] = src0[i] != 0 ? src1[i] : dst[i] (predicated
+  /// copy: `where`).
+  CopyPredicated = 9,
+  /// Vector: inclusive scan of src0 along its innermost free dim with op0.
+  TensorScan = 10,
+  /// GpSimd: dst = uniform [0, 1) from a counter-based generator.
+  Random = 11,
+  /// GpSimd: dst = an affine function of the partition and free indices.
+  Iota = 12,
+  /// GpSimd: dst = (affine(p, f) <op0> 0) ? src0 : imm0 (triangular masks).
+  AffineSelect = 13,
+  /// Dma: gather or scatter rows addressed by an index tile (src1).
+  DmaIndirect = 14,
 };
-constexpr unsigned kNumOpcodes = 9;
+constexpr unsigned kNumOpcodes = 15;
 
 /// ALU operations of the Vector/GpSimd engines (and Scalar's tensor_scalar).
 /// Comparisons produce 1.0 or 0.0.
@@ -89,6 +116,26 @@ constexpr unsigned kMaxWaits = 4;
 constexpr unsigned kNumSemaphores = 32;
 constexpr uint8_t kNoSemaphore = 0xff;
 constexpr uint32_t kNoSource = 0xffffffffu;
+
+constexpr unsigned kNumDmaQueues = 16; // per DMA engine (HARDWARE.md, DMA row)
+constexpr uint8_t kDmaQueueSemaphoreBase = 5;
+static_assert(kDmaQueueSemaphoreBase + kNumDmaQueues <= kNumSemaphores);
+
+/// Ordered agents: units that complete their instructions in order, i.e.
+/// the four compute engines (0..3) and the DMA queues (4 + queue).
+constexpr unsigned kNumOrderedAgents = 4 + kNumDmaQueues;
+constexpr unsigned orderedAgent(Engine e, unsigned dmaQueue) {
+  return e == Engine::Dma ? 4 + dmaQueue % kNumDmaQueues : unsigned(e);
+}
+/// The semaphore an instruction of `agent` signals on completion.
+constexpr uint8_t agentSemaphore(unsigned agent) {
+  return agent < 4 ? uint8_t(agent)
+                   : uint8_t(kDmaQueueSemaphoreBase + (agent - 4));
+}
+/// The semaphore an instruction of `e` (on `dmaQueue` for DMA) signals.
+constexpr uint8_t completionSemaphore(Engine e, unsigned dmaQueue) {
+  return agentSemaphore(orderedAgent(e, dmaQueue));
+}
 
 /// Where an operand lives and how it is walked.
 /// SBUF/PSUM: partitions [partitionStart, partitionStart + partitionCount),
