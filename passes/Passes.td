@@ -82,12 +82,17 @@ def Allocate : Pass<"trnc-allocate-memory", "::mlir::func::FuncOp"> {
 def Schedule : Pass<"trnc-schedule-semaphores", "::mlir::func::FuncOp"> {
   let summary = "Insert semaphore waits and signals for cross-engine hazards";
   let description = [{
-    Each engine's instructions keep their program order. Every instruction
-    signals its engine's semaphore (id = engine number) on completion; an
-    instruction that reads or writes bytes an earlier instruction of another
-    engine wrote (or reads, for a write) waits until that engine's semaphore
-    reaches the producer's position in its stream. Only the latest needed
-    wait per engine is kept. DMA instructions are spread over queues.
+    Each engine's instructions keep their program order. Ordering is between
+    "ordered agents" (isa/Isa.h): the compute engines, which signal their
+    engine id, and the 16 DMA queues, which complete out of order with each
+    other and signal 5 + queue. An instruction that reads or writes bytes an
+    earlier instruction of another agent wrote (or reads, for a write) waits
+    until that agent's semaphore reaches the producer's position in the
+    agent's order; DMAs on different queues wait for each other too. Only
+    the latest needed wait per agent is kept. A DMA that conflicts with an
+    earlier DMA goes on that DMA's queue (ordered for free); others are
+    spread round-robin. Waits beyond 4 go on `nisa.nop`s placed just
+    before the instruction on its engine.
 
     Before: `nisa.tensor_copy %o ..., %p ... on scalar : ...`
     After:  `nisa.tensor_copy %o ..., %p ... on scalar {signal = 2 : i64, waits = array<i64: 0, 3>} : ...`

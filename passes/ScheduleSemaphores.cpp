@@ -1,27 +1,42 @@
 //===- ScheduleSemaphores.cpp - cross-engine waits and signals ------------===//
 //
-// `trnc-schedule-semaphores`: program order is a valid sequential order;
-// each engine runs its own instructions in that order, so only hazards
-// between engines need semaphores. Every instruction signals the semaphore
-// of its engine (id = engine number), so instruction p of engine E has
-// completed once semaphore E reaches p + 1. An instruction that conflicts
-// with an earlier instruction of another engine (read after write, write
-// after read, write after write on overlapping bytes) waits for the latest
-// such instruction of each engine: at most one wait per other engine.
+// `trnc-schedule-semaphores`: program order is a valid sequential order.
+// Ordering happens between "ordered agents" (isa/Isa.h): each compute
+// engine, and each of the 16 DMA queues. An agent completes its own
+// instructions in order and signals its own semaphore (compute: engine id;
+// DMA queue q: kDmaQueueSemaphoreBase + q), so its k-th instruction is
+// complete once that semaphore reaches k + 1. The DMA stream only *issues*
+// in order: a DMA waits for conflicting DMAs on other queues like for any
+// other agent. An instruction that conflicts with an earlier instruction of
+// another agent (read after write, write after read, write after write on
+// overlapping bytes) waits for the latest such instruction of that agent.
 //
-// Speed (~50k instructions): per engine we keep the footprints of its
-// instructions and a vector clock of what each engine already knows to be
+// Queues: a DMA that conflicts with earlier, not-yet-known-complete DMAs
+// goes on the queue of the most recent of them (the queue orders the pair
+// for free and the DMA stream does not stall on a wait); any other DMA goes
+// on the next queue round-robin, to overlap transfers.
+//
+// Waits beyond isa::kMaxWaits go on wait-only `nisa.nop`s inserted just
+// before the instruction on its engine (in order, so equivalent). Nops
+// signal nothing and cost no time in the simulator (they only ever stand
+// in for the extra wait slots of the next instruction).
+//
+// Speed (~50k instructions): per agent we keep the footprints of its
+// instructions and a vector clock of what each agent already knows to be
 // complete (its own earlier waits, transitively through the producers it
-// waited for). A backward scan of engine E's instructions stops at the
-// first conflict, at what is already known complete, or after kScanWindow
-// instructions; in the last case it conservatively waits for the oldest
-// instruction scanned, which covers anything older because E completes in
-// order. A wait implied by another chosen wait (that producer itself waited
-// for it) is dropped. Every wait points backwards in program order, so no
-// deadlock.
+// waited for; a DMA also knows whatever earlier DMAs of the stream waited
+// for, since it issues after them). A backward scan of agent A's
+// instructions stops at the first conflict, at what is already known
+// complete, or after kScanWindow instructions; in the last case it
+// conservatively waits for the oldest instruction scanned, which covers
+// anything older because A completes in order. A wait implied by another
+// chosen wait (that producer itself waited for it) is dropped. Every wait
+// points backwards in program order, so no deadlock.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+
+#include "isa/Isa.h"
 
 #include "llvm/Support/Debug.h"
 
@@ -40,10 +55,10 @@ using namespace trnc::nisa;
 
 namespace {
 
-constexpr unsigned kNumEngines = 5;
-constexpr unsigned kNumDmaQueues = 16;
-/// Instructions of one engine examined per hazard query before falling back
-/// to a conservative wait; bounds the pass to O(n * engines * window).
+constexpr unsigned kNumAgents = isa::kNumOrderedAgents;
+constexpr unsigned kFirstQueueAgent = isa::orderedAgent(isa::Engine::Dma, 0);
+/// Instructions of one agent examined per hazard query before falling back
+/// to a conservative wait; bounds the pass to O(n * agents * window).
 constexpr int64_t kScanWindow = 256;
 
 /// The memory an access touches. On chip: a space, a partition range and a
@@ -63,12 +78,24 @@ struct Footprint {
   }
 };
 
-using Clock = std::array<int64_t, kNumEngines>; // per engine: positions done
+using Clock = std::array<int64_t, kNumAgents>; // per agent: positions done
+
+void join(Clock &into, const Clock &other) {
+  for (unsigned a = 0; a < kNumAgents; ++a)
+    into[a] = std::max(into[a], other[a]);
+}
 
 struct Record {
   SmallVector<Footprint, 3> footprints;
-  Clock known; // what was complete once this instruction finished
+  Clock known;   // what was complete once this instruction finished
+  int64_t order; // position in program order
 };
+
+bool conflicts(ArrayRef<Footprint> a, ArrayRef<Footprint> b) {
+  return llvm::any_of(a, [&](const Footprint &f) {
+    return llvm::any_of(b, [&](const Footprint &g) { return f.conflicts(g); });
+  });
+}
 
 int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
@@ -107,91 +134,157 @@ struct SchedulePass : public trnc::impl::ScheduleBase<SchedulePass> {
   using ScheduleBase::ScheduleBase;
 
   void runOnOperation() override;
+
+private:
+  /// The latest instruction of `agent` at or after `floor` that conflicts
+  /// with `fps` (or the oldest one scanned, when the window runs out), or -1.
+  int64_t latestConflict(unsigned agent, int64_t floor,
+                         ArrayRef<Footprint> fps);
+  unsigned chooseQueue(ArrayRef<Footprint> fps);
+  LogicalResult schedule(InstructionOpInterface inst);
+
+  std::array<std::vector<Record>, kNumAgents> streams;
+  // What each agent's next instruction knows to be complete (positions + 1,
+  // i.e. semaphore values), starting from nothing; `dmaIssue`: what the DMA
+  // stream's next instruction knows, whatever its queue.
+  std::array<Clock, kNumAgents> agentKnows{};
+  Clock dmaIssue{};
+  unsigned nextQueue = 0;
+  int64_t order = 0, fallbacks = 0, nops = 0;
 };
 
-void SchedulePass::runOnOperation() {
-  std::array<std::vector<Record>, kNumEngines> streams;
-  // What each engine's next instruction knows to be complete (positions
-  // + 1, i.e. semaphore values), starting from nothing.
-  std::array<Clock, kNumEngines> engineKnows{};
+int64_t SchedulePass::latestConflict(unsigned agent, int64_t floor,
+                                     ArrayRef<Footprint> fps) {
+  const std::vector<Record> &stream = streams[agent];
+  int64_t stop =
+      std::max<int64_t>(floor, (int64_t)stream.size() - kScanWindow);
+  for (int64_t p = (int64_t)stream.size() - 1; p >= floor; --p) {
+    if (p < stop) {
+      ++fallbacks; // window exhausted: cover everything older
+      return p;
+    }
+    if (conflicts(fps, stream[p].footprints))
+      return p;
+  }
+  return -1;
+}
+
+unsigned SchedulePass::chooseQueue(ArrayRef<Footprint> fps) {
+  int64_t bestOrder = -1;
+  unsigned best = 0;
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) {
+    unsigned agent = kFirstQueueAgent + q;
+    int64_t p = latestConflict(agent, dmaIssue[agent], fps);
+    if (p >= 0 && streams[agent][p].order > bestOrder) {
+      bestOrder = streams[agent][p].order;
+      best = q;
+    }
+  }
+  if (bestOrder >= 0)
+    return best;
+  return nextQueue++ % isa::kNumDmaQueues;
+}
+
+LogicalResult SchedulePass::schedule(InstructionOpInterface inst) {
+  Operation *op = inst.getOperation();
   Builder b(&getContext());
-  unsigned nextQueue = 0;
-  int64_t fallbacks = 0;
+  Record rec;
+  rec.order = order++;
+  for (const Access &a : inst.getAccesses()) {
+    FailureOr<Footprint> fp = footprintOf(op, a);
+    if (failed(fp))
+      return failure();
+    rec.footprints.push_back(*fp);
+  }
 
-  WalkResult walk = getOperation().walk([&](InstructionOpInterface inst) {
-    Operation *op = inst.getOperation();
-    unsigned engine = static_cast<unsigned>(inst.getExecutionEngine());
-    Record rec;
-    for (const Access &a : inst.getAccesses()) {
-      FailureOr<Footprint> fp = footprintOf(op, a);
-      if (failed(fp))
-        return WalkResult::interrupt();
-      rec.footprints.push_back(*fp);
+  auto engine = static_cast<isa::Engine>(inst.getExecutionEngine());
+  unsigned queue = 0;
+  auto dma = dyn_cast<DmaCopyOp>(op);
+  if (dma) {
+    queue = chooseQueue(rec.footprints);
+    dma.setQueueAttr(b.getI64IntegerAttr(queue));
+  }
+  unsigned self = isa::orderedAgent(engine, queue);
+  Clock known = agentKnows[self];
+  if (engine == isa::Engine::Dma)
+    join(known, dmaIssue);
+  Clock learned{}; // what the chosen waits teach
+  SmallVector<std::pair<unsigned, int64_t>, 8> chosen;
+  for (unsigned other = 0; other < kNumAgents; ++other) {
+    if (other == self)
+      continue;
+    int64_t waitFor = latestConflict(other, known[other], rec.footprints);
+    if (waitFor < 0)
+      continue;
+    chosen.push_back({other, waitFor});
+    // Waiting for it teaches us everything it knew.
+    Clock theirs = streams[other][waitFor].known;
+    theirs[other] = std::max(theirs[other], waitFor + 1);
+    join(known, theirs);
+    join(learned, theirs);
+  }
+  if (engine == isa::Engine::Dma)
+    join(dmaIssue, learned); // later DMAs issue after these waits were met
+
+  // Drop a wait another chosen producer already waited for (transitively).
+  SmallVector<int64_t, 8> waits;
+  for (auto [a, pos] : chosen) {
+    bool implied = llvm::any_of(chosen, [&, a = a, pos = pos](auto other) {
+      return other.first != a &&
+             streams[other.first][other.second].known[a] > pos;
+    });
+    if (!implied) {
+      waits.push_back(isa::agentSemaphore(a));
+      waits.push_back(pos + 1);
     }
+  }
 
-    Clock &known = engineKnows[engine];
-    SmallVector<std::pair<unsigned, int64_t>, kNumEngines> chosen;
-    for (unsigned other = 0; other < kNumEngines; ++other) {
-      if (other == engine)
-        continue;
-      const std::vector<Record> &stream = streams[other];
-      int64_t stop = std::max<int64_t>(known[other],
-                                       (int64_t)stream.size() - kScanWindow);
-      int64_t waitFor = -1; // position whose completion we need
-      for (int64_t p = (int64_t)stream.size() - 1; p >= known[other]; --p) {
-        if (p < stop) {
-          waitFor = p; // window exhausted: cover everything older
-          ++fallbacks;
-          break;
-        }
-        bool hit = llvm::any_of(rec.footprints, [&](const Footprint &f) {
-          return llvm::any_of(stream[p].footprints,
-                              [&](const Footprint &g) { return f.conflicts(g); });
-        });
-        if (hit) {
-          waitFor = p;
-          break;
-        }
-      }
-      if (waitFor < 0)
-        continue;
-      chosen.push_back({other, waitFor});
-      // Waiting for it teaches us everything it knew.
-      const Clock &theirs = stream[waitFor].known;
-      for (unsigned e = 0; e < kNumEngines; ++e)
-        known[e] = std::max(known[e], theirs[e]);
-      known[other] = std::max(known[other], waitFor + 1);
-    }
+  // Waits that do not fit go on nops just before, on the same engine.
+  size_t slots = 2 * isa::kMaxWaits;
+  while (waits.size() > slots) {
+    size_t n = std::min(slots, waits.size() - slots);
+    OpBuilder builder(op);
+    builder.create<NopOp>(
+        op->getLoc(), inst.getExecutionEngine(),
+        b.getDenseI64ArrayAttr(ArrayRef<int64_t>(waits).take_front(n)),
+        IntegerAttr());
+    waits.erase(waits.begin(), waits.begin() + n);
+    ++nops;
+  }
 
-    // Drop a wait another chosen producer already waited for (transitively).
-    SmallVector<int64_t, 2 * kNumEngines> waits;
-    for (auto [e, pos] : chosen) {
-      bool implied = llvm::any_of(chosen, [&, e = e, pos = pos](auto other) {
-        return other.first != e &&
-               streams[other.first][other.second].known[e] > pos;
-      });
-      if (!implied) {
-        waits.push_back(e);
-        waits.push_back(pos + 1);
-      }
-    }
+  known[self] = streams[self].size() + 1;
+  rec.known = known;
+  agentKnows[self] = known;
+  streams[self].push_back(std::move(rec));
 
-    known[engine] = streams[engine].size() + 1;
-    rec.known = known;
-    streams[engine].push_back(std::move(rec));
+  if (!waits.empty())
+    op->setAttr("waits", b.getDenseI64ArrayAttr(waits));
+  else
+    op->removeAttr("waits");
+  op->setAttr("signal", b.getI64IntegerAttr(isa::agentSemaphore(self)));
+  return success();
+}
 
-    if (!waits.empty())
-      op->setAttr("waits", b.getDenseI64ArrayAttr(waits));
+void SchedulePass::runOnOperation() {
+  // Scheduling is recomputed from scratch: earlier wait-only nops go.
+  for (std::vector<Record> &stream : streams)
+    stream.clear();
+  agentKnows = {};
+  dmaIssue = {};
+  nextQueue = 0;
+  order = fallbacks = nops = 0;
+  SmallVector<InstructionOpInterface> insts;
+  getOperation().walk([&](InstructionOpInterface inst) {
+    if (llvm::isa<NopOp>(inst.getOperation()))
+      inst->erase();
     else
-      op->removeAttr("waits");
-    op->setAttr("signal", b.getI64IntegerAttr(engine));
-    if (auto dma = dyn_cast<DmaCopyOp>(op))
-      dma.setQueueAttr(b.getI64IntegerAttr(nextQueue++ % kNumDmaQueues));
-    return WalkResult::advance();
+      insts.push_back(inst);
   });
-  if (walk.wasInterrupted())
-    return signalPassFailure();
-  LLVM_DEBUG(llvm::dbgs() << "scan-window fallbacks: " << fallbacks << "\n");
+  for (InstructionOpInterface inst : insts)
+    if (failed(schedule(inst)))
+      return signalPassFailure();
+  LLVM_DEBUG(llvm::dbgs() << "scan-window fallbacks: " << fallbacks
+                          << ", wait-only nops: " << nops << "\n");
 }
 
 } // namespace

@@ -16,7 +16,8 @@ def Nisa_InstructionOpInterface : OpInterface<"InstructionOpInterface"> {
     An op that is exactly one engine instruction. Operands follow one naming
     convention: `dst` (written) with `dst_ap`, then `src0`/`src0_ap`, and
     `src1`/`src1_ap` when present. Semaphore `waits` (pairs of semaphore,
-    value) and `signal` are optional attributes set by scheduling.
+    value) and `signal` are optional attributes set by scheduling. An op
+    without operands (`nisa.nop`) has no accesses.
   }];
   let methods = [
     InterfaceMethod<"The engine that executes this instruction.",

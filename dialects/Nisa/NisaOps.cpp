@@ -305,6 +305,15 @@ LogicalResult MemsetOp::verify() {
   return verifyEngine(*this, getEngine(), {Engine::vector, Engine::gpsimd});
 }
 
+LogicalResult NopOp::verify() {
+  if (failed(verifyInstruction(*this)))
+    return failure();
+  // nop_signal: a wait-only nop signals nothing, so the semaphore counts of
+  // the scheduling scheme (Isa.h) stay instruction positions.
+  if (getSignal())
+    return emitOpError("a wait-only nop does not signal");
+  return success();
+}
 
 #include "dialects/Nisa/NisaInterfaces.cpp.inc"
 #define GET_OP_CLASSES

@@ -252,4 +252,20 @@ def Nisa_MemsetOp : Nisa_InstrOp<"memset"> {
   }];
 }
 
+def Nisa_NopOp : Nisa_InstrOp<"nop"> {
+  let summary = "wait-only instruction: no operands, no work";
+  let description = [{
+    Carries semaphore waits that do not fit the next instruction of the same
+    engine (at most 4 per instruction); the engine runs in order, so waiting
+    here is the same as waiting there. Scheduling inserts it; it signals
+    nothing.
+
+    ```mlir
+    nisa.nop on dma {waits = array<i64: 5, 1, 6, 1, 7, 1, 8, 2>}
+    ```
+  }];
+  let arguments = !con((ins Nisa_Engine:$engine), Nisa_SyncAttrs);
+  let assemblyFormat = "`on` $engine attr-dict";
+}
+
 #endif // NISA_OPS

@@ -22,7 +22,7 @@
 
 namespace trnc::sim {
 
-constexpr unsigned kNumDmaQueues = 16;
+using isa::kNumDmaQueues;
 
 /// When an instruction ran: issue (its engine reached it), start, end; end
 /// is also when its signal is raised.

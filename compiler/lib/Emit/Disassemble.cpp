@@ -3,7 +3,7 @@
 // One line per instruction, grouped by engine stream:
 //
 //   vector 3: tensor_tensor.add dst=sbuf:f32[p0+128 @512 (1x128)]
-//       src0=... src1=... waits=[dma>=2] signal=1  ; aten.add.Tensor 'add' m.py:7
+//       src0=... src1=... waits=[dma.q0>=2] signal=vector  ; aten.add.Tensor 'add' m.py:7
 //
 // On-chip operands print partitions start+count, the byte offset inside each
 // partition and the free dims as (stride x count); HBM operands print the
@@ -20,18 +20,16 @@ using namespace trnc;
 
 namespace {
 
-std::string_view semaphoreName(uint8_t s) {
-  if (s < isa::kNumEngines)
-    return isa::engineName(static_cast<isa::Engine>(s));
-  return "";
-}
-
+/// Semaphores by the scheme of isa/Isa.h: compute engines by name, DMA
+/// queue q as "dma.q<q>", anything else as "s<id>".
 void printSemaphore(llvm::raw_ostream &os, uint8_t s) {
-  std::string_view name = semaphoreName(s);
-  if (name.empty())
-    os << "s" << unsigned(s);
+  if (s < isa::orderedAgent(isa::Engine::Dma, 0))
+    os << isa::engineName(static_cast<isa::Engine>(s));
+  else if (s >= isa::kDmaQueueSemaphoreBase &&
+           s < isa::kDmaQueueSemaphoreBase + isa::kNumDmaQueues)
+    os << "dma.q" << unsigned(s - isa::kDmaQueueSemaphoreBase);
   else
-    os << name;
+    os << "s" << unsigned(s);
 }
 
 void printPattern(llvm::raw_ostream &os, const Program &p,

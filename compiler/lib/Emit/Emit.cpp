@@ -257,6 +257,10 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
         inst.imm0 = o.getValue().convertToFloat();
         return true;
       })
+      .Case([&](NopOp) {
+        inst.opcode = isa::Opcode::Nop; // waits only: no operands
+        return true;
+      })
       .Default([](Operation *) { return false; });
   if (!known)
     return error(op, "no ISA opcode for this instruction");

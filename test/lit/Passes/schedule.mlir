@@ -2,27 +2,28 @@
 
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
-// Read after write across engines: the vector op waits for the DMA (engine
-// 4) to reach 1; the vector consumer of a vector result needs no wait; the
-// store waits for vector position 1 (semaphore 1 >= 2). Everything signals
-// its own engine; DMA instructions take queues round-robin.
+// Read after write across engines: the vector op waits for the DMA (queue
+// 0, semaphore 5) to reach 1; the vector consumer of a vector result needs
+// no wait; the store waits for vector position 1 (semaphore 1 >= 2). It
+// also reads %t, which the first DMA wrote, so it goes on that DMA's queue
+// and needs no wait for it. Compute engines signal their engine id.
 // CHECK-LABEL: func.func @raw
 func.func @raw(%in: memref<65536xf32> {nisa.input = 0 : i64},
                %out: memref<65536xf32> {nisa.output = 0 : i64}) {
   %t = nisa.alloc {address = 0 : i64} : !t
   %u = nisa.alloc {address = 2048 : i64} : !t
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {signal = 4 : i64} :
+  // CHECK-SAME: {signal = 5 : i64} :
   nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   // CHECK: nisa.tensor_scalar
-  // CHECK-SAME: {signal = 1 : i64, waits = array<i64: 4, 1>}
+  // CHECK-SAME: {signal = 1 : i64, waits = array<i64: 5, 1>}
   nisa.tensor_scalar %u <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> multiply 2.0, add 1.0 on vector : !t, !t
   // Same engine: no wait, although it reads %u and overwrites %t.
   // CHECK: nisa.tensor_copy
   // CHECK-SAME: {signal = 1 : i64} :
   nisa.tensor_copy %t <0, [512, 1], [128, 512]>, %u <0, [512, 1], [128, 512]> on vector : !t, !t
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {queue = 1 : i64, signal = 4 : i64, waits = array<i64: 1, 2>}
+  // CHECK-SAME: {signal = 5 : i64, waits = array<i64: 1, 2>}
   nisa.dma_copy %out <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
   return
 }
@@ -32,7 +33,8 @@ func.func @raw(%in: memref<65536xf32> {nisa.input = 0 : i64},
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
 // Write after read: reloading %t must wait until the scalar engine has read
-// it; loading %v (other bytes) does not wait.
+// it; loading %v (other bytes) does not wait and takes the next queue. The
+// reload overwrites the first load's bytes: same queue, ordered, no wait.
 // CHECK-LABEL: func.func @war
 func.func @war(%in: memref<65536xf32> {nisa.input = 0 : i64}) {
   %t = nisa.alloc {address = 0 : i64} : !t
@@ -41,13 +43,13 @@ func.func @war(%in: memref<65536xf32> {nisa.input = 0 : i64}) {
   // CHECK: nisa.dma_copy
   nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   // CHECK: nisa.activation
-  // CHECK-SAME: waits = array<i64: 4, 1>
+  // CHECK-SAME: waits = array<i64: 5, 1>
   nisa.activation exp %u <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !t, !t
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {queue = 1 : i64, signal = 4 : i64} :
+  // CHECK-SAME: {queue = 1 : i64, signal = 6 : i64} :
   nisa.dma_copy %v <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {queue = 2 : i64, signal = 4 : i64, waits = array<i64: 2, 1>}
+  // CHECK-SAME: {signal = 5 : i64, waits = array<i64: 2, 1>}
   nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   return
 }
@@ -78,5 +80,71 @@ func.func @latest(%out: memref<65536xf32> {nisa.output = 0 : i64}) {
   // The WAW on %a with vector is implied: gpsimd 1 waited for vector 1.
   // CHECK-SAME: {signal = 2 : i64, waits = array<i64: 3, 2>}
   nisa.activation copy %a <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : !t, !t
+  return
+}
+
+// -----
+
+!s = !nisa.tile<sbuf, 128, 8, f32>
+
+// DMA to DMA across queues. Read after write: the store reads both halves,
+// loaded on queues 0 and 1; it joins queue 1 (the latest) and waits for
+// queue 0 (semaphore 5). Write after read: two stores of a vector result
+// (the second needs no wait: the first one's wait held back its issue) go
+// on queues 2 and 3; the reload joins queue 3 and waits for queue 2.
+// CHECK-LABEL: func.func @dma_queues
+func.func @dma_queues(%in: memref<1024xf32> {nisa.input = 0 : i64},
+                      %out: memref<1024xf32> {nisa.output = 0 : i64},
+                      %res: memref<1024xf32> {nisa.output = 1 : i64}) {
+  %t = nisa.alloc {address = 0 : i64} : !s
+  %u = nisa.alloc {address = 64 : i64} : !s
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {signal = 5 : i64} :
+  nisa.dma_copy %t <0, [8, 1], [64, 8]>, %in <0, [8, 1], [64, 8]> : !s, memref<1024xf32>
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {queue = 1 : i64, signal = 6 : i64} :
+  nisa.dma_copy %t <512, [8, 1], [64, 8]>, %in <512, [8, 1], [64, 8]> : !s, memref<1024xf32>
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {queue = 1 : i64, signal = 6 : i64, waits = array<i64: 5, 1>}
+  nisa.dma_copy %out <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> : memref<1024xf32>, !s
+  // CHECK: nisa.memset
+  // CHECK-SAME: {signal = 1 : i64} :
+  nisa.memset %u <0, [8, 1], [128, 8]>, 1.0 on vector : !s
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {queue = 2 : i64, signal = 7 : i64, waits = array<i64: 1, 1>}
+  nisa.dma_copy %res <0, [8, 1], [64, 8]>, %u <0, [8, 1], [64, 8]> : memref<1024xf32>, !s
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {queue = 3 : i64, signal = 8 : i64} :
+  nisa.dma_copy %res <512, [8, 1], [64, 8]>, %u <512, [8, 1], [64, 8]> : memref<1024xf32>, !s
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {queue = 3 : i64, signal = 8 : i64, waits = array<i64: 7, 1>}
+  nisa.dma_copy %u <0, [8, 1], [128, 8]>, %in <0, [8, 1], [128, 8]> : !s, memref<1024xf32>
+  return
+}
+
+// -----
+
+!s = !nisa.tile<sbuf, 128, 8, f32>
+
+// A consumer of eight DMAs on eight queues needs eight waits: four fit the
+// instruction, the rest go on a wait-only nop just before it, same engine.
+// CHECK-LABEL: func.func @many_waits
+func.func @many_waits(%in: memref<1024xf32> {nisa.input = 0 : i64}) {
+  %t = nisa.alloc {address = 0 : i64} : !s
+  %u = nisa.alloc {address = 64 : i64} : !s
+  nisa.dma_copy %t <0, [8, 1], [16, 8]>, %in <0, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  nisa.dma_copy %t <128, [8, 1], [16, 8]>, %in <128, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  nisa.dma_copy %t <256, [8, 1], [16, 8]>, %in <256, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  nisa.dma_copy %t <384, [8, 1], [16, 8]>, %in <384, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  nisa.dma_copy %t <512, [8, 1], [16, 8]>, %in <512, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  nisa.dma_copy %t <640, [8, 1], [16, 8]>, %in <640, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  nisa.dma_copy %t <768, [8, 1], [16, 8]>, %in <768, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  // CHECK: nisa.dma_copy %{{.*}} <896
+  // CHECK-SAME: {queue = 7 : i64, signal = 12 : i64} :
+  nisa.dma_copy %t <896, [8, 1], [16, 8]>, %in <896, [8, 1], [16, 8]> : !s, memref<1024xf32>
+  // CHECK-NEXT: nisa.nop on vector {waits = array<i64: 5, 1, 6, 1, 7, 1, 8, 1>}
+  // CHECK-NEXT: nisa.tensor_copy
+  // CHECK-SAME: {signal = 1 : i64, waits = array<i64: 9, 1, 10, 1, 11, 1, 12, 1>}
+  nisa.tensor_copy %u <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> on vector : !s, !s
   return
 }

@@ -160,3 +160,11 @@ func.func @alloc_address() {
   %p = nisa.alloc {address = 16000} : !nisa.tile<psum, 128, 512, f32>
   return
 }
+
+// -----
+
+func.func @nop_signal() {
+  // expected-error @+1 {{a wait-only nop does not signal}}
+  nisa.nop on vector {signal = 1}
+  return
+}

@@ -29,6 +29,10 @@ func.func @kernel(%in: memref<1024xf32> {nisa.input = 0 : i64}, %out: memref<102
   nisa.tensor_copy %t <0, [8, 1], [8, 8]>, %p <0, [512, 1], [8, 8]> on scalar : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<psum, 128, 512, f32>
   // CHECK: nisa.memset {{.*}}, 0.000000e+00 on gpsimd
   nisa.memset %t <0, [8, 1], [128, 8]>, 0.0 on gpsimd : !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.nop on dma {waits = array<i64: 5, 1, 2, 3>}
+  nisa.nop on dma {waits = array<i64: 5, 1, 2, 3>}
+  // CHECK: nisa.nop on gpsimd{{$}}
+  nisa.nop on gpsimd
   // CHECK: nisa.dma_copy {{.*}} {queue = 3 : i64} : memref<1024xbf16>, !nisa.tile<sbuf, 128, 8, bf16>
   nisa.dma_copy %out <0, [8, 1], [128, 8]>, %u <0, [8, 1], [128, 8]> {queue = 3} : memref<1024xbf16>, !nisa.tile<sbuf, 128, 8, bf16>
   return
