@@ -1,10 +1,22 @@
 //===- RaceChecker.cpp - Vector clocks and footprint maps -----------------===//
 //
-// Clocks: clock[e][f] is the number of instructions of engine f known to
-// have completed before engine e's current instruction. Each signal stores
-// the signaller's clock under (semaphore, value); a wait for s >= v joins
-// the clock stored under (s, v). Instruction (f, i) happens before the
-// current instruction of e iff clock[e][f] > i.
+// Agents: the ordered agents of isa/Isa.h, i.e. each compute engine and
+// each DMA queue; an agent completes its instructions in order, and its
+// instructions are numbered by their position in it (a compute engine's
+// stream index; a DMA's position among the DmaCopys of its queue). The DMA
+// stream only issues in order: a DMA inherits every wait of the DMAs issued
+// before it (kept in `dmaIssue`), but not their completion.
+//
+// Clocks: clock[a][f] is the number of instructions of agent f known to
+// have completed before agent a's current instruction. Each signal stores
+// the signaller's clock (as of that instruction) per semaphore and
+// signaller; signallers complete in order, so a wait for s >= v proves that
+// signaller a signalled s at least v - (signals of s by all others in the
+// whole program) times and joins the clock of that signal. With one
+// signaller per semaphore (trnc's scheme) this is exactly "the v-th
+// signal"; several signallers (e.g. every DMA queue signalling one
+// semaphore) prove less, which is the point. Instruction (f, i) happens
+// before the current instruction of a iff clock[a][f] > i.
 //
 // Footprints live in one segment map per memory space (SBUF, PSUM, each
 // HBM region): disjoint byte segments, each holding the access records
@@ -40,7 +52,17 @@ using namespace isa;
 
 namespace {
 
-using Clock = std::array<uint32_t, kNumEngines>;
+using Clock = std::array<uint32_t, kNumOrderedAgents>;
+/// Signallers: the ordered agents, plus the DMA stream's own Nops (which
+/// complete when issued, in issue order).
+constexpr unsigned kDmaIssuer = kNumOrderedAgents;
+constexpr unsigned kNumSignallers = kNumOrderedAgents + 1;
+constexpr uint32_t kNoPosition = std::numeric_limits<uint32_t>::max();
+
+void join(Clock &into, const Clock &other) {
+  for (unsigned f = 0; f < kNumOrderedAgents; ++f)
+    into[f] = std::max(into[f], other[f]);
+}
 
 /// Memory spaces: 0 = SBUF, 1 = PSUM, 2 + r = HBM region r.
 constexpr unsigned kSbufSpace = 0, kPsumSpace = 1, kFirstHbmSpace = 2;
@@ -88,11 +110,12 @@ std::string spaceName(unsigned space) {
   return "HBM region " + std::to_string(space - kFirstHbmSpace);
 }
 
-/// One access that may still race with a later one.
+/// One access that may still race with a later one: `index` is the
+/// position within `agent`.
 struct Record {
   uint32_t index;
   uint32_t pBegin, pEnd;
-  uint8_t engine;
+  uint8_t agent;
   bool write;
 };
 
@@ -123,9 +146,20 @@ constexpr size_t kMaxRememberedPairs = 1 << 20;
 struct RaceChecker::Impl {
   RaceCheckerOptions options;
   const Program *program = nullptr;
-  std::array<Clock, kNumEngines> clocks{};
-  std::array<size_t, kNumEngines> remaining{}; // instructions not yet run
-  std::array<std::vector<Clock>, kNumSemaphores> signalled; // [s][v - 1]
+  std::array<Clock, kNumOrderedAgents> clocks{};
+  Clock dmaIssue{}; // what every later DMA knows (the waits before it)
+  std::array<size_t, kNumOrderedAgents> remaining{}; // instructions not yet run
+  // Per DMA stream index: its position in its queue (kNoPosition for a
+  // Nop), and its clock while it runs (until its signal).
+  std::vector<uint32_t> dmaPosition;
+  llvm::DenseMap<uint32_t, Clock> dmaRunning;
+  std::array<std::vector<uint32_t>, kNumDmaQueues> queueToStream;
+  // signalled[s][a][k]: clock of signaller a's (k+1)-th signal of s;
+  // signals[s][a]: how many the whole program has, and their total.
+  std::array<std::array<std::vector<Clock>, kNumSignallers>, kNumSemaphores>
+      signalled;
+  std::array<std::array<uint32_t, kNumSignallers>, kNumSemaphores> signals{};
+  std::array<uint64_t, kNumSemaphores> totalSignals{};
   std::vector<SegmentMap> spaces;
   size_t live = 0, pruneAt = 0, peakLive = 0;
 
@@ -134,23 +168,64 @@ struct RaceChecker::Impl {
   size_t numRaces = 0;
 
   void reset(const Program &p);
-  void access(const Footprint &fp, unsigned engine, uint32_t index,
+  void access(const Footprint &fp, unsigned agent, uint32_t index,
               const Clock &clock);
+  void wait(const SemaphoreWait &w, Clock &clock) const;
+  std::pair<Engine, uint32_t> instructionOf(unsigned agent,
+                                            uint32_t index) const;
   void splitAt(SegmentMap &map, uint64_t at);
-  void report(const Record &r, unsigned engine, uint32_t index,
+  void report(const Record &r, unsigned agent, uint32_t index,
               const Footprint &fp, uint64_t segBegin, uint64_t segEnd);
   void prune();
   std::string describe(const Race &race) const;
+  void accessAll(const Instruction &inst, unsigned agent, uint32_t index,
+                 const Clock &clock) {
+    const std::pair<const AccessPattern *, bool> operands[] = {
+        {&inst.src0, false}, {&inst.src1, false}, {&inst.dst, true}};
+    for (auto [ap, write] : operands)
+      if (ap->present())
+        access(footprintOf(*ap, write), agent, index, clock);
+  }
 };
 
 void RaceChecker::Impl::reset(const Program &p) {
   program = &p;
   for (Clock &c : clocks)
     c.fill(0);
-  for (unsigned e = 0; e < kNumEngines; ++e)
-    remaining[e] = p.streams[e].size();
-  for (auto &s : signalled)
-    s.clear();
+  dmaIssue.fill(0);
+  remaining.fill(0);
+  for (auto &perSem : signalled)
+    for (auto &list : perSem)
+      list.clear();
+  for (auto &perSem : signals)
+    perSem.fill(0);
+  totalSignals.fill(0);
+  dmaPosition.clear();
+  dmaRunning.clear();
+  for (auto &q : queueToStream)
+    q.clear();
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    for (size_t i = 0; i < p.streams[e].size(); ++i) {
+      const Instruction &inst = p.streams[e][i];
+      unsigned signaller = orderedAgent(Engine(e), inst.dmaQueue);
+      if (Engine(e) == Engine::Dma) {
+        if (inst.opcode == Opcode::DmaCopy) {
+          auto &q = queueToStream[inst.dmaQueue % kNumDmaQueues];
+          dmaPosition.push_back(uint32_t(q.size()));
+          q.push_back(uint32_t(i));
+        } else {
+          dmaPosition.push_back(kNoPosition);
+          signaller = kDmaIssuer;
+        }
+      }
+      if (signaller < kNumOrderedAgents)
+        ++remaining[signaller];
+      if (inst.signal < kNumSemaphores) {
+        ++signals[inst.signal][signaller];
+        ++totalSignals[inst.signal];
+      }
+    }
+  }
   spaces.assign(kFirstHbmSpace + p.regions.size(), SegmentMap());
   live = peakLive = 0;
   pruneAt = 4096;
@@ -172,7 +247,7 @@ void RaceChecker::Impl::splitAt(SegmentMap &map, uint64_t at) {
   map.emplace_hint(std::next(it), at, std::move(tail));
 }
 
-void RaceChecker::Impl::access(const Footprint &fp, unsigned engine,
+void RaceChecker::Impl::access(const Footprint &fp, unsigned agent,
                                uint32_t index, const Clock &clock) {
   if (fp.begin >= fp.end)
     return;
@@ -191,10 +266,10 @@ void RaceChecker::Impl::access(const Footprint &fp, unsigned engine,
     }
     Segment &seg = it->second;
     for (const Record &r : seg.records) {
-      if (r.pBegin >= fp.pEnd || fp.pBegin >= r.pEnd || r.engine == engine ||
-          !(r.write || fp.write) || clock[r.engine] > r.index)
+      if (r.pBegin >= fp.pEnd || fp.pBegin >= r.pEnd || r.agent == agent ||
+          !(r.write || fp.write) || clock[r.agent] > r.index)
         continue;
-      report(r, engine, index, fp, it->first, seg.end);
+      report(r, agent, index, fp, it->first, seg.end);
     }
     size_t before = seg.records.size();
     llvm::erase_if(seg.records, [&](const Record &r) {
@@ -202,11 +277,11 @@ void RaceChecker::Impl::access(const Footprint &fp, unsigned engine,
         return false;
       if (fp.write)
         return true;
-      return !r.write && (r.engine == engine || clock[r.engine] > r.index);
+      return !r.write && (r.agent == agent || clock[r.agent] > r.index);
     });
     live -= before - seg.records.size();
     seg.records.push_back(
-        {index, fp.pBegin, fp.pEnd, uint8_t(engine), fp.write});
+        {index, fp.pBegin, fp.pEnd, uint8_t(agent), fp.write});
     ++live;
     cursor = seg.end;
     ++it;
@@ -216,13 +291,23 @@ void RaceChecker::Impl::access(const Footprint &fp, unsigned engine,
     prune();
 }
 
-void RaceChecker::Impl::report(const Record &r, unsigned engine,
+std::pair<Engine, uint32_t>
+RaceChecker::Impl::instructionOf(unsigned agent, uint32_t index) const {
+  unsigned first = orderedAgent(Engine::Dma, 0);
+  if (agent < first)
+    return {Engine(agent), index};
+  return {Engine::Dma, queueToStream[agent - first][index]};
+}
+
+void RaceChecker::Impl::report(const Record &r, unsigned agent,
                                uint32_t index, const Footprint &fp,
                                uint64_t segBegin, uint64_t segEnd) {
   uint32_t pBegin = std::max(r.pBegin, fp.pBegin);
   uint32_t pEnd = std::min(r.pEnd, fp.pEnd);
-  auto key = std::make_pair(instructionKey(r.engine, r.index),
-                            instructionKey(engine, index));
+  auto [firstEngine, firstIndex] = instructionOf(r.agent, r.index);
+  auto [secondEngine, secondIndex] = instructionOf(agent, index);
+  auto key = std::make_pair(instructionKey(unsigned(firstEngine), firstIndex),
+                            instructionKey(unsigned(secondEngine), secondIndex));
   auto found = pairs.find(key);
   if (found != pairs.end()) {
     // The same pair over more segments: widen the reported overlap.
@@ -240,8 +325,9 @@ void RaceChecker::Impl::report(const Record &r, unsigned engine,
   ++numRaces;
   unsigned slot = unsigned(races.size());
   if (races.size() < options.maxReported)
-    races.push_back({Engine(r.engine), Engine(engine), r.index, index, r.write,
-                     fp.write, fp.space, pBegin, pEnd, segBegin, segEnd});
+    races.push_back({firstEngine, secondEngine, firstIndex, secondIndex,
+                     r.write, fp.write, fp.space, pBegin, pEnd, segBegin,
+                     segEnd});
   else
     slot = std::numeric_limits<unsigned>::max();
   if (pairs.size() < kMaxRememberedPairs)
@@ -249,19 +335,20 @@ void RaceChecker::Impl::report(const Record &r, unsigned engine,
 }
 
 void RaceChecker::Impl::prune() {
-  // A record every still-running engine has in its past can never race again.
+  // A record every still-running agent has in its past can never race
+  // again (a DMA's clock only grows from its queue's).
   Clock frontier;
   frontier.fill(std::numeric_limits<uint32_t>::max());
-  for (unsigned e = 0; e < kNumEngines; ++e)
-    if (remaining[e])
-      for (unsigned f = 0; f < kNumEngines; ++f)
-        frontier[f] = std::min(frontier[f], clocks[e][f]);
+  for (unsigned a = 0; a < kNumOrderedAgents; ++a)
+    if (remaining[a])
+      for (unsigned f = 0; f < kNumOrderedAgents; ++f)
+        frontier[f] = std::min(frontier[f], clocks[a][f]);
   for (SegmentMap &map : spaces) {
     for (auto it = map.begin(); it != map.end();) {
       auto &recs = it->second.records;
       size_t before = recs.size();
       llvm::erase_if(recs, [&](const Record &r) {
-        return frontier[r.engine] > r.index;
+        return frontier[r.agent] > r.index;
       });
       live -= before - recs.size();
       it = recs.empty() ? map.erase(it) : std::next(it);
@@ -295,30 +382,60 @@ RaceChecker::~RaceChecker() = default;
 
 void RaceChecker::onStart(const Program &program) { impl->reset(program); }
 
+void RaceChecker::Impl::wait(const SemaphoreWait &w, Clock &clock) const {
+  if (w.value == 0 || w.semaphore >= kNumSemaphores)
+    return; // met from the start: orders nothing
+  for (unsigned a = 0; a < kNumSignallers; ++a) {
+    uint64_t mine = signals[w.semaphore][a];
+    uint64_t others = totalSignals[w.semaphore] - mine;
+    if (!mine || w.value <= others)
+      continue; // the others alone could have raised it that far
+    uint64_t k = w.value - others; // signals of `a` proven done
+    const auto &list = signalled[w.semaphore][a];
+    if (k <= list.size())
+      join(clock, list[k - 1]);
+  }
+}
+
 void RaceChecker::onExecute(Engine engine, size_t index,
                             const Instruction &inst) {
   Impl &s = *impl;
-  unsigned e = unsigned(engine);
-  Clock &clock = s.clocks[e];
-  clock[e] = std::max(clock[e], uint32_t(index));
-  for (unsigned w = 0; w < inst.numWaits && w < kMaxWaits; ++w) {
-    const SemaphoreWait &wait = inst.waits[w];
-    if (wait.value == 0 || wait.semaphore >= kNumSemaphores)
-      continue; // met from the start: orders nothing
-    const auto &values = s.signalled[wait.semaphore];
-    if (wait.value > values.size())
-      continue; // not reported as signalled: assume no ordering
-    const Clock &from = values[wait.value - 1];
-    for (unsigned f = 0; f < kNumEngines; ++f)
-      clock[f] = std::max(clock[f], from[f]);
+  uint32_t i = uint32_t(index);
+  unsigned waits = std::min<unsigned>(inst.numWaits, kMaxWaits);
+  if (engine != Engine::Dma) {
+    unsigned e = unsigned(engine);
+    Clock &clock = s.clocks[e];
+    clock[e] = std::max(clock[e], i);
+    for (unsigned w = 0; w < waits; ++w)
+      s.wait(inst.waits[w], clock);
+    s.accessAll(inst, e, i, clock);
+    if (s.remaining[e])
+      --s.remaining[e];
+    return;
   }
-  const std::pair<const AccessPattern *, bool> operands[] = {
-      {&inst.src0, false}, {&inst.src1, false}, {&inst.dst, true}};
-  for (auto [ap, write] : operands)
-    if (ap->present())
-      s.access(footprintOf(*ap, write), e, uint32_t(index), clock);
-  if (s.remaining[e])
-    --s.remaining[e];
+  // The DMA stream: waits hold back this and every later DMA's issue.
+  for (unsigned w = 0; w < waits; ++w)
+    s.wait(inst.waits[w], s.dmaIssue);
+  uint32_t pos = index < s.dmaPosition.size() ? s.dmaPosition[index]
+                                              : kNoPosition;
+  bool signals = inst.signal < kNumSemaphores;
+  if (pos == kNoPosition) { // a Nop: no accesses, done when issued
+    if (signals)
+      s.dmaRunning[i] = s.dmaIssue;
+    return;
+  }
+  unsigned a = orderedAgent(Engine::Dma, inst.dmaQueue);
+  Clock &clock = s.clocks[a];
+  join(clock, s.dmaIssue);
+  clock[a] = std::max(clock[a], pos);
+  s.accessAll(inst, a, pos, clock);
+  if (signals) {
+    Clock done = clock;
+    done[a] = std::max(done[a], pos + 1);
+    s.dmaRunning[i] = done;
+  }
+  if (s.remaining[a])
+    --s.remaining[a];
 }
 
 void RaceChecker::onSignal(Engine engine, size_t index, uint8_t semaphore,
@@ -326,12 +443,25 @@ void RaceChecker::onSignal(Engine engine, size_t index, uint8_t semaphore,
   Impl &s = *impl;
   if (semaphore >= kNumSemaphores || value == 0)
     return;
-  unsigned e = unsigned(engine);
-  s.clocks[e][e] = std::max(s.clocks[e][e], uint32_t(index + 1));
-  auto &values = s.signalled[semaphore];
-  if (values.size() < value)
-    values.resize(value, Clock{});
-  values[value - 1] = s.clocks[e];
+  unsigned signaller;
+  Clock clock;
+  if (engine != Engine::Dma) {
+    signaller = unsigned(engine);
+    Clock &mine = s.clocks[signaller];
+    mine[signaller] = std::max(mine[signaller], uint32_t(index + 1));
+    clock = mine;
+  } else {
+    auto it = s.dmaRunning.find(uint32_t(index));
+    if (it == s.dmaRunning.end())
+      return;
+    clock = it->second;
+    s.dmaRunning.erase(it);
+    const Instruction &inst = s.program->streams[size_t(Engine::Dma)][index];
+    signaller = inst.opcode == Opcode::DmaCopy
+                    ? orderedAgent(Engine::Dma, inst.dmaQueue)
+                    : kDmaIssuer;
+  }
+  s.signalled[semaphore][signaller].push_back(clock);
 }
 
 llvm::Error RaceChecker::onFinish() {
@@ -342,7 +472,7 @@ llvm::Error RaceChecker::onFinish() {
   std::string msg = "race check of program '" + name + "' failed: " +
                     std::to_string(s.numRaces) +
                     (s.numRaces == 1 ? " race" : " races") +
-                    " between instructions on different engines:";
+                    " between instructions on different engines or DMA queues:";
   for (const Race &race : s.races)
     msg += "\n  " + s.describe(race);
   if (s.numRaces > s.races.size())

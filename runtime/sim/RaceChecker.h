@@ -7,9 +7,13 @@
 // writing). Such a pair is a race: on hardware, or in the timed model, the
 // result would depend on timing.
 //
-// Happens-before is tracked with vector clocks, one per engine: program
-// order within an engine, and a wait satisfied by semaphore s reaching v
-// joins the clock of the instruction whose signal raised s to v. Accesses
+// Happens-before is tracked with vector clocks, one per ordered agent
+// (isa/Isa.h: each compute engine, each DMA queue): program order within an
+// agent; the DMA stream's issue order (a DMA starts after the waits of the
+// DMAs issued before it, not after their completion); and a wait satisfied
+// by semaphore s reaching v joins the clock of the signal that s >= v
+// proves happened (with several signallers of s, only what the count
+// proves). Two DMAs on different queues are as unordered as two engines. Accesses
 // are footprints (memory space, partition range, byte range within each
 // partition or HBM region; the pattern's extent, as the compiler's
 // scheduler computes it) kept in per-space segment maps, superseded by later

@@ -12,7 +12,11 @@
 // earlier. Untimed runs use the same loop with zero durations, which is the
 // old "lowest-numbered ready engine first" order. When no engine can move
 // and no signal is pending, the run fails with a deadlock report instead of
-// hanging. SBUF and PSUM are allocated once per Simulator. Durations come
+// hanging. The Dma stream issues in order too (a DMA whose waits are unmet
+// holds back every later DMA) and hands each transfer to its queue; queues
+// overlap, so DMAs end, and signal, out of order across queues (hence one
+// semaphore per queue, isa/Isa.h). Nop costs nothing: it only carries
+// waits. SBUF and PSUM are allocated once per Simulator. Durations come
 // from sim/Timing.cpp and sim/CostModel.cpp.
 //
 //===----------------------------------------------------------------------===//

@@ -3,7 +3,8 @@
 // Hand-built programs where two engines touch the same bytes with and without
 // semaphore ordering (direct, transitive, by semaphore value), disjoint tiles
 // that must not be flagged, the capped report, deadlocks (a wait no one can
-// satisfy, a cycle of two engines), and the checker's cost on a 50k
+// satisfy, a cycle of two engines), DMAs on different queues (unordered
+// unless a queue semaphore orders them), and the checker's cost on a 50k
 // instruction pipeline synchronised the way the compiler does it.
 //
 //===----------------------------------------------------------------------===//
@@ -67,7 +68,7 @@ TEST_CASE("unsynchronised write and read on two engines race", "[race]") {
   std::string err = runChecked(b.p);
   INFO(err);
   CHECK(contains(err, "race check of program 'test' failed: 1 race between "
-                      "instructions on different engines:"));
+                      "instructions on different engines or DMA queues:"));
   // Vector runs first in the simulator's interleaving, so it is named first.
   CHECK(contains(err, "vector stream instruction 0 (tensor_copy) "
                       "[aten.relu.default 'relu' at m.py:7] reads and gpsimd "
@@ -108,6 +109,84 @@ TEST_CASE("disjoint tiles and concurrent reads do not race", "[race]") {
   b.raw(copy(Engine::Scalar, tile(0, 8, 4096, 16), tile(0, 8, 2048, 16)));
   b.raw(copy(Engine::Vector, tile(0, 8, 8192, 16), tile(0, 8, 2048, 16)));
   CHECK(runChecked(b.p) == "");
+}
+
+namespace {
+
+Instruction dma(unsigned queue, AccessPattern dst, AccessPattern src,
+                uint8_t signal) {
+  Instruction i = copy(Engine::Dma, dst, src, signal);
+  i.dmaQueue = uint16_t(queue);
+  return i;
+}
+
+} // namespace
+
+TEST_CASE("DMAs on different queues race unless a queue semaphore orders "
+          "them", "[race][dma]") {
+  const uint8_t q0 = completionSemaphore(Engine::Dma, 0);
+  auto program = [&](unsigned storeQueue, bool wait) {
+    Builder b;
+    uint32_t in = b.input(DType::F32, 256), out = b.output(DType::F32, 256);
+    b.raw(dma(0, tile(0, 4, 0, 16), hbm(in, DType::F32, 0, 4, 16, {16}), q0));
+    Instruction store = dma(storeQueue, hbm(out, DType::F32, 0, 4, 16, {16}),
+                            tile(0, 4, 0, 16),
+                            completionSemaphore(Engine::Dma, storeQueue));
+    if (wait)
+      waitFor(store, q0, 1);
+    b.raw(store);
+    return b.p;
+  };
+  std::vector<float> x(64), y(64);
+  std::string err = runChecked(program(1, false), {x.data()}, {y.data()});
+  INFO(err);
+  CHECK(contains(err, "dma stream instruction 0 (dma_copy) writes and dma "
+                      "stream instruction 1 (dma_copy) reads SBUF"));
+  CHECK(runChecked(program(1, true), {x.data()}, {y.data()}) == "");
+  // Same queue: the queue runs them in order.
+  CHECK(runChecked(program(0, false), {x.data()}, {y.data()}) == "");
+}
+
+TEST_CASE("one semaphore shared by DMA queues proves only what its count "
+          "does", "[race][dma]") {
+  // The old scheme: every DMA signals semaphore 4. Queue 2's unrelated
+  // transfer can raise it to 1 first, so "4 >= 1" does not order the store
+  // after the load on queue 0; "4 >= 2" does.
+  for (uint32_t value : {1u, 2u}) {
+    Builder b;
+    uint32_t in = b.input(DType::F32, 256), out = b.output(DType::F32, 256);
+    b.raw(dma(0, tile(0, 4, 0, 16), hbm(in, DType::F32, 0, 4, 16, {16}), 4));
+    b.raw(dma(2, tile(8, 4, 0, 16), hbm(in, DType::F32, 0, 4, 16, {16}), 4));
+    Instruction use = copy(Engine::Vector, tile(0, 4, 256, 16), tile(0, 4, 0, 16));
+    b.raw(waitFor(use, 4, value));
+    std::vector<float> x(64), y(64);
+    std::string err = runChecked(b.p, {x.data()}, {y.data()});
+    INFO(value << ": " << err);
+    CHECK(contains(err, "dma stream instruction 0 (dma_copy) writes") ==
+          (value == 1));
+  }
+}
+
+TEST_CASE("a DMA is issued after the waits of earlier DMAs, not after their "
+          "completion", "[race][dma]") {
+  Builder b;
+  uint32_t out = b.output(DType::F32, 512);
+  b.raw(memset(Engine::Vector, tile(0, 4, 0, 16), /*signal=*/1));
+  Instruction first = dma(0, hbm(out, DType::F32, 0, 4, 16, {16}),
+                          tile(0, 4, 0, 16), completionSemaphore(Engine::Dma, 0));
+  b.raw(waitFor(first, 1, 1));
+  // Issued after `first`'s wait was met: ordered after the memset.
+  b.raw(dma(1, hbm(out, DType::F32, 256, 4, 16, {16}), tile(0, 4, 0, 16),
+            completionSemaphore(Engine::Dma, 1)));
+  std::vector<float> y(128);
+  CHECK(runChecked(b.p, {}, {y.data()}) == "");
+  // ... but not after `first` ends: a third DMA overwriting what `first`
+  // writes, on another queue, races with it.
+  b.raw(dma(2, hbm(out, DType::F32, 0, 4, 16, {16}), tile(0, 4, 512, 16),
+            completionSemaphore(Engine::Dma, 2)));
+  std::string err = runChecked(b.p, {}, {y.data()});
+  CHECK(contains(err, "dma stream instruction 0 (dma_copy) writes and dma "
+                      "stream instruction 2 (dma_copy) writes HBM region 0"));
 }
 
 TEST_CASE("ordering is transitive through a third engine", "[race]") {
