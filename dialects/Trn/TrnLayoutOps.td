@@ -62,4 +62,45 @@ def Trn_BroadcastOp : Trn_Op<"broadcast", [Pure]> {
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Data movement: strided windows and concatenation
+//===----------------------------------------------------------------------===//
+
+def Trn_SliceOp : Trn_Op<"slice", [Pure]> {
+  let summary = "a strided window of a tensor (slice, select, narrow, flip)";
+  let description = [{
+    `result[i0, i1, ...] = input[starts[0] + i0 * steps[0], ...]`: every dim
+    starts at `starts[d]` and steps by `steps[d]`, which may be negative
+    (flip walks a dim backwards). The result shape gives the counts. The
+    lowering folds it into the HBM access pattern (offset and strides): no
+    instruction.
+
+    ```mlir
+    %s = trn.slice %x starts = [1, 5] steps = [2, -1] : tensor<4x6xf32> -> tensor<2x6xf32>
+    ```
+  }];
+  let arguments = (ins Trn_FloatTensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs Trn_FloatTensor:$result);
+  let assemblyFormat = "$input `starts` `=` $starts `steps` `=` $steps attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Trn_ConcatOp : Trn_Op<"concat", [Pure]> {
+  let summary = "concatenate tensors along one dimension (cat)";
+  let description = [{
+    Every input has the result's shape except along `dim`, where the result
+    size is the sum of the inputs'. Lowered to one DMA copy per input into
+    its slice of the result.
+
+    ```mlir
+    %c = trn.concat %a, %b dim = 1 : tensor<4x2xf32>, tensor<4x3xf32> -> tensor<4x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Trn_FloatTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Trn_FloatTensor:$result);
+  let assemblyFormat = "$inputs `dim` `=` $dim attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TRN_LAYOUT_OPS

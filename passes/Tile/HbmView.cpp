@@ -56,6 +56,18 @@ HbmView trnc::tile::broadcastView(const HbmView &in, ArrayRef<int64_t> shape) {
   return out;
 }
 
+HbmView trnc::tile::sliceView(const HbmView &in, ArrayRef<int64_t> starts,
+                              ArrayRef<int64_t> steps,
+                              ArrayRef<int64_t> shape) {
+  HbmView out{in.root, in.offset, SmallVector<int64_t>(shape), {}};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] > 0)
+      out.offset += starts[d] * in.strides[d];
+    out.strides.push_back(in.strides[d] * steps[d]);
+  }
+  return out;
+}
+
 // After torch's computeStride (aten/src/ATen/TensorUtils.cpp): walk the old
 // dims from the innermost, grouping runs that are contiguous with each other,
 // and require every new dim to fall inside one such run.

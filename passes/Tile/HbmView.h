@@ -40,6 +40,10 @@ int64_t stridedExtent(llvm::ArrayRef<int64_t> shape,
 HbmView transposeView(const HbmView &in, llvm::ArrayRef<int64_t> perm);
 /// `trn.broadcast`: trailing dims align; new and size-1 dims get stride 0.
 HbmView broadcastView(const HbmView &in, llvm::ArrayRef<int64_t> shape);
+/// `trn.slice`: dim d starts at starts[d] and steps by steps[d] (negative
+/// steps walk backwards); `shape` is the result's.
+HbmView sliceView(const HbmView &in, llvm::ArrayRef<int64_t> starts,
+                  llvm::ArrayRef<int64_t> steps, llvm::ArrayRef<int64_t> shape);
 /// `trn.reshape` as a view (torch's view stride rules), or nullopt when the
 /// elements are not evenly strided in the new shape.
 std::optional<HbmView> reshapeView(const HbmView &in,

@@ -38,7 +38,8 @@ SmallVector<int64_t> declaredStrides(DenseI64ArrayAttr attr,
 
 /// The op's result is a view of its operand (no instruction).
 bool isViewOp(Operation *op) {
-  return isa<trn::TransposeOp, trn::BroadcastOp, trn::ReshapeOp>(op);
+  return isa<trn::TransposeOp, trn::BroadcastOp, trn::ReshapeOp,
+             trn::SliceOp>(op);
 }
 
 struct LowerToNisaPass : public trnc::impl::LowerToNisaBase<LowerToNisaPass> {
@@ -185,6 +186,13 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
               ctx.views[r.getResult()] = *reshapeView(copy, shape);
               return success();
             })
+            .Case([&](trn::SliceOp s) {
+              ctx.views[s.getResult()] =
+                  sliceView(ctx.views.lookup(s.getInput()), s.getStarts(),
+                            s.getSteps(), s.getType().getShape());
+              return success();
+            })
+            .Case([&](trn::ConcatOp) { return lowerConcat(ctx, &op); })
             .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, &op); })
             .Case([&](trn::ReduceSumOp) { return lowerReduceSum(ctx, &op); })
             .Case<trn::AddOp, trn::SubOp, trn::MulOp, trn::AddScalarOp,

@@ -104,5 +104,7 @@ void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
 mlir::LogicalResult lowerElementwise(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerReduceSum(LoweringContext &ctx, mlir::Operation *op);
+/// trn.concat: one tiled copy per input into its window (LowerDataMovement).
+mlir::LogicalResult lowerConcat(LoweringContext &ctx, mlir::Operation *op);
 
 } // namespace trnc::tile

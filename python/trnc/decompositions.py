@@ -18,6 +18,8 @@ from typing import Callable
 import torch
 from torch._decomp import core_aten_decompositions
 
+from trnc import decomp_data_movement
+
 __all__ = ["decomposition_table", "KEPT_OPERATORS"]
 
 aten = torch.ops.aten
@@ -99,6 +101,7 @@ def _table() -> dict:
         for overload in _overloads(op):
             table.pop(overload, None)
     table.update(_TRNC_RULES)
+    table.update(decomp_data_movement.rules())
     return table
 
 

@@ -180,7 +180,11 @@ FailureOr<Value> importIdentity(NodeContext &ctx) {
 
 } // namespace
 
+// DataMovementImporters.cpp: slice, select, flip, cat.
+void registerDataMovementImporters(OpRegistry &r);
+
 void registerLayoutImporters(OpRegistry &r) {
+  registerDataMovementImporters(r);
   for (const char *target :
        {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"})
     r.add(target, importView);

@@ -115,6 +115,23 @@ FailureOr<Value> NodeContext::tensor(unsigned pos, llvm::StringRef name) {
   return it->second[index];
 }
 
+FailureOr<SmallVector<Value>> NodeContext::tensorList(unsigned pos,
+                                                     llvm::StringRef name) {
+  const Arg *a = arg(pos, name);
+  if (!a || a->kind != Arg::Kind::List)
+    return invalid("expects a list of tensors for " + argName(pos, name));
+  SmallVector<Value> result;
+  for (const Arg &e : a->list) {
+    auto it = e.isTensor() ? values.find(e.text) : values.end();
+    size_t index = e.index < 0 ? 0 : static_cast<size_t>(e.index);
+    if (it == values.end() || index >= it->second.size() || !it->second[index])
+      return invalid("an element of " + argName(pos, name) +
+                     " is not an imported tensor");
+    result.push_back(it->second[index]);
+  }
+  return result;
+}
+
 FailureOr<double> NodeContext::scalar(unsigned pos, llvm::StringRef name,
                                       std::optional<double> dflt) {
   const Arg *a = arg(pos, name);

@@ -58,6 +58,9 @@ public:
   /// Null when the argument is absent.
   const Arg *arg(unsigned pos, llvm::StringRef name) const;
   mlir::FailureOr<mlir::Value> tensor(unsigned pos, llvm::StringRef name);
+  /// A list of tensors (`cat`'s `tensors`).
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  tensorList(unsigned pos, llvm::StringRef name);
   /// A Python scalar (int, float or bool). A tensor here is `unsupported`.
   mlir::FailureOr<double> scalar(unsigned pos, llvm::StringRef name,
                                  std::optional<double> dflt = std::nullopt);
