@@ -19,6 +19,7 @@ import torch
 from torch._decomp import core_aten_decompositions
 
 from trnc import decomp_data_movement
+from trnc import decomp_reductions
 
 __all__ = ["decomposition_table", "KEPT_OPERATORS"]
 
@@ -101,6 +102,7 @@ def _table() -> dict:
         for overload in _overloads(op):
             table.pop(overload, None)
     table.update(_TRNC_RULES)
+    table.update(decomp_reductions.rules())
     table.update(decomp_data_movement.rules())
     return table
 
