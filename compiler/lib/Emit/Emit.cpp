@@ -39,6 +39,10 @@ std::optional<isa::DType> dtypeOf(Type t) {
     return isa::DType::I32;
   if (t.isInteger(8))
     return isa::DType::U8;
+  if (t.isInteger(64)) // HBM only (Isa.h, DType)
+    return isa::DType::I64;
+  if (t.isInteger(1)) // torch.bool: one byte, 0 or 1
+    return isa::DType::Bool;
   return std::nullopt;
 }
 
@@ -52,7 +56,7 @@ Type elementTypeOf(Type buffer) {
 /// NameLoc(node, FileLineColLoc(file, line)); fused and call-site locations
 /// are searched too.
 struct SourcePos {
-  std::string node, file;
+  std::string op, node, file; // op: the ATen target (fused-loc metadata)
   uint32_t line = 0;
 };
 
@@ -67,6 +71,9 @@ void findSource(Location loc, SourcePos &pos) {
       pos.line = file.getLine();
     }
   } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    if (auto target = dyn_cast_or_null<StringAttr>(fused.getMetadata());
+        target && pos.op.empty())
+      pos.op = target.str();
     for (Location l : fused.getLocations())
       findSource(l, pos);
   } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
@@ -193,7 +200,8 @@ uint32_t Emitter::sourceIndex(Operation *op) {
   findSource(op->getLoc(), pos);
   if (pos.node.empty() && pos.file.empty())
     return isa::kNoSource;
-  std::string name = op->getName().getStringRef().str();
+  std::string name = pos.op.empty() ? op->getName().getStringRef().str()
+                                    : pos.op;
   if (auto attr = op->getAttrOfType<StringAttr>(kSourceOpAttrName))
     name = attr.str();
   auto key = std::make_tuple(name, pos.node, pos.file, pos.line);

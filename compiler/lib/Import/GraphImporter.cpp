@@ -78,12 +78,16 @@ OperatorUse GraphBuilder::useOf(const Node &node) const {
   return use;
 }
 
+/// NameLoc(node, FileLineColLoc(file, line)) fused with the ATen target as
+/// metadata, so instructions lowered from the node can name both the user's
+/// line and the PyTorch operator (profiles, traces, messages).
 Location GraphBuilder::locOf(const Node &node) {
   StringAttr name = StringAttr::get(ctx, node.name);
-  if (!node.loc)
-    return NameLoc::get(name);
-  return NameLoc::get(name, FileLineColLoc::get(ctx, node.loc->file,
-                                                node.loc->line, 0));
+  Location named =
+      node.loc ? NameLoc::get(name, FileLineColLoc::get(ctx, node.loc->file,
+                                                        node.loc->line, 0))
+               : NameLoc::get(name);
+  return FusedLoc::get(ctx, {named}, StringAttr::get(ctx, node.target));
 }
 
 void GraphBuilder::invalid(const std::string &what, const Node *node) {
@@ -136,22 +140,31 @@ bool GraphBuilder::argsAvailable(const std::vector<Arg> &args) const {
 
 bool GraphBuilder::importNode(const Node &node) {
   Location loc = locOf(node);
-  Importer importer = OpRegistry::get().lookup(node.target);
-  if (!importer) {
+  const OpRegistry &registry = OpRegistry::get();
+  Importer importer = registry.lookup(node.target);
+  MultiImporter multi = registry.lookupMulti(node.target);
+  if (!importer && !multi) {
     recordUnsupported(node, "");
     placeholder(node, loc);
     return true;
   }
-  if (!node.hasMeta || node.multiResult || !node.results[0]) {
+  if (importer && (!node.hasMeta || node.multiResult || !node.results[0])) {
     invalid("expected the metadata of one tensor result in 'meta'", &node);
     return false;
   }
-  const TensorMeta &meta = *node.results[0];
-  if (!isSupportedDtype(meta.dtype)) {
-    result.unsupportedDtypes.push_back(
-        {node.name, node.target, meta.dtype, useOf(node)});
-    placeholder(node, loc);
-    return true;
+  if (multi && (!node.hasMeta || !node.multiResult)) {
+    invalid("expected a list of result metadata in 'meta'", &node);
+    return false;
+  }
+  SmallVector<RankedTensorType> types;
+  for (const auto &meta : node.results) {
+    if (meta && !isSupportedDtype(meta->dtype)) {
+      result.unsupportedDtypes.push_back(
+          {node.name, node.target, meta->dtype, useOf(node)});
+      placeholder(node, loc);
+      return true;
+    }
+    types.push_back(meta ? tensorTypeFor(*meta, ctx) : RankedTensorType());
   }
   std::vector<Arg> kwargValues;
   for (const auto &kv : node.kwargs)
@@ -160,10 +173,21 @@ bool GraphBuilder::importNode(const Node &node) {
     return true; // a producer was not imported; already reported
 
   NodeContext nctx(builder, loc, node, values);
-  RankedTensorType type = tensorTypeFor(meta, ctx);
-  nctx.setResultType(type);
-  FailureOr<Value> v = importer(nctx);
-  if (failed(v)) {
+  for (RankedTensorType t : types)
+    if (t) {
+      nctx.setResultType(t);
+      break;
+    }
+  nctx.setResultTypes(types);
+  FailureOr<SmallVector<Value>> produced = failure();
+  if (importer) {
+    FailureOr<Value> v = importer(nctx);
+    if (succeeded(v))
+      produced = SmallVector<Value>{*v};
+  } else {
+    produced = multi(nctx);
+  }
+  if (failed(produced)) {
     if (nctx.rejection() == NodeContext::Rejection::Unsupported) {
       recordUnsupported(node, nctx.rejectionMessage());
       placeholder(node, loc);
@@ -174,15 +198,28 @@ bool GraphBuilder::importNode(const Node &node) {
             &node);
     return false;
   }
-  auto produced = cast<RankedTensorType>(v->getType());
-  if (produced.getShape() != type.getShape()) {
-    invalid("its meta says shape " + formatShape(type.getShape()) +
-                " but the operator produces " +
-                formatShape(produced.getShape()),
+  if (produced->size() != types.size()) {
+    invalid("the importer produced " + std::to_string(produced->size()) +
+                " results for " + std::to_string(types.size()) + " in 'meta'",
             &node);
     return false;
   }
-  values[node.name] = {nctx.convert(*v, type.getElementType())};
+  SmallVector<Value, 1> results;
+  for (auto [v, type] : llvm::zip(*produced, types)) {
+    if (!type || !v) {
+      results.push_back(Value());
+      continue;
+    }
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    if (shape != type.getShape()) {
+      invalid("its meta says shape " + formatShape(type.getShape()) +
+                  " but the operator produces " + formatShape(shape),
+              &node);
+      return false;
+    }
+    results.push_back(nctx.convert(v, type.getElementType()));
+  }
+  values[node.name] = std::move(results);
   return true;
 }
 
