@@ -1,0 +1,31 @@
+// RUN: trnc-opt %s -split-input-file -verify-diagnostics
+
+func.func @slice_oob(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{dim 1 reads elements 5..6 outside 0..5}}
+  %0 = trn.slice %x starts = [0, 5] steps = [1, 1] : tensor<4x6xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_flip_oob(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{dim 0 reads elements 1..-1 outside 0..3}}
+  %0 = trn.slice %x starts = [1, 0] steps = [-1, 1] : tensor<4x6xf32> -> tensor<3x6xf32>
+  return
+}
+
+// -----
+
+func.func @concat_sum(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{inputs sum to 5 along dim 1, result has 6}}
+  %0 = trn.concat %a, %b dim = 1 : tensor<4x2xf32>, tensor<4x3xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @concat_off_dim(%a: tensor<4x2xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @+1 {{input shape differs from the result off dim 1}}
+  %0 = trn.concat %a, %b dim = 1 : tensor<4x2xf32>, tensor<3x3xf32> -> tensor<4x5xf32>
+  return
+}
