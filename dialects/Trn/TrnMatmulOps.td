@@ -16,18 +16,57 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 //===----------------------------------------------------------------------===//
 
 def Trn_MatmulOp : Trn_Op<"matmul", [Pure]> {
-  let summary = "2-D matrix product [M, K] x [K, N] -> [M, N]";
+  let summary = "matrix product [B..., M, K] x [B..., K, N] -> [B..., M, N]";
   let description = [{
+    Rank 2 (`mm`) or rank 3 with one batch dim of equal size on both sides
+    (`bmm`; `matmul`/`einsum` with batch dims reach it as views + `bmm`).
     Accumulates in fp32 whatever the operand type, like the Tensor Engine.
     Operands and result share one element type.
 
     ```mlir
     %c = trn.matmul %a, %b : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    %d = trn.matmul %x, %y : (tensor<2x8x16xf32>, tensor<2x16x4xf32>) -> tensor<2x8x4xf32>
     ```
   }];
   let arguments = (ins Trn_FloatTensor:$lhs, Trn_FloatTensor:$rhs);
   let results = (outs Trn_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+def Trn_Conv2dOp : Trn_Op<"conv2d", [Pure]> {
+  let summary = "2-D convolution (cross-correlation) [N, C, H, W] * [O, C/g, KH, KW]";
+  let description = [{
+    result[n, o, y, x] = sum over c, i, j of
+      in'[n, g(o) * C/g + c, y * stride[0] + i * dilation[0],
+                             x * stride[1] + j * dilation[1]] *
+      weight[o, c, flip ? KH-1-i : i, flip ? KW-1-j : j]
+    where in' is the input with `lhs_dilation - 1` zeros inserted between
+    elements and then `padding` zeros before them (negative padding crops);
+    positions past its end read zero, so the result type alone sets the
+    output size (this covers ATen's high-side padding, output_padding and
+    the leftover rows of strided convolutions). The extra attributes let
+    one op express the forward convolution, its input gradient (lhs
+    dilation = stride, flipped weight) and its weight gradient (batch and
+    channel roles exchanged, stride and dilation exchanged).
+
+    ```mlir
+    %y = trn.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>,
+           dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
+           groups = 1 : i64, flip = false}
+         : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Trn_FloatTensor:$input, Trn_FloatTensor:$weight,
+                   DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                   DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$lhs_dilation,
+                   I64Attr:$groups, BoolAttr:$flip);
+  let results = (outs Trn_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

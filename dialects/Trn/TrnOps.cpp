@@ -17,28 +17,7 @@ static RankedTensorType rankedType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-//===----------------------------------------------------------------------===//
-// MatmulOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult MatmulOp::verify() {
-  RankedTensorType lhs = rankedType(getLhs()), rhs = rankedType(getRhs()),
-                   res = rankedType(getResult());
-  if (lhs.getRank() != 2 || rhs.getRank() != 2 || res.getRank() != 2)
-    return emitOpError("expects rank-2 operands and result, got ")
-           << lhs.getRank() << ", " << rhs.getRank() << " -> " << res.getRank();
-  if (lhs.getDimSize(1) != rhs.getDimSize(0))
-    return emitOpError("contraction sizes differ: lhs has K = ")
-           << lhs.getDimSize(1) << ", rhs has K = " << rhs.getDimSize(0);
-  if (res.getDimSize(0) != lhs.getDimSize(0) ||
-      res.getDimSize(1) != rhs.getDimSize(1))
-    return emitOpError("result shape must be [")
-           << lhs.getDimSize(0) << ", " << rhs.getDimSize(1) << "]";
-  if (lhs.getElementType() != rhs.getElementType() ||
-      lhs.getElementType() != res.getElementType())
-    return emitOpError("operands and result must share one element type");
-  return success();
-}
+// MatmulOp and Conv2dOp: TrnMatmulOps.cpp.
 
 //===----------------------------------------------------------------------===//
 // ReduceSumOp

@@ -12,6 +12,7 @@
 // x^T of a weight gradient); for row-major A the DMA gathers. The strip of
 // stationary tiles of one m block is loaded once and reused over every n
 // tile when it fits a quarter of SBUF; operands otherwise stream per tile.
+// A batched (rank-3) matmul is a loop of these products over batch views.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
@@ -26,16 +27,11 @@ using namespace trnc::tile;
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op) {
-  auto mm = cast<trn::MatmulOp>(op);
+/// The 2-D product c = a @ b of three rank-2 views.
+static LogicalResult lowerMatrixProduct(LoweringContext &ctx, Operation *op,
+                                        const HbmView &a, const HbmView &bv,
+                                        const HbmView &c) {
   Location loc = op->getLoc();
-  auto lhsIt = ctx.views.find(mm.getLhs()), rhsIt = ctx.views.find(mm.getRhs());
-  if (lhsIt == ctx.views.end() || rhsIt == ctx.views.end())
-    return op->emitOpError("operand has no lowered HBM view");
-  const HbmView a = lhsIt->second, bv = rhsIt->second;
-  HbmView c = ctx.destination(loc, mm.getResult());
-  ctx.views[mm.getResult()] = c;
-
   int64_t m = a.shape[0], k = a.shape[1], n = bv.shape[1];
   Type elt = a.elementType(), outElt = c.elementType();
   Type f32 = ctx.b.getF32Type();
@@ -88,5 +84,28 @@ LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op) {
               out, ctx.tileAp(out));
     }
   }
+  return success();
+}
+
+/// Batch `i` of a rank-3 view as a rank-2 view.
+static HbmView batchSlice(const HbmView &v, int64_t i) {
+  return HbmView{v.root, v.offset + i * v.strides[0],
+                 {v.shape[1], v.shape[2]}, {v.strides[1], v.strides[2]}};
+}
+
+LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op) {
+  auto mm = cast<trn::MatmulOp>(op);
+  auto lhsIt = ctx.views.find(mm.getLhs()), rhsIt = ctx.views.find(mm.getRhs());
+  if (lhsIt == ctx.views.end() || rhsIt == ctx.views.end())
+    return op->emitOpError("operand has no lowered HBM view");
+  const HbmView a = lhsIt->second, b = rhsIt->second;
+  HbmView c = ctx.destination(op->getLoc(), mm.getResult());
+  ctx.views[mm.getResult()] = c;
+  if (a.shape.size() == 2)
+    return lowerMatrixProduct(ctx, op, a, b, c);
+  for (int64_t i = 0; i < a.shape[0]; ++i)
+    if (failed(lowerMatrixProduct(ctx, op, batchSlice(a, i), batchSlice(b, i),
+                                  batchSlice(c, i))))
+      return failure();
   return success();
 }

@@ -1,10 +1,11 @@
-//===- LowerReduction.cpp - trn.reduce_sum -> tiled nisa ------------------===//
+//===- LowerReduction.cpp - trn.reduce_{sum,max,min,prod} -> tiled nisa --===//
 //
+// One lowering for the four reductions; only the ALU op differs.
 // The input is viewed as [kept..., reduced...] (strides permuted, no copy).
 // Kept dims walk partitions (one kept element per partition row); reduced
 // dims are cut into free-axis chunks, each summed by `tensor_reduce add`
-// into an fp32 [P, 1] partial and added into an fp32 accumulator, then cast
-// and stored.
+// into an fp32 [P, 1] partial and combined (same ALU op) into an fp32
+// accumulator, then cast and stored.
 //
 // A sum over the outer dim of a row-major tensor (the bias gradient over the
 // batch) instead runs on the Tensor Engine: ones[R, 1]^T @ X[R, C] in PSUM,
@@ -68,18 +69,33 @@ void lowerOuterSumOnTensorEngine(LoweringContext &ctx, Location loc,
 }
 } // namespace
 
-LogicalResult trnc::tile::lowerReduceSum(LoweringContext &ctx, Operation *op) {
-  auto sum = cast<trn::ReduceSumOp>(op);
+namespace {
+/// The ALU op that combines two partial results of a trn reduction.
+nisa::AluOp combiningOp(Operation *op) {
+  if (isa<trn::ReduceMaxOp>(op))
+    return nisa::AluOp::max;
+  if (isa<trn::ReduceMinOp>(op))
+    return nisa::AluOp::min;
+  if (isa<trn::ReduceProdOp>(op))
+    return nisa::AluOp::multiply;
+  return nisa::AluOp::add;
+}
+} // namespace
+
+LogicalResult trnc::tile::lowerReduce(LoweringContext &ctx, Operation *op) {
+  nisa::AluOp alu = combiningOp(op);
+  Value input = op->getOperand(0), result = op->getResult(0);
   Location loc = op->getLoc();
-  auto it = ctx.views.find(sum.getInput());
+  auto it = ctx.views.find(input);
   if (it == ctx.views.end())
     return op->emitOpError("operand has no lowered HBM view");
   const HbmView in = it->second;
-  HbmView dst = ctx.destination(loc, sum.getResult());
-  ctx.views[sum.getResult()] = dst;
+  HbmView dst = ctx.destination(loc, result);
+  ctx.views[result] = dst;
 
   // Kept dims walked jointly by input and output; reduced dims by the input.
-  ArrayRef<int64_t> dims = sum.getDims();
+  ArrayRef<int64_t> dims =
+      cast<DenseI64ArrayAttr>(op->getAttr("dims")).asArrayRef();
   HbmView kept{in.root, in.offset, {}, {}};
   JointSpace reduced;
   reduced.offsets = {0};
@@ -91,14 +107,15 @@ LogicalResult trnc::tile::lowerReduceSum(LoweringContext &ctx, Operation *op) {
   }
   reduced.merge();
   if (in.numElements() == 0 || dst.numElements() == 0)
-    return op->emitOpError("reduce_sum over an empty tensor is unsupported");
+    return op->emitOpError("a reduction over an empty tensor is unsupported");
   if (reduced.shape.empty()) { // only size-1 dims reduced: a copy
     emitCopy(ctx, loc, dst, kept);
     return success();
   }
   JointSpace keptSpace = JointSpace::build({&kept, &dst});
 
-  if (keptSpace.shape.size() == 1 && reduced.shape.size() == 1 &&
+  if (alu == nisa::AluOp::add && keptSpace.shape.size() == 1 &&
+      reduced.shape.size() == 1 &&
       keptSpace.strides[0][0] == 1 && reduced.strides[0][0] != 1) {
     HbmView x{in.root, keptSpace.offsets[0], {}, {}};
     HbmView out = dst;
@@ -131,15 +148,15 @@ LogicalResult trnc::tile::lowerReduceSum(LoweringContext &ctx, Operation *op) {
                       ctx.dma(loc, t, ctx.tileAp(t), in.root,
                               ctx.ap(task.offsets[0] + off, s, cnt));
                       if (first) {
-                        ctx.tensorReduce(loc, nisa::AluOp::add, acc,
+                        ctx.tensorReduce(loc, alu, acc,
                                          ctx.tileAp(acc), t, ctx.tileAp(t));
                         first = false;
                         return;
                       }
                       Value part = ctx.allocSbuf(loc, p, 1, f32);
-                      ctx.tensorReduce(loc, nisa::AluOp::add, part,
-                                       ctx.tileAp(part), t, ctx.tileAp(t));
-                      ctx.tensorTensor(loc, nisa::AluOp::add, acc,
+                      ctx.tensorReduce(loc, alu, part, ctx.tileAp(part), t,
+                                       ctx.tileAp(t));
+                      ctx.tensorTensor(loc, alu, acc,
                                        ctx.tileAp(acc), acc, ctx.tileAp(acc),
                                        part, ctx.tileAp(part));
                     });

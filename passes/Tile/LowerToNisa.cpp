@@ -194,7 +194,10 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
             })
             .Case([&](trn::ConcatOp) { return lowerConcat(ctx, &op); })
             .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, &op); })
-            .Case([&](trn::ReduceSumOp) { return lowerReduceSum(ctx, &op); })
+            .Case<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp,
+                  trn::ReduceProdOp>(
+                [&](Operation *o) { return lowerReduce(ctx, o); })
+            .Case([&](trn::SoftmaxOp) { return lowerSoftmax(ctx, &op); })
             .Case<trn::AddOp, trn::SubOp, trn::MulOp, trn::AddScalarOp,
                   trn::MulScalarOp, trn::ReluOp, trn::ThresholdBackwardOp,
                   trn::ConvertOp, trn::FullOp>(

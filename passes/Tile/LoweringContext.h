@@ -103,7 +103,10 @@ void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
 /// Category lowerings; each emits an error on the op when it cannot lower.
 mlir::LogicalResult lowerElementwise(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
-mlir::LogicalResult lowerReduceSum(LoweringContext &ctx, mlir::Operation *op);
+/// trn.reduce_{sum,max,min,prod} (LowerReduction.cpp).
+mlir::LogicalResult lowerReduce(LoweringContext &ctx, mlir::Operation *op);
+/// trn.softmax, fused per row (LowerSoftmax.cpp).
+mlir::LogicalResult lowerSoftmax(LoweringContext &ctx, mlir::Operation *op);
 /// trn.concat: one tiled copy per input into its window (LowerDataMovement).
 mlir::LogicalResult lowerConcat(LoweringContext &ctx, mlir::Operation *op);
 

@@ -325,4 +325,15 @@ Importer OpRegistry::lookup(llvm::StringRef target) const {
   return it == table.end() ? nullptr : it->second;
 }
 
+void OpRegistry::addMulti(llvm::StringRef target, MultiImporter importer) {
+  bool inserted = multiTable.try_emplace(target, importer).second;
+  assert(inserted && !table.count(target) && "two importers for one target");
+  (void)inserted;
+}
+
+MultiImporter OpRegistry::lookupMulti(llvm::StringRef target) const {
+  auto it = multiTable.find(target);
+  return it == multiTable.end() ? nullptr : it->second;
+}
+
 } // namespace trnc::import

@@ -81,6 +81,14 @@ public:
   mlir::Type resultElementType() const { return resultTy.getElementType(); }
   llvm::ArrayRef<int64_t> resultShape() const { return resultTy.getShape(); }
   void setResultType(mlir::RankedTensorType type) { resultTy = type; }
+  /// Every result of a multi-output node, in order; a null type where the
+  /// op returns None (MultiImporters return a null Value there).
+  llvm::ArrayRef<mlir::RankedTensorType> resultTypes() const {
+    return resultTys;
+  }
+  void setResultTypes(llvm::ArrayRef<mlir::RankedTensorType> types) {
+    resultTys.assign(types.begin(), types.end());
+  }
 
   //===--- Builders (each a no-op when there is nothing to do) -----------===//
 
@@ -112,6 +120,7 @@ private:
 
   const ValueMap &values;
   mlir::RankedTensorType resultTy;
+  llvm::SmallVector<mlir::RankedTensorType> resultTys;
   Rejection rejectionKind = Rejection::None;
   std::string message;
 };
@@ -119,6 +128,10 @@ private:
 /// Builds the trn ops of one node; the returned value may differ from the
 /// node's meta only in element type (the caller then adds `trn.convert`).
 using Importer = mlir::FailureOr<mlir::Value> (*)(NodeContext &);
+/// The same for a multi-output node (`meta` is a list; consumers use
+/// `{"node": n, "index": i}`): one value per result, null where meta is null.
+using MultiImporter =
+    mlir::FailureOr<llvm::SmallVector<mlir::Value>> (*)(NodeContext &);
 
 /// ATen target string ("aten.mm.default") -> importer.
 class OpRegistry {
@@ -126,9 +139,12 @@ public:
   static const OpRegistry &get();
   void add(llvm::StringRef target, Importer importer);
   Importer lookup(llvm::StringRef target) const;
+  void addMulti(llvm::StringRef target, MultiImporter importer);
+  MultiImporter lookupMulti(llvm::StringRef target) const;
 
 private:
   llvm::StringMap<Importer> table;
+  llvm::StringMap<MultiImporter> multiTable;
 };
 
 void registerElementwiseImporters(OpRegistry &registry);

@@ -9,7 +9,7 @@ func.func @matmul_k(%a: tensor<8x16xf32>, %b: tensor<15x4xf32>) {
 // -----
 
 func.func @matmul_rank(%a: tensor<2x8x16xf32>, %b: tensor<16x4xf32>) {
-  // expected-error @+1 {{expects rank-2 operands and result}}
+  // expected-error @+1 {{expects operands and result of rank 2 (or 3 with a batch dim)}}
   %0 = trn.matmul %a, %b : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
   return
 }

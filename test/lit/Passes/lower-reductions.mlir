@@ -1,0 +1,62 @@
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
+// The output must pass the nisa verifiers when read back.
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
+
+// max/min/prod share the sum lowering with their own ALU op, on the Vector
+// engine (never the Tensor Engine's ones-vector path, which only adds).
+// CHECK-LABEL: func.func @amax_rows
+// CHECK: nisa.tensor_reduce max %[[ACC:[^ ]*]] <0, [1, 1], [7, 1]>, %{{.*}} <0, [300, 1], [7, 300]> on vector
+// CHECK: nisa.dma_copy %arg1 <0, [1, 1], [7, 1]>, %[[ACC]]
+func.func @amax_rows(%x: tensor<7x300xf32>) -> tensor<7xf32> {
+  %0 = trn.reduce_max %x dims = [1] : tensor<7x300xf32> -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// A leading-dim min gathers columns with strides (no matmul).
+// CHECK-LABEL: func.func @amin_leading
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [1, 8], [8, 4]>
+// CHECK: nisa.tensor_reduce min
+func.func @amin_leading(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+  %0 = trn.reduce_min %x dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// Chunks of a long row combine with the same op (multiply for prod).
+// CHECK-LABEL: func.func @prod_chunked
+// CHECK: nisa.tensor_reduce multiply %[[ACC:[^ ]*]] <0, [1, 1], [10, 1]>, %{{.*}} <0, [2048, 1], [10, 2048]>
+// CHECK: nisa.tensor_reduce multiply %[[PART:[^ ]*]] <0, [1, 1], [10, 1]>, %{{.*}} <0, [952, 1], [10, 952]>
+// CHECK: nisa.tensor_tensor multiply %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[PART]]
+func.func @prod_chunked(%x: tensor<10x3000xf32>) -> tensor<10xf32> {
+  %0 = trn.reduce_prod %x dims = [1] : tensor<10x3000xf32> -> tensor<10xf32>
+  return %0 : tensor<10xf32>
+}
+
+// Fused softmax: max, exp with the negated max as per-partition bias, sum,
+// divide by the broadcast sum, cast to bf16 on the Scalar engine.
+// CHECK-LABEL: func.func @softmax_bf16
+// CHECK: %[[X:.*]] = nisa.alloc : <sbuf, 4, 8, bf16>
+// CHECK: nisa.tensor_reduce max %[[M:[^ ]*]] <0, [1, 1], [4, 1]>, %[[X]]
+// CHECK: nisa.tensor_scalar %[[NM:[^ ]*]] {{.*}}, %[[M]] {{.*}} multiply -1.0
+// CHECK: nisa.activation exp %[[E:[^ ]*]] {{.*}}, %[[X]] {{.*}} bias %[[NM]]
+// CHECK: nisa.tensor_reduce add %[[S:[^ ]*]] {{.*}}, %[[E]]
+// CHECK: nisa.tensor_tensor divide %[[O:[^ ]*]] <0, [8, 1], [4, 8]>, %[[E]] <0, [8, 1], [4, 8]>, %[[S]] <0, [1, 0], [4, 8]> on vector
+// CHECK: nisa.tensor_copy %[[C:[^ ]*]] {{.*}}, %[[O]] {{.*}} on scalar
+// CHECK: nisa.dma_copy %arg1 <0, [8, 1], [4, 8]>, %[[C]]
+func.func @softmax_bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %0 = trn.softmax %x dim = 1 : tensor<4x8xbf16>
+  return %0 : tensor<4x8xbf16>
+}
+
+// log_softmax over the leading dim: rows are gathered with strides; the
+// result is x + bias with bias = -max - log(sum).
+// CHECK-LABEL: func.func @log_softmax_dim0
+// CHECK: nisa.dma_copy %[[X:[^ ]*]] <0, [4, 1], [8, 4]>, %arg0 <0, [1, 8], [8, 4]>
+// CHECK: nisa.activation log %[[L:[^ ]*]]
+// CHECK: nisa.tensor_tensor subtract %[[B:[^ ]*]] {{.*}}, %[[L]]
+// CHECK: nisa.activation copy %[[O:[^ ]*]] {{.*}}, %[[X]] {{.*}} bias %[[B]]
+// CHECK: nisa.dma_copy %arg1 <0, [1, 8], [8, 4]>, %[[O]]
+func.func @log_softmax_dim0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = trn.softmax %x dim = 0 log : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
