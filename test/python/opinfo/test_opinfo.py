@@ -1,0 +1,46 @@
+"""OpInfo conformance: every claimed operator's samples through trnc vs eager.
+
+One test per (operator, dtype, mode). Verdicts are strict: a case with an
+expected-failure entry must fail (an unexpected pass fails the test), a case
+without one must pass every selected sample. See README.md for the commands.
+"""
+
+import pytest
+import torch
+
+import harness
+import xfails
+from helpers import needs_native
+
+pytestmark = needs_native
+
+CASES = list(harness.cases())
+
+
+def _id(case) -> str:
+    name, dtype, mode = case
+    return f"{name}-{str(dtype).removeprefix('torch.')}-{mode}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_opinfo(case):
+    name, dtype, mode = case
+    op = harness.claimed_opinfos()[name]
+    dtype_name = str(dtype).removeprefix("torch.")
+    outcomes = harness.run_case(name, dtype, mode)
+    harness.RESULTS.extend(outcomes)
+    expected = xfails.lookup(op.name, op.variant_test_name, dtype_name, mode)
+    failed = [o for o in outcomes if o.status == "fail"]
+    ran = [o for o in outcomes if o.status != "skip"]
+    if expected is not None:
+        if ran and not failed:
+            pytest.fail(
+                f"unexpected pass (strict xfail): {len(ran)} sample(s) pass; delete the entry "
+                f"({op.name!r}, {op.variant_test_name!r}, {dtype_name!r}, {mode!r}) ({expected})"
+            )
+        pytest.xfail(f"{expected} | observed: {failed[0].reason}" if failed else expected)
+    if failed:
+        details = "\n".join(f"  sample {o.sample}: {o.reason}" for o in failed)
+        pytest.fail(f"{len(failed)} of {len(outcomes)} sample(s) fail:\n{details}")
+    if not ran:
+        pytest.skip("; ".join(sorted({o.reason for o in outcomes})) or "no samples")
