@@ -3,8 +3,10 @@
 A two-layer MLP (64 -> 128 -> 10) on seeded synthetic 10-class data, batch 32,
 plain SGD for a few steps: once in eager PyTorch and once through
 ``torch.compile(model, backend="neuron", dynamic=False)`` from identical
-initial weights. Prints per-step losses and their difference, then compile
-time and per-step wall time (of the CPU-hosted simulator, not of Trainium).
+initial weights. Prints per-step losses and their difference, compile time, per-step wall
+time of the CPU-hosted simulator, and the simulated NeuronCore performance of
+one training step (time, engine utilisation, MFU, the bound): estimates from
+the timed simulator's model of the public hardware facts, not measurements.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 
 import torch
 
+from . import profiling
 from .backend import neuron
 
 
@@ -27,18 +30,48 @@ def _batches(steps: int, seed: int):
         yield x, y
 
 
-def _train(model: torch.nn.Module, runner, steps: int, seed: int, dtype: torch.dtype):
+def _train(model: torch.nn.Module, runner, steps: int, seed: int, dtype: torch.dtype, profile_step: int = -1):
+    """Train; when profile_step >= 0, return that step's simulated profile too."""
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    losses, times = [], []
-    for x, y in _batches(steps, seed):
+    losses, times, captured = [], [], None
+    for step, (x, y) in enumerate(_batches(steps, seed)):
         start = time.perf_counter()
-        loss = torch.nn.functional.cross_entropy(runner(x.to(dtype)).float(), y)
-        opt.zero_grad()
-        loss.backward()
+        with profiling.capture() if step == profile_step else _nothing() as cap:
+            loss = torch.nn.functional.cross_entropy(runner(x.to(dtype)).float(), y)
+            opt.zero_grad()
+            loss.backward()
         opt.step()
         times.append(time.perf_counter() - start)
         losses.append(loss.item())
-    return losses, times
+        if cap is not None:
+            captured = cap
+    return losses, times, captured
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _print_simulated(cap: "profiling.Capture") -> None:
+    total_us = cap.total_ns / 1e3
+    print(f"simulated NeuronCore time per training step: {total_us:.2f} us "
+          f"({len(cap.graphs)} graph runs: " + ", ".join(f"{g.graph} {g.total_ns / 1e3:.2f} us" for g in cap.graphs) + ")")
+    util = cap.utilisation()
+    engines = ", ".join(f"{name} {100 * u:.1f}%" for name, u in util.items() if name != "dma")
+    print(f"engine utilisation: {engines}; Tensor Engine MFU {100 * cap.mfu():.3f}%")
+    bounds = []
+    for g in cap.graphs:
+        for line in g.summary().splitlines():
+            if line.strip().lower().startswith("verdict:"):
+                bounds.append(f"{g.graph} {line.split(':')[1].strip()}")
+    if bounds:
+        print("bound (AWS performance guide rule: an engine >= 90% busy = compute-bound, "
+              ">= 60% of HBM bandwidth = memory-bound, else latency-bound): " + ", ".join(bounds))
+    print("(simulated estimates from public hardware facts; trace: trnc.profiling.capture(trace=True).write_trace(path))")
 
 
 def main(argv=None) -> None:
@@ -54,10 +87,12 @@ def main(argv=None) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dtype)
     eager_model, trnc_model = copy.deepcopy(model), copy.deepcopy(model)
 
-    eager_losses, eager_times = _train(eager_model, eager_model, args.steps, args.seed, dtype)
+    eager_losses, eager_times, _ = _train(eager_model, eager_model, args.steps, args.seed, dtype)
     neuron.stats.reset()
     compiled = torch.compile(trnc_model, backend=neuron, dynamic=False, options={"target": args.target})
-    trnc_losses, trnc_times = _train(trnc_model, compiled, args.steps, args.seed, dtype)
+    # Profile a steady-state step (step 0 also compiles).
+    trnc_losses, trnc_times, cap = _train(trnc_model, compiled, args.steps, args.seed, dtype,
+                                          profile_step=min(1, args.steps - 1))
 
     print(f"MLP 64-128-10, batch 32, SGD lr 0.1, {args.dtype}, target {args.target} (simulated)")
     print(f"{'step':>4}  {'eager loss':>12}  {'neuron loss':>12}  {'abs diff':>10}")
@@ -70,8 +105,8 @@ def main(argv=None) -> None:
     steady = trnc_times[1:] or trnc_times
     print(f"wall time per step: eager {1e3 * sum(eager_times) / len(eager_times):.2f} ms, "
           f"neuron (simulator on CPU) {1e3 * sum(steady) / len(steady):.2f} ms after step 0")
-    # Simulated device time (timed simulator, a later issue) goes here:
-    print("simulated device time per step: not available yet (functional simulator only)")
+    if cap is not None and cap.graphs:
+        _print_simulated(cap)
 
 
 if __name__ == "__main__":
