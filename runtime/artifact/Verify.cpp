@@ -222,6 +222,7 @@ bool isImplemented(Opcode op) {
   case Opcode::TensorReduce:
   case Opcode::TensorCopy:
   case Opcode::Memset:
+  case Opcode::TensorScan:
     return true;
   default:
     return false;
@@ -241,6 +242,7 @@ OperandUse operandUse(Opcode op) {
   case Opcode::TensorTensor: return {2, 2, 2};
   case Opcode::TensorScalar: return {2, 2, 0};
   case Opcode::TensorReduce: return {2, 2, 0};
+  case Opcode::TensorScan: return {2, 2, 0};
   case Opcode::TensorCopy: return {2, 2, 0};
   case Opcode::Memset: return {2, 0, 0};
   }
@@ -258,6 +260,7 @@ bool allowedOnEngine(Opcode op, Engine e) {
   case Opcode::TensorScalar:
     return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
   case Opcode::TensorReduce: return e == Engine::Vector;
+  case Opcode::TensorScan: return e == Engine::Vector;
   case Opcode::TensorCopy:
     return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
   case Opcode::Memset: return e == Engine::Vector || e == Engine::GpSimd;
@@ -391,6 +394,7 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
   }
   case Opcode::TensorScalar:
   case Opcode::TensorCopy:
+  case Opcode::TensorScan:
     return sameShape(d, a, "src0");
   case Opcode::TensorReduce: {
     if (d.partitionCount != a.partitionCount)
@@ -460,6 +464,15 @@ llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
     if (inst.opcode == Opcode::TensorReduce && AluOp(inst.op0) == AluOp::Bypass)
       return bad("tensor_reduce needs a reducing alu op, not bypass");
     break;
+  case Opcode::TensorScan: {
+    // Associative ops only (Isa.h, TensorScan).
+    AluOp op = AluOp(inst.op0);
+    if (op != AluOp::Add && op != AluOp::Multiply && op != AluOp::Max &&
+        op != AluOp::Min)
+      return bad("tensor_scan needs add, multiply, max or min, not alu " +
+                 std::to_string(inst.op0));
+    break;
+  }
   case Opcode::DmaCopy:
     // 16 queues per DMA engine (HARDWARE.md, DMA row).
     if (inst.dmaQueue >= 16)

@@ -134,6 +134,11 @@ uint64_t vectorLikeCycles(const MachineModel &m, const Instruction &inst) {
     halfWork = half ? in : 2 * in;
     break;
   }
+  case Opcode::TensorScan:
+    // A tensor_tensor with a carried operand (NKI tensor_tensor_scan):
+    // HARDWARE.md tensor_tensor's general rate, 2N.
+    halfWork = 4 * N;
+    break;
   case Opcode::Memset:
     // N, or N/2 for zero into bf16.
     if (inst.imm0 == 0.0f && inst.dst.dtype == DType::BF16)

@@ -83,5 +83,6 @@ void execTensorTensor(ExecContext &ctx, const isa::Instruction &inst);
 void execTensorScalar(ExecContext &ctx, const isa::Instruction &inst);
 void execTensorReduce(ExecContext &ctx, const isa::Instruction &inst);
 void execMemset(ExecContext &ctx, const isa::Instruction &inst);
+void execTensorScan(ExecContext &ctx, const isa::Instruction &inst); // ScanSemantics.cpp
 
 } // namespace trnc::sim
