@@ -305,6 +305,27 @@ LogicalResult MemsetOp::verify() {
   return verifyEngine(*this, getEngine(), {Engine::vector, Engine::gpsimd});
 }
 
+/// iota (Isa.h Iota): GpSimd only (HARDWARE.md "Instructions").
+LogicalResult IotaOp::verify() {
+  if (failed(verifyInstruction(*this)))
+    return failure();
+  return verifyEngine(*this, getEngine(), {Engine::gpsimd});
+}
+
+/// affine_select (Isa.h AffineSelect): GpSimd only, a comparison, dst shaped
+/// like src0.
+LogicalResult AffineSelectOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(), {Engine::gpsimd})))
+    return failure();
+  AluOp op = getOp();
+  if (op != AluOp::is_equal && op != AluOp::not_equal && op != AluOp::is_gt &&
+      op != AluOp::is_ge && op != AluOp::is_lt && op != AluOp::is_le)
+    return emitOpError("predicate must be a comparison, not ")
+           << stringifyAluOp(op);
+  return verifySameShape(*this, getDst(), getDstAp(), getSrc0(), getSrc0Ap());
+}
+
 LogicalResult NopOp::verify() {
   if (failed(verifyInstruction(*this)))
     return failure();

@@ -252,6 +252,59 @@ def Nisa_MemsetOp : Nisa_InstrOp<"memset"> {
   }];
 }
 
+def Nisa_IotaOp : Nisa_InstrOp<"iota"> {
+  let summary = "GpSimd: an affine index pattern (arange)";
+  let description = [{
+    `dst[p, f] = base + scale * (partition_coef * p + free_coef * f)`, with p
+    the partition within `dst` and f its row-major free index; the integer
+    part is exact, then one fp32 multiply-add (Isa.h Iota).
+
+    ```mlir
+    nisa.iota %o <0, [512, 1], [128, 512]>, base = 0.0, scale = 1.0, coefs = [512, 1] on gpsimd
+        : !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            F32Attr:$base, F32Attr:$scale,
+                            I32Attr:$partition_coef, I32Attr:$free_coef,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` `base` `=` $base `,` `scale` `=` $scale `,` `coefs` `=`
+    `[` $partition_coef `,` $free_coef `]` `on` $engine attr-dict `:` type($dst)
+  }];
+}
+
+def Nisa_AffineSelectOp : Nisa_InstrOp<"affine_select"> {
+  let summary = "GpSimd: keep src0 where an affine predicate on indices holds";
+  let description = [{
+    `dst[p, f] = (offset + partition_coef * p + free_coef * f  <op>  0)
+    ? src0[p, f] : fill`, `op` a comparison (Isa.h AffineSelect): the
+    triangular masks of tril/triu and causal attention.
+
+    ```mlir
+    nisa.affine_select is_le %o <0, [64, 1], [64, 64]>, %a <0, [64, 1], [64, 64]>,
+        offset = 0.0, coefs = [-1, 1], fill = 0.0 on gpsimd
+        : !nisa.tile<sbuf, 64, 64, f32>, !nisa.tile<sbuf, 64, 64, f32>
+    ```
+  }];
+  let arguments = !con((ins Nisa_AluOp:$op,
+                            Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            F32Attr:$offset,
+                            I32Attr:$partition_coef, I32Attr:$free_coef,
+                            F32Attr:$fill, Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $op $dst $dst_ap `,` $src0 $src0_ap `,` `offset` `=` $offset `,` `coefs` `=`
+    `[` $partition_coef `,` $free_coef `]` `,` `fill` `=` $fill `on` $engine
+    attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
 def Nisa_NopOp : Nisa_InstrOp<"nop"> {
   let summary = "wait-only instruction: no operands, no work";
   let description = [{

@@ -1,7 +1,8 @@
-//===- TrnDataMovementOps.cpp - verifiers of trn.slice and trn.concat -----===//
+//===- TrnDataMovementOps.cpp - verifiers of the data-movement trn ops ----===//
 //
 // Shape rules of the data-movement ops (TrnLayoutOps.td): every element a
-// slice reads lies inside its input; concat inputs agree off the concat dim.
+// slice reads lies inside its input; concat inputs agree off the concat dim;
+// iota is 1-D; triangle keeps its input's type and has two dims to act on.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Trn/TrnOps.h"
@@ -57,5 +58,19 @@ LogicalResult ConcatOp::verify() {
     return emitOpError("inputs sum to ")
            << total << " along dim " << dim << ", result has "
            << res.getDimSize(dim);
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  if (cast<RankedTensorType>(getResult().getType()).getRank() != 1)
+    return emitOpError("result must be 1-D");
+  return success();
+}
+
+LogicalResult TriangleOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result type must match the input's");
+  if (cast<RankedTensorType>(getInput().getType()).getRank() < 2)
+    return emitOpError("input must have at least 2 dims");
   return success();
 }

@@ -103,4 +103,40 @@ def Trn_ConcatOp : Trn_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Index patterns: arange and triangular masks (GpSimd iota / affine_select)
+//===----------------------------------------------------------------------===//
+
+def Trn_IotaOp : Trn_Op<"iota", [Pure]> {
+  let summary = "arange: result[i] = start + step * i";
+  let description = [{
+    A 1-D tensor; lowered to one GpSimd `iota` per tile.
+
+    ```mlir
+    %r = trn.iota start = 3.0 step = 2.0 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$start, F64Attr:$step);
+  let results = (outs Trn_FloatTensor:$result);
+  let assemblyFormat = "`start` `=` $start `step` `=` $step attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Trn_TriangleOp : Trn_Op<"triangle", [Pure]> {
+  let summary = "tril / triu: zero the elements off one side of a diagonal";
+  let description = [{
+    Over the last two dims (i, j): `tril` keeps `j - i <= diagonal`, `triu`
+    (`upper`) keeps `j - i >= diagonal`; other elements become 0. Lowered to
+    one GpSimd `affine_select` per tile.
+
+    ```mlir
+    %t = trn.triangle %x diagonal = 0 upper = false : tensor<4x4xf32> -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins Trn_FloatTensor:$input, I64Attr:$diagonal, BoolAttr:$upper);
+  let results = (outs Trn_FloatTensor:$result);
+  let assemblyFormat = "$input `diagonal` `=` $diagonal `upper` `=` $upper attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TRN_LAYOUT_OPS

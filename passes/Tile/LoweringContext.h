@@ -109,5 +109,8 @@ mlir::LogicalResult lowerReduce(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerSoftmax(LoweringContext &ctx, mlir::Operation *op);
 /// trn.concat: one tiled copy per input into its window (LowerDataMovement).
 mlir::LogicalResult lowerConcat(LoweringContext &ctx, mlir::Operation *op);
+/// trn.iota / trn.triangle: GpSimd iota / affine_select (LowerIndexPatterns).
+mlir::LogicalResult lowerIndexPattern(LoweringContext &ctx,
+                                      mlir::Operation *op);
 
 } // namespace trnc::tile

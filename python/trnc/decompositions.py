@@ -34,6 +34,8 @@ KEPT_OPERATORS = (
     aten.detach,
     aten._unsafe_view,
     aten.sum.default,
+    aten.tril,  # one GpSimd affine_select per tile, not arange + le + where
+    aten.triu,
 )
 
 

@@ -222,6 +222,8 @@ bool isImplemented(Opcode op) {
   case Opcode::TensorReduce:
   case Opcode::TensorCopy:
   case Opcode::Memset:
+  case Opcode::Iota:
+  case Opcode::AffineSelect:
   case Opcode::TensorScan:
     return true;
   default:
@@ -245,6 +247,8 @@ OperandUse operandUse(Opcode op) {
   case Opcode::TensorScan: return {2, 2, 0};
   case Opcode::TensorCopy: return {2, 2, 0};
   case Opcode::Memset: return {2, 0, 0};
+  case Opcode::Iota: return {2, 0, 0};
+  case Opcode::AffineSelect: return {2, 2, 0};
   }
   return {0, 0, 0};
 }
@@ -264,6 +268,9 @@ bool allowedOnEngine(Opcode op, Engine e) {
   case Opcode::TensorCopy:
     return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
   case Opcode::Memset: return e == Engine::Vector || e == Engine::GpSimd;
+  // iota / affine_select: GpSimd (HARDWARE.md "Instructions").
+  case Opcode::Iota: return e == Engine::GpSimd;
+  case Opcode::AffineSelect: return e == Engine::GpSimd;
   }
   return false;
 }
@@ -326,7 +333,16 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
   switch (inst.opcode) {
   case Opcode::Nop:
   case Opcode::Memset:
+  case Opcode::Iota:
     return "";
+  case Opcode::AffineSelect: {
+    // The predicate compares the affine value with 0 (Isa.h AffineSelect).
+    AluOp op = AluOp(inst.op0);
+    if (op < AluOp::IsEqual || op > AluOp::IsLe)
+      return "affine_select op0 must be a comparison, found alu " +
+             std::to_string(unsigned(inst.op0));
+    return sameShape(d, a, "src0");
+  }
   case Opcode::DmaCopy: {
     u128 nd = freeElements(d) * d.partitionCount;
     u128 ns = freeElements(a) * a.partitionCount;

@@ -10,7 +10,7 @@
 //     8  u16 dmaQueue     10  u16 reserved   12  u32 sourceIndex
 //    16  f32 imm0         20  f32 imm1
 //    24  4 x { u8 semaphore, 3 reserved, u32 value }            (32 bytes)
-//    56  8 reserved
+//    56  i32 partitionCoef 60  i32 freeCoef
 //   access patterns: dst at 64, src0 at 144, src1 at 224 (80 bytes each)
 //     0  u8 mem  1 u8 dtype  2 u8 numDims  3 reserved
 //     4  u16 partitionStart  6 u16 partitionCount
@@ -126,6 +126,8 @@ void encode(const Instruction &inst, uint8_t *out) {
   putU32(out + 12, inst.sourceIndex);
   putF32(out + 16, inst.imm0);
   putF32(out + 20, inst.imm1);
+  putU32(out + 56, uint32_t(inst.partitionCoef));
+  putU32(out + 60, uint32_t(inst.freeCoef));
   for (unsigned i = 0; i < kMaxWaits; ++i) {
     uint8_t *w = out + kWaitsOffset + 8 * i;
     putU8(w, inst.waits[i].semaphore);
@@ -149,6 +151,8 @@ Instruction decode(const uint8_t *in) {
   inst.sourceIndex = getU32(in + 12);
   inst.imm0 = getF32(in + 16);
   inst.imm1 = getF32(in + 20);
+  inst.partitionCoef = int32_t(getU32(in + 56));
+  inst.freeCoef = int32_t(getU32(in + 60));
   for (unsigned i = 0; i < kMaxWaits; ++i) {
     const uint8_t *w = in + kWaitsOffset + 8 * i;
     inst.waits[i].semaphore = w[0];
@@ -170,6 +174,7 @@ std::optional<size_t> firstNonZeroReservedByte(const uint8_t *word) {
   };
   mark(0, 10);
   mark(12, 24);
+  mark(56, 64);
   for (unsigned i = 0; i < kMaxWaits; ++i) {
     size_t w = kWaitsOffset + 8 * i;
     mark(w, w + 1);

@@ -82,9 +82,12 @@ enum class Opcode : uint16_t {
   TensorScan = 10,
   /// GpSimd: dst = uniform [0, 1) from a counter-based generator.
   Random = 11,
-  /// GpSimd: dst = an affine function of the partition and free indices.
+  /// GpSimd: dst[p, f] = imm0 + imm1 * (partitionCoef * p + freeCoef * f),
+  /// p the partition within dst, f the row-major free index (exact integer
+  /// arithmetic, then one fp32 multiply-add).
   Iota = 12,
-  /// GpSimd: dst = (affine(p, f) <op0> 0) ? src0 : imm0 (triangular masks).
+  /// GpSimd: dst[p, f] = (imm1 + partitionCoef * p + freeCoef * f <op0> 0)
+  /// ? src0[p, f] : imm0, op0 a comparison (triangular and causal masks).
   AffineSelect = 13,
   /// Dma: gather or scatter rows addressed by an index tile (src1).
   DmaIndirect = 14,
@@ -185,6 +188,8 @@ struct Instruction {
   uint32_t sourceIndex = kNoSource; // index into the artifact's source table
   float imm0 = 0.0f;
   float imm1 = 0.0f;
+  int32_t partitionCoef = 0; // Iota / AffineSelect: affine coefficients
+  int32_t freeCoef = 0;
   std::array<SemaphoreWait, kMaxWaits> waits{};
   AccessPattern dst, src0, src1;
 };

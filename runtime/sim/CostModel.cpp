@@ -102,6 +102,9 @@ double matmulFlops(const Instruction &inst) {
          double(inst.src0.freeElements()) * double(inst.src1.freeElements());
 }
 
+/// Fixed cost of iota and affine_select (HARDWARE.md "Instructions": ~150 + N).
+constexpr uint64_t kIotaFixedCycles = 150;
+
 uint64_t vectorLikeCycles(const MachineModel &m, const Instruction &inst) {
   if (inst.opcode == Opcode::Nop)
     return 0;
@@ -109,6 +112,9 @@ uint64_t vectorLikeCycles(const MachineModel &m, const Instruction &inst) {
   // HARDWARE.md "Instructions"); halves are kept exact by counting in
   // half-cycles.
   uint64_t N = inst.dst.freeElements();
+  // iota / affine_select: ~150 + N GpSimd cycles (HARDWARE.md "Instructions").
+  if (inst.opcode == Opcode::Iota || inst.opcode == Opcode::AffineSelect)
+    return kIotaFixedCycles + N * strideFactor(m, {&inst.dst, &inst.src0});
   uint64_t halfWork = 2 * N;
   switch (inst.opcode) {
   case Opcode::TensorTensor: {

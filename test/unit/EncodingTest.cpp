@@ -52,6 +52,8 @@ Instruction randomInstruction(std::mt19937_64 &rng) {
   i.sourceIndex = uint32_t(rng());
   i.imm0 = randomFloat(rng);
   i.imm1 = randomFloat(rng);
+  i.partitionCoef = int32_t(rng());
+  i.freeCoef = int32_t(rng());
   for (auto &w : i.waits)
     w = {uint8_t(rng()), uint32_t(rng())};
   i.dst = randomPattern(rng);
@@ -79,6 +81,7 @@ bool sameInstruction(const Instruction &a, const Instruction &b) {
          a.sourceIndex == b.sourceIndex &&
          std::memcmp(&a.imm0, &b.imm0, 4) == 0 &&
          std::memcmp(&a.imm1, &b.imm1, 4) == 0 && waits &&
+         a.partitionCoef == b.partitionCoef && a.freeCoef == b.freeCoef &&
          samePattern(a.dst, b.dst) && samePattern(a.src0, b.src0) &&
          samePattern(a.src1, b.src1);
 }
@@ -128,7 +131,7 @@ TEST_CASE("the word is 320 little-endian bytes with reserved zeros", "[isa]") {
     nonZero += b != 0;
   CHECK(nonZero == 4 + 1 + 4 + 1); // sourceIndex, signal, 4 waits, engine
 
-  for (size_t reserved : {10u, 11u, 25u, 60u, 64u + 3, 64u + 12, 144u + 13,
+  for (size_t reserved : {10u, 11u, 25u, 305u, 64u + 3, 64u + 12, 144u + 13,
                           224u + 15, 304u, 319u}) {
     uint8_t copy[kInstructionBytes];
     std::memcpy(copy, word, sizeof(copy));

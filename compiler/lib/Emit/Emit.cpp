@@ -265,6 +265,23 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
         inst.imm0 = o.getValue().convertToFloat();
         return true;
       })
+      .Case([&](IotaOp o) {
+        inst.opcode = isa::Opcode::Iota;
+        inst.imm0 = o.getBase().convertToFloat();
+        inst.imm1 = o.getScale().convertToFloat();
+        inst.partitionCoef = o.getPartitionCoef();
+        inst.freeCoef = o.getFreeCoef();
+        return true;
+      })
+      .Case([&](AffineSelectOp o) {
+        inst.opcode = isa::Opcode::AffineSelect;
+        inst.op0 = static_cast<uint8_t>(o.getOp());
+        inst.imm0 = o.getFill().convertToFloat();
+        inst.imm1 = o.getOffset().convertToFloat();
+        inst.partitionCoef = o.getPartitionCoef();
+        inst.freeCoef = o.getFreeCoef();
+        return true;
+      })
       .Case([&](NopOp) {
         inst.opcode = isa::Opcode::Nop; // waits only: no operands
         return true;

@@ -1,7 +1,8 @@
 //===- DataMovementImporters.cpp - slices, flips and concatenation --------===//
 //
 // aten.slice.Tensor / select.int / flip -> trn.slice (a strided window, a
-// view in the lowering); aten.cat -> trn.concat (DMA copies). Composite
+// view in the lowering); aten.cat -> trn.concat (DMA copies); arange ->
+// trn.iota and tril/triu -> trn.triangle (GpSimd iota / affine_select). Composite
 // data movement (split, chunk, stack, roll, pad, repeat, tile) reaches these
 // through trnc's decomposition rules (python/trnc/decompositions.py).
 //
@@ -142,6 +143,37 @@ FailureOr<Value> importCat(NodeContext &ctx) {
                                    ctx.builder.getI64IntegerAttr(*d));
 }
 
+/// arange.default(end) / arange.start(start, end) / arange.start_step(start,
+/// end, step): the length comes from the node's meta (ATen's rounding).
+FailureOr<Value> importArange(NodeContext &ctx) {
+  bool endOnly = ctx.node.target == "aten.arange.default";
+  FailureOr<double> start = endOnly ? FailureOr<double>(0.0)
+                                    : ctx.scalar(0, "start");
+  FailureOr<double> step = ctx.scalar(endOnly ? kKeywordOnly : 2, "step", 1.0);
+  if (failed(start) || failed(step))
+    return failure();
+  if (ctx.resultType().getRank() != 1)
+    return ctx.invalid("arange must produce a 1-D tensor");
+  return ctx.create<trn::IotaOp>(ctx.resultType(),
+                                 ctx.builder.getF64FloatAttr(*start),
+                                 ctx.builder.getF64FloatAttr(*step));
+}
+
+/// tril / triu (self, diagonal=0).
+template <bool Upper>
+FailureOr<Value> importTriangle(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.tensor(0, "self");
+  FailureOr<int64_t> diagonal = ctx.integer(1, "diagonal", 0);
+  if (failed(x) || failed(diagonal))
+    return failure();
+  if (typeOf(*x).getRank() < 2)
+    return ctx.invalid(std::string(Upper ? "triu" : "tril") +
+                       " needs a tensor of at least 2 dims");
+  return ctx.create<trn::TriangleOp>(typeOf(*x), *x,
+                                     ctx.builder.getI64IntegerAttr(*diagonal),
+                                     ctx.builder.getBoolAttr(Upper));
+}
+
 } // namespace
 
 void registerDataMovementImporters(OpRegistry &r) {
@@ -149,6 +181,11 @@ void registerDataMovementImporters(OpRegistry &r) {
   r.add("aten.select.int", importSelect);
   r.add("aten.flip.default", importFlip);
   r.add("aten.cat.default", importCat);
+  for (const char *target : {"aten.arange.default", "aten.arange.start",
+                             "aten.arange.start_step"})
+    r.add(target, importArange);
+  r.add("aten.tril.default", importTriangle<false>);
+  r.add("aten.triu.default", importTriangle<true>);
 }
 
 } // namespace trnc::import

@@ -24,3 +24,36 @@ func.func @concat(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) -> tensor<4x5xf32> {
   %0 = trn.concat %a, %b dim = 1 : tensor<4x2xf32>, tensor<4x3xf32> -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }
+
+// arange of 300: rows of 3 over 100 partitions; row p starts at index 3p.
+// CHECK-LABEL: func.func @iota
+// CHECK: %[[T:.*]] = nisa.alloc : <sbuf, 100, 3, f32>
+// CHECK: nisa.iota %[[T]] <0, [3, 1], [100, 3]>, base = 3.000000e+00, scale = 5.000000e-01, coefs = [3, 1] on gpsimd
+// CHECK: nisa.dma_copy %arg0 <0, [3, 1], [100, 3]>, %[[T]]
+func.func @iota() -> tensor<300xf32> {
+  %0 = trn.iota start = 3.0 step = 0.5 : tensor<300xf32>
+  return %0 : tensor<300xf32>
+}
+
+// tril(diagonal=1) per matrix: keep column - row - 1 <= 0.
+// CHECK-LABEL: func.func @tril
+// CHECK: nisa.dma_copy %[[A:.*]] <0, [5, 1], [3, 5]>, %arg0 <0, [5, 1], [3, 5]>
+// CHECK: nisa.affine_select is_le %[[B:.*]] <0, [5, 1], [3, 5]>, %[[A]] <0, [5, 1], [3, 5]>, offset = -1.000000e+00, coefs = [-1, 1], fill = 0.000000e+00 on gpsimd
+// CHECK: nisa.dma_copy %arg1 <0, [5, 1], [3, 5]>, %[[B]]
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <15, [5, 1], [3, 5]>
+// CHECK: nisa.affine_select is_le
+// CHECK: nisa.dma_copy %arg1 <15, [5, 1], [3, 5]>
+func.func @tril(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = trn.triangle %x diagonal = 1 upper = false : tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// triu(diagonal=-1) of a 200-row matrix: the second row tile starts at row
+// 128, so its offset is 0 - 128 + 1.
+// CHECK-LABEL: func.func @triu
+// CHECK: nisa.affine_select is_ge {{.*}} offset = 1.000000e+00, coefs = [-1, 1]
+// CHECK: nisa.affine_select is_ge {{.*}} offset = -1.270000e+02, coefs = [-1, 1]
+func.func @triu(%x: tensor<200x8xf32>) -> tensor<200x8xf32> {
+  %0 = trn.triangle %x diagonal = -1 upper = true : tensor<200x8xf32> -> tensor<200x8xf32>
+  return %0 : tensor<200x8xf32>
+}

@@ -29,3 +29,19 @@ func.func @concat_off_dim(%a: tensor<4x2xf32>, %b: tensor<3x3xf32>) {
   %0 = trn.concat %a, %b dim = 1 : tensor<4x2xf32>, tensor<3x3xf32> -> tensor<4x5xf32>
   return
 }
+
+// -----
+
+func.func @iota_rank() {
+  // expected-error @+1 {{result must be 1-D}}
+  %0 = trn.iota start = 0.0 step = 1.0 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @triangle_rank(%x: tensor<4xf32>) {
+  // expected-error @+1 {{input must have at least 2 dims}}
+  %0 = trn.triangle %x diagonal = 0 upper = false : tensor<4xf32> -> tensor<4xf32>
+  return
+}
