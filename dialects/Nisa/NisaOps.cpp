@@ -291,6 +291,20 @@ LogicalResult TensorReduceOp::verify() {
   return success();
 }
 
+/// tensor_scan (Isa.h TensorScan): Vector only, an associative ALU op,
+/// dst shaped like src0.
+LogicalResult TensorScanOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(), {Engine::vector})))
+    return failure();
+  AluOp op = getOp();
+  if (op != AluOp::add && op != AluOp::multiply && op != AluOp::max &&
+      op != AluOp::min)
+    return emitOpError("scans with add, multiply, max or min, not ")
+           << stringifyAluOp(op);
+  return verifySameShape(*this, getDst(), getDstAp(), getSrc0(), getSrc0Ap());
+}
+
 LogicalResult TensorCopyOp::verify() {
   if (failed(verifyInstruction(*this)) ||
       failed(verifyEngine(*this, getEngine(),

@@ -217,6 +217,31 @@ def Nisa_TensorReduceOp : Nisa_InstrOp<"tensor_reduce"> {
   }];
 }
 
+def Nisa_TensorScanOp : Nisa_InstrOp<"tensor_scan"> {
+  let summary = "Vector: inclusive scan of src0 along its innermost free dim";
+  let description = [{
+    `dst[.., i] = src0[.., 0] op ... op src0[.., i]`, restarting at every
+    innermost row, with `op` one of add, multiply, max, min (fp32 inside).
+    `dst` has the shape of `src0`. Carrying a scan across tiles is a
+    `tensor_tensor` with the previous tile's last column.
+
+    ```mlir
+    nisa.tensor_scan add %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> on vector
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Nisa_AluOp:$op,
+                            Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $op $dst $dst_ap `,` $src0 $src0_ap `on` $engine attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
 def Nisa_TensorCopyOp : Nisa_InstrOp<"tensor_copy"> {
   let summary = "copy with element type cast (e.g. PSUM fp32 -> SBUF bf16)";
   let description = [{

@@ -42,12 +42,18 @@ LogicalResult ReduceMaxOp::verify() { return verifyReduce(*this); }
 LogicalResult ReduceMinOp::verify() { return verifyReduce(*this); }
 LogicalResult ReduceProdOp::verify() { return verifyReduce(*this); }
 
-LogicalResult SoftmaxOp::verify() {
-  auto in = cast<RankedTensorType>(getInput().getType());
-  int64_t rank = std::max<int64_t>(in.getRank(), 1);
-  int64_t dim = getDim();
-  if (dim < 0 || dim >= rank)
-    return emitOpError("dim ") << dim << " out of range for rank "
-                               << in.getRank();
+namespace {
+/// `dim` names a dimension of the input.
+template <typename OpTy> LogicalResult verifyDim(OpTy op) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  int64_t dim = op.getDim();
+  if (dim < 0 || dim >= std::max<int64_t>(in.getRank(), 1))
+    return op.emitOpError("dim ")
+           << dim << " out of range for rank " << in.getRank();
   return success();
 }
+} // namespace
+
+LogicalResult SoftmaxOp::verify() { return verifyDim(*this); }
+LogicalResult CumsumOp::verify() { return verifyDim(*this); }
+LogicalResult CumprodOp::verify() { return verifyDim(*this); }

@@ -61,4 +61,29 @@ def Trn_SoftmaxOp : Trn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Scans: inclusive, along one dimension
+//===----------------------------------------------------------------------===//
+
+class Trn_ScanOp<string mnemonic, string what>
+    : Trn_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "inclusive " # what # " along one dimension";
+  let description = [{
+    Lowered to the Vector engine's `tensor_scan` along the free axis, rows
+    on partitions; chunks of a long row carry the previous chunk's last
+    value with one `tensor_tensor`.
+
+    ```mlir
+    %c = trn.}] # mnemonic # [{ %x dim = 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Trn_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Trn_FloatTensor:$result);
+  let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Trn_CumsumOp : Trn_ScanOp<"cumsum", "sum">;
+def Trn_CumprodOp : Trn_ScanOp<"cumprod", "product">;
+
 #endif // TRN_REDUCTION_OPS

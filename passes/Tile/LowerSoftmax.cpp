@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/RowTiling.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -33,17 +34,6 @@ void activationWithBias(LoweringContext &ctx, Location loc,
       ctx.tileAp(dst), src, ctx.tileAp(src), bias, ctx.tileAp(bias),
       ctx.b.getF32FloatAttr(1.0), ctx.b.getF32FloatAttr(0.0),
       DenseI64ArrayAttr(), IntegerAttr());
-}
-
-/// `v` without dimension `dim`.
-HbmView dropDim(const HbmView &v, int64_t dim) {
-  HbmView r{v.root, v.offset, {}, {}};
-  for (size_t d = 0; d < v.shape.size(); ++d)
-    if ((int64_t)d != dim) {
-      r.shape.push_back(v.shape[d]);
-      r.strides.push_back(v.strides[d]);
-    }
-  return r;
 }
 } // namespace
 
@@ -68,17 +58,13 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
            << n << " elements exceed one SBUF tile (" << maxFree
            << "); longer rows are not supported yet";
   int64_t inStride = in.strides[dim], outStride = dst.strides[dim];
-  HbmView keptIn = dropDim(in, dim), keptOut = dropDim(dst, dim);
-  JointSpace kept = JointSpace::build({&keptIn, &keptOut});
   bool log = softmax.getLog();
 
-  forEachTile(kept, ctx.partitions(), /*maxFree=*/1, [&](const TileTask &task) {
+  forEachRowTile(in, dst, dim, ctx.partitions(), [&](const RowTile &task) {
     int64_t p = task.partitions;
-    int64_t inPart = task.strides[0].empty() ? 0 : task.strides[0][0];
-    int64_t outPart = task.strides[1].empty() ? 0 : task.strides[1][0];
     Value x = ctx.allocSbuf(loc, p, n, in.elementType());
     ctx.dma(loc, x, ctx.tileAp(x), in.root,
-            ctx.ap(task.offsets[0], {inPart, inStride}, {p, n}));
+            ctx.ap(task.inOffset, {task.inPartStride, inStride}, {p, n}));
     Value m = ctx.allocSbuf(loc, p, 1, f32);
     ctx.tensorReduce(loc, nisa::AluOp::max, m, ctx.tileAp(m), x,
                      ctx.tileAp(x));
@@ -109,7 +95,8 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
       stored = ctx.allocSbuf(loc, p, n, dst.elementType());
       ctx.copyOnScalar(loc, stored, ctx.tileAp(stored), out, ctx.tileAp(out));
     }
-    ctx.dma(loc, dst.root, ctx.ap(task.offsets[1], {outPart, outStride}, {p, n}),
+    ctx.dma(loc, dst.root,
+            ctx.ap(task.outOffset, {task.outPartStride, outStride}, {p, n}),
             stored, ctx.tileAp(stored));
   });
   return success();

@@ -200,6 +200,8 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
                   trn::ReduceProdOp>(
                 [&](Operation *o) { return lowerReduce(ctx, o); })
             .Case([&](trn::SoftmaxOp) { return lowerSoftmax(ctx, &op); })
+            .Case<trn::CumsumOp, trn::CumprodOp>(
+                [&](Operation *o) { return lowerScan(ctx, o); })
             .Case<trn::AddOp, trn::SubOp, trn::MulOp, trn::AddScalarOp,
                   trn::MulScalarOp, trn::ReluOp, trn::ThresholdBackwardOp,
                   trn::ConvertOp, trn::FullOp>(

@@ -107,6 +107,8 @@ mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerReduce(LoweringContext &ctx, mlir::Operation *op);
 /// trn.softmax, fused per row (LowerSoftmax.cpp).
 mlir::LogicalResult lowerSoftmax(LoweringContext &ctx, mlir::Operation *op);
+/// trn.cumsum / trn.cumprod via tensor_scan (LowerScan.cpp).
+mlir::LogicalResult lowerScan(LoweringContext &ctx, mlir::Operation *op);
 /// trn.concat: one tiled copy per input into its window (LowerDataMovement).
 mlir::LogicalResult lowerConcat(LoweringContext &ctx, mlir::Operation *op);
 /// trn.iota / trn.triangle: GpSimd iota / affine_select (LowerIndexPatterns).

@@ -69,6 +69,7 @@ std::string mnemonic(const isa::Instruction &inst) {
     break;
   case isa::Opcode::TensorTensor:
   case isa::Opcode::TensorReduce:
+  case isa::Opcode::TensorScan:
     s += "." + alu(inst.op0);
     break;
   case isa::Opcode::TensorScalar:

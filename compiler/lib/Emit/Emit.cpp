@@ -256,6 +256,11 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
         inst.op0 = static_cast<uint8_t>(o.getOp());
         return true;
       })
+      .Case([&](TensorScanOp o) {
+        inst.opcode = isa::Opcode::TensorScan;
+        inst.op0 = static_cast<uint8_t>(o.getOp());
+        return true;
+      })
       .Case([&](TensorCopyOp) {
         inst.opcode = isa::Opcode::TensorCopy;
         return true;

@@ -5,7 +5,8 @@
 // or absent dim list reduces over every dim, as in ATen. The input is
 // converted to the result dtype first (`dtype=` casts before reducing).
 // mean, var and var_mean are composites of those (sum, sub, mul, scale);
-// _softmax and _log_softmax map to the fused trn.softmax.
+// _softmax and _log_softmax map to the fused trn.softmax; cumsum and cumprod
+// to trn.cumsum / trn.cumprod.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -200,6 +201,22 @@ template <bool Log> FailureOr<Value> importSoftmax(NodeContext &ctx) {
   return op.getResult();
 }
 
+/// cumsum / cumprod (self, dim, *, dtype): dtype casts before scanning.
+template <typename OpTy> FailureOr<Value> importScan(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.tensor(0, "self");
+  FailureOr<int64_t> dim = ctx.integer(1, "dim");
+  if (failed(x) || failed(dim))
+    return failure();
+  Value in = ctx.convert(*x, ctx.resultElementType());
+  auto type = cast<RankedTensorType>(in.getType());
+  FailureOr<int64_t> d = ctx.normalizeDim(*dim, type.getRank());
+  if (failed(d))
+    return failure();
+  if (type.getRank() == 0)
+    return in;
+  return ctx.create<OpTy>(type, in, *d);
+}
+
 } // namespace
 
 void registerReductionImporters(OpRegistry &r) {
@@ -217,6 +234,8 @@ void registerReductionImporters(OpRegistry &r) {
   r.addMulti("aten.var_mean.correction", importVarMean);
   r.add("aten._softmax.default", importSoftmax<false>);
   r.add("aten._log_softmax.default", importSoftmax<true>);
+  r.add("aten.cumsum.default", importScan<trn::CumsumOp>);
+  r.add("aten.cumprod.default", importScan<trn::CumprodOp>);
 }
 
 } // namespace trnc::import

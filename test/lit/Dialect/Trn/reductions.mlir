@@ -38,3 +38,22 @@ func.func @softmax_dim(%x: tensor<4x8xf32>) {
   %0 = trn.softmax %x dim = 2 : tensor<4x8xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @scans
+// CHECK: trn.cumsum %{{.*}} dim = 1 : tensor<4x8xf32>
+// CHECK: trn.cumprod %{{.*}} dim = 0 : tensor<4x8xf32>
+func.func @scans(%x: tensor<4x8xf32>) {
+  %0 = trn.cumsum %x dim = 1 : tensor<4x8xf32>
+  %1 = trn.cumprod %x dim = 0 : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_dim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dim -1 out of range for rank 2}}
+  %0 = trn.cumsum %x dim = -1 : tensor<4x8xf32>
+  return
+}

@@ -1,0 +1,95 @@
+"""End to end, reductions and softmax: trnc (compiler + simulator) against eager.
+
+Shapes cover inner and leading dims, several dims at once, more kept rows
+than partitions (128) and reduced rows longer than one SBUF tile (2048 fp32).
+Backward runs where every op of the backward graph lowers today (amax/prod
+backward need eq/div-by-tensor and cumprod).
+"""
+
+import pytest
+import torch
+
+from helpers import check_against_eager, needs_native
+
+pytestmark = needs_native
+
+SHAPES_DIMS = [((5,), None), ((7, 300), 1), ((7, 300), 0), ((130, 9, 6), (0, 2)), ((3, 2500), -1), ((4, 5, 6), None)]
+
+
+@pytest.mark.parametrize("shape,dim", SHAPES_DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_mean(shape, dim, keepdim):
+    x = torch.randn(shape)
+    if dim is None:
+        check_against_eager(lambda t: t.sum() + t.mean(), [x], atol=1e-4, rtol=1e-5)
+    else:
+        check_against_eager(lambda t: t.sum(dim, keepdim=keepdim) * 0.5 + t.mean(dim, keepdim=keepdim), [x],
+                            atol=1e-4, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape,dim", SHAPES_DIMS)
+def test_amax_amin(shape, dim):
+    x = torch.randn(shape)
+    d = () if dim is None else dim
+    check_against_eager(lambda t: torch.amax(t, d) - torch.amin(t, d, keepdim=False), [x], grad=False)
+
+
+def test_max_min_all():
+    check_against_eager(lambda t: t.max() + t.min(), [torch.randn(33, 70)], grad=False)
+
+
+@pytest.mark.parametrize("shape,dim", [((6, 40), 1), ((6, 40), 0), ((3, 4, 5), None)])
+def test_prod(shape, dim):
+    x = torch.rand(shape) + 0.5  # keep the product finite and well scaled
+    fn = (lambda t: t.prod()) if dim is None else (lambda t: t.prod(dim))
+    check_against_eager(fn, [x], grad=False, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,dim", [((7, 300), 1), ((130, 9, 6), (0, 2)), ((3, 2500), -1), ((4, 5), None)])
+@pytest.mark.parametrize("correction", [0, 1])
+def test_var(shape, dim, correction):
+    check_against_eager(lambda t: torch.var(t, dim, correction=correction), [torch.randn(shape)],
+                        atol=1e-4, rtol=1e-4)
+
+
+def test_var_mean_keepdim():
+    def fn(t):
+        v, m = torch.var_mean(t, (1,), keepdim=True)
+        return v + m
+
+    check_against_eager(fn, [torch.randn(9, 31)], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape,dim", [((7, 300), 1), ((7, 300), 0), ((130, 4, 20), 1), ((2, 3, 2048), -1), ((5,), 0)])
+def test_softmax(shape, dim):
+    x = torch.randn(shape) * 4
+    check_against_eager(lambda t: torch.softmax(t, dim), [x], atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("shape,dim", [((7, 300), 1), ((130, 4, 20), 1), ((2, 3, 2048), -1)])
+def test_log_softmax_forward(shape, dim):
+    # Its backward needs exp (elementwise area); the forward alone here.
+    check_against_eager(lambda t: torch.log_softmax(t, dim), [torch.randn(shape) * 4], grad=False,
+                        atol=1e-5, rtol=1e-5)
+
+
+def test_softmax_is_stable():
+    # exp(1000) overflows fp32; the max shift keeps every row exact.
+    x = torch.tensor([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -1000.0]])
+    check_against_eager(lambda t: torch.softmax(t, 1), [x], grad=False)
+    check_against_eager(lambda t: torch.log_softmax(t, 1), [x], grad=False)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision(dtype):
+    x = torch.randn(20, 300).to(dtype)
+    check_against_eager(lambda t: t.sum(1) + t.amax(1), [x], grad=False, atol=0.1, rtol=2e-2)
+    check_against_eager(lambda t: torch.softmax(t, -1), [x], grad=False, atol=2e-3, rtol=2e-2)
+
+
+def test_softmax_row_too_long_is_refused():
+    from helpers import compile_neuron
+
+    x = torch.randn(2, 5000)
+    with pytest.raises(Exception, match="exceed one SBUF tile"):
+        compile_neuron(lambda t: torch.softmax(t, -1))(x)
