@@ -78,9 +78,10 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (freeSize < 1)
     return emitError() << "tile free size must be positive";
   if (!elementType.isF32() && !elementType.isBF16() && !elementType.isF16() &&
-      !elementType.isInteger(32) && !elementType.isInteger(8))
-    return emitError() << "tile element type must be f32, bf16, f16, i32 or "
-                          "i8, got "
+      !elementType.isInteger(32) && !elementType.isInteger(8) &&
+      !elementType.isInteger(1)) // i1: bool, one byte (no i64 on chip)
+    return emitError() << "tile element type must be f32, bf16, f16, i32, "
+                          "i8 or i1, got "
                        << elementType;
   int64_t bytes = freeSize * elementBytes(elementType);
   // tile_psum: PSUM is 16 KiB per partition (8 banks x 2 KiB).

@@ -28,8 +28,16 @@ def Trn_Dialect : Dialect {
 class Trn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Trn_Dialect, mnemonic, traits>;
 
-// Element types the first slice computes in. Wider types are rejected by the
-// importer with a message that names the node.
+// Element types. Floats compute in fp32 on the engines; i32 and i64 are
+// integers (i64 is computed as i32 on chip, Isa.h DType); i1 is torch.bool
+// (one byte, 0 or 1). Other dtypes are rejected by the importer with a
+// message that names the node.
 def Trn_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
+def Trn_IntTensor : RankedTensorOf<[I32, I64]>;
+def Trn_BoolTensor : RankedTensorOf<[I1]>;
+// Arithmetic operands: floats and integers.
+def Trn_NumericTensor : RankedTensorOf<[F32, BF16, F16, I32, I64]>;
+// Any element type the backend handles (views, copies, casts, selects).
+def Trn_Tensor : RankedTensorOf<[F32, BF16, F16, I32, I64, I1]>;
 
 #endif // TRN_BASE

@@ -27,8 +27,8 @@ class Trn_BinaryOp<string mnemonic, string math>
     %r = trn.}] # mnemonic # [{ %a, %b : tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$lhs, Trn_FloatTensor:$rhs);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_NumericTensor:$lhs, Trn_NumericTensor:$rhs);
+  let results = (outs Trn_NumericTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
@@ -47,8 +47,8 @@ class Trn_ScalarOp<string mnemonic, string math>
     %r = trn.}] # mnemonic # [{ %x, 2.0 : tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input, F64Attr:$value);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_NumericTensor:$input, F64Attr:$value);
+  let results = (outs Trn_NumericTensor:$result);
   let assemblyFormat = "$input `,` $value attr-dict `:` type($result)";
 }
 
@@ -62,8 +62,8 @@ def Trn_ReluOp : Trn_Op<"relu", [Pure, SameOperandsAndResultType]> {
     %r = trn.relu %x : tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_NumericTensor:$input);
+  let results = (outs Trn_NumericTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
@@ -85,14 +85,18 @@ def Trn_ThresholdBackwardOp
 }
 
 def Trn_ConvertOp : Trn_Op<"convert", [Pure, SameOperandsAndResultShape]> {
-  let summary = "element type conversion (round to nearest even)";
+  let summary = "element type conversion, as torch casts";
   let description = [{
+    Float -> float rounds to nearest even; float -> int truncates toward
+    zero (saturating); anything -> i1 is `x != 0`; i64 <-> i32 is exact
+    within the int32 range and saturates outside it (Isa.h, DType).
+
     ```mlir
     %r = trn.convert %x : tensor<4x8xf32> -> tensor<4x8xbf16>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_Tensor:$input);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
 }
@@ -105,7 +109,7 @@ def Trn_FullOp : Trn_Op<"full", [Pure]> {
     ```
   }];
   let arguments = (ins F64Attr:$value);
-  let results = (outs Trn_FloatTensor:$result);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 

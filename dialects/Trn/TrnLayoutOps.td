@@ -24,8 +24,8 @@ def Trn_TransposeOp : Trn_Op<"transpose", [Pure]> {
     %t = trn.transpose %x permutation = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input, DenseI64ArrayAttr:$permutation);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$input `permutation` `=` $permutation attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -38,8 +38,8 @@ def Trn_ReshapeOp : Trn_Op<"reshape", [Pure]> {
     %r = trn.reshape %x : tensor<4x8xf32> -> tensor<32xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_Tensor:$input);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -55,8 +55,8 @@ def Trn_BroadcastOp : Trn_Op<"broadcast", [Pure]> {
     %b = trn.broadcast %x : tensor<8xf32> -> tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_Tensor:$input);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;

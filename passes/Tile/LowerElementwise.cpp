@@ -100,6 +100,12 @@ TileCompute scalar(LoweringContext &ctx, nisa::AluOp op, double value) {
 }
 } // namespace
 
+bool trnc::tile::isElementwiseOp(Operation *op) {
+  return isa<trn::AddOp, trn::SubOp, trn::MulOp, trn::AddScalarOp,
+             trn::MulScalarOp, trn::ReluOp, trn::ThresholdBackwardOp,
+             trn::ConvertOp, trn::FullOp>(op);
+}
+
 void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
                           const HbmView &dst, const HbmView &src) {
   forEachElementwiseTile(ctx, loc, dst, {src}, {dst.elementType()}, nullptr);

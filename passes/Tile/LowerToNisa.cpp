@@ -202,11 +202,9 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
             .Case([&](trn::SoftmaxOp) { return lowerSoftmax(ctx, &op); })
             .Case<trn::CumsumOp, trn::CumprodOp>(
                 [&](Operation *o) { return lowerScan(ctx, o); })
-            .Case<trn::AddOp, trn::SubOp, trn::MulOp, trn::AddScalarOp,
-                  trn::MulScalarOp, trn::ReluOp, trn::ThresholdBackwardOp,
-                  trn::ConvertOp, trn::FullOp>(
-                [&](Operation *o) { return lowerElementwise(ctx, o); })
-            .Default([](Operation *o) {
+            .Default([&](Operation *o) -> LogicalResult {
+              if (isElementwiseOp(o)) // LowerElementwise.cpp's list
+                return lowerElementwise(ctx, o);
               return o->emitOpError("has no lowering to nisa (supported: trn "
                                     "elementwise, matmul, reduce_sum, views)");
             });

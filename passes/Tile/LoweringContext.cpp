@@ -38,6 +38,10 @@ HbmView LoweringContext::destination(Location loc, Value result) {
 
 Value LoweringContext::allocTile(Location loc, nisa::MemorySpace space,
                                  int64_t parts, int64_t free, Type elt) {
+  // Engines do not hold int64: an i64 tensor is computed as i32, the DMA
+  // narrowing/widening at HBM (runtime/isa/Isa.h, DType).
+  if (elt.isInteger(64))
+    elt = b.getI32Type();
   auto type = nisa::TileType::get(b.getContext(), space, parts, free, elt);
   return b.create<nisa::AllocOp>(loc, type, IntegerAttr());
 }

@@ -47,7 +47,8 @@ struct LoweringContext {
   /// Where the op producing `result` writes it: its output buffer when the
   /// value is a function result written in place, else fresh scratch.
   HbmView destination(mlir::Location loc, mlir::Value result);
-  /// A fresh on-chip tile (no address: the allocation pass places it).
+  /// A fresh on-chip tile (no address: the allocation pass places it). An
+  /// i64 element type gives an i32 tile (no int64 on chip).
   mlir::Value allocTile(mlir::Location loc, nisa::MemorySpace space,
                         int64_t parts, int64_t free, mlir::Type elt);
   mlir::Value allocSbuf(mlir::Location loc, int64_t parts, int64_t free,
@@ -102,6 +103,8 @@ void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
 
 /// Category lowerings; each emits an error on the op when it cannot lower.
 mlir::LogicalResult lowerElementwise(LoweringContext &ctx, mlir::Operation *op);
+/// The trn ops lowerElementwise handles (the list lives with it).
+bool isElementwiseOp(mlir::Operation *op);
 mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
 /// trn.reduce_{sum,max,min,prod} (LowerReduction.cpp).
 mlir::LogicalResult lowerReduce(LoweringContext &ctx, mlir::Operation *op);

@@ -330,6 +330,18 @@ std::string sameShape(const AccessPattern &dst, const AccessPattern &src,
 
 std::string Verifier::checkShapes(const Instruction &inst) const {
   const AccessPattern &d = inst.dst, &a = inst.src0, &b = inst.src1;
+  // Engines do not compute int64: I64 is only the HBM side of a DmaCopy
+  // whose other side is I32 (Isa.h, DType).
+  for (const AccessPattern *ap : {&d, &a, &b}) {
+    if (!ap->present() || ap->dtype != DType::I64)
+      continue;
+    if (inst.opcode != Opcode::DmaCopy || ap->mem != MemKind::HBM)
+      return "i64 is only valid in HBM on one side of a dma_copy";
+    const AccessPattern &other = ap == &d ? a : d;
+    if (other.dtype != DType::I32 && other.dtype != DType::I64)
+      return "a dma_copy with an i64 side must have i32 (or i64) on the "
+             "other, found " + std::string(dtypeName(other.dtype));
+  }
   switch (inst.opcode) {
   case Opcode::Nop:
   case Opcode::Memset:

@@ -228,6 +228,8 @@ std::string_view dtypeName(DType t) {
   case DType::F16: return "f16";
   case DType::I32: return "i32";
   case DType::U8: return "u8";
+  case DType::I64: return "i64";
+  case DType::Bool: return "bool";
   }
   return "<bad dtype>";
 }

@@ -44,8 +44,21 @@ constexpr unsigned kNumEngines = 5;
 
 enum class MemKind : uint8_t { None = 0, SBUF = 1, PSUM = 2, HBM = 3 };
 
-enum class DType : uint8_t { F32 = 0, BF16 = 1, F16 = 2, I32 = 3, U8 = 4 };
-constexpr unsigned kNumDTypes = 5;
+/// Element types. Engines compute fp32 internally and cast on read/write;
+/// integer results are exact while |value| <= 2^24 (the fp32 datapath).
+/// I64 exists only in HBM, as the HBM side of a DmaCopy whose other side is
+/// I32: the DMA narrows int64 -> int32 saturating to [INT32_MIN, INT32_MAX]
+/// and widens int32 -> int64 exactly (torch's int64 tensors are computed as
+/// int32; docs/decompositions.md, "dtypes"). Bool is one byte holding 0 or
+/// 1 (NKI's bool_): a write stores (value != 0), so NaN -> 1 as in torch.
+enum class DType : uint8_t {
+  F32 = 0, BF16 = 1, F16 = 2, I32 = 3, U8 = 4, I64 = 5, Bool = 6,
+};
+constexpr unsigned kNumDTypes = 7;
+constexpr bool isIntegerDType(DType t) {
+  return t == DType::I32 || t == DType::U8 || t == DType::I64 ||
+         t == DType::Bool;
+}
 
 enum class Opcode : uint16_t {
   Nop = 0,
@@ -210,6 +223,8 @@ constexpr unsigned dtypeBytes(DType t) {
   case DType::F16: return 2;
   case DType::I32: return 4;
   case DType::U8: return 1;
+  case DType::I64: return 8;
+  case DType::Bool: return 1;
   }
   return 0;
 }

@@ -49,6 +49,8 @@ at::ScalarType scalarTypeOf(isa::DType t) {
   case isa::DType::F16: return at::kHalf;
   case isa::DType::I32: return at::kInt;
   case isa::DType::U8: return at::kByte;
+  case isa::DType::I64: return at::kLong;
+  case isa::DType::Bool: return at::kBool;
   }
   return at::ScalarType::Undefined;
 }

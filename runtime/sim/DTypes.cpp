@@ -53,8 +53,12 @@ void loadRow(const uint8_t *p, int64_t strideBytes, DType t, float *out,
       return loadContiguous<int32_t>(p, out, n,
                                      [](int32_t v) { return float(v); });
     case DType::U8:
+    case DType::Bool:
       return loadContiguous<uint8_t>(p, out, n,
                                      [](uint8_t v) { return float(v); });
+    case DType::I64:
+      return loadContiguous<int64_t>(p, out, n,
+                                     [](int64_t v) { return float(v); });
     }
   }
   for (size_t i = 0; i < n; ++i)
@@ -81,6 +85,10 @@ void storeRow(uint8_t *p, int64_t strideBytes, DType t, const float *in,
       return storeContiguous<int32_t>(p, in, n, f32ToI32);
     case DType::U8:
       return storeContiguous<uint8_t>(p, in, n, f32ToU8);
+    case DType::Bool:
+      return storeContiguous<uint8_t>(p, in, n, f32ToBool);
+    case DType::I64:
+      return storeContiguous<int64_t>(p, in, n, f32ToI64);
     }
   }
   for (size_t i = 0; i < n; ++i)

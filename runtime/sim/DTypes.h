@@ -3,8 +3,10 @@
 // Engines compute in fp32 and cast on read and write (HARDWARE.md, "How a core
 // executes"). These are the casts: fp32<->bf16 with round-to-nearest-even as
 // the hardware (and the NKI simulator) does, fp32<->fp16 (IEEE binary16, RNE,
-// subnormals, inf and NaN), and fp32 -> i32/u8 truncating toward zero with
-// saturation (NaN -> 0), matching torch's float-to-int casts. Row helpers
+// subnormals, inf and NaN), fp32 -> i32/i64/u8 truncating toward zero with
+// saturation (NaN -> 0), matching torch's float-to-int casts, and fp32 ->
+// bool as (x != 0). Integer <-> integer copies do not pass through fp32
+// (loadInteger/storeInteger, exact; narrowing saturates). Row helpers
 // convert whole strided rows so the hot loops stay tight.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +14,7 @@
 
 #include "isa/Isa.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -86,6 +89,20 @@ inline uint8_t f32ToU8(float f) {
   return uint8_t(f);
 }
 
+/// fp32 -> int64 (HBM-side I64 writes): toward zero, saturating, NaN -> 0.
+inline int64_t f32ToI64(float f) {
+  if (std::isnan(f))
+    return 0;
+  if (f >= 9223372036854775808.0f)
+    return INT64_MAX;
+  if (f <= -9223372036854775808.0f)
+    return INT64_MIN;
+  return int64_t(f);
+}
+
+/// fp32 -> bool: (f != 0), so NaN -> 1 as torch's casts do.
+inline uint8_t f32ToBool(float f) { return f != 0.0f ? 1 : 0; }
+
 /// One element of `t` at `p` (any alignment) as fp32.
 inline float loadElement(const uint8_t *p, isa::DType t) {
   switch (t) {
@@ -106,7 +123,13 @@ inline float loadElement(const uint8_t *p, isa::DType t) {
     return float(v);
   }
   case isa::DType::U8:
+  case isa::DType::Bool:
     return float(*p);
+  case isa::DType::I64: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return float(v);
+  }
   }
   return 0.0f;
 }
@@ -134,6 +157,52 @@ inline void storeElement(uint8_t *p, isa::DType t, float v) {
   }
   case isa::DType::U8:
     *p = f32ToU8(v);
+    return;
+  case isa::DType::Bool:
+    *p = f32ToBool(v);
+    return;
+  case isa::DType::I64: {
+    int64_t i = f32ToI64(v);
+    std::memcpy(p, &i, 8);
+    return;
+  }
+  }
+}
+
+/// One element of an integer dtype at `p` as int64 (exact).
+inline int64_t loadInteger(const uint8_t *p, isa::DType t) {
+  switch (t) {
+  case isa::DType::I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case isa::DType::I64: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  default:
+    return *p;
+  }
+}
+
+/// Store `v` to an integer dtype: saturating for I32/U8, != 0 for Bool.
+inline void storeInteger(uint8_t *p, isa::DType t, int64_t v) {
+  switch (t) {
+  case isa::DType::I32: {
+    int32_t i = int32_t(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+    std::memcpy(p, &i, 4);
+    return;
+  }
+  case isa::DType::I64:
+    std::memcpy(p, &v, 8);
+    return;
+  case isa::DType::Bool:
+    *p = v != 0;
+    return;
+  default:
+    *p = uint8_t(std::clamp<int64_t>(v, 0, 255));
     return;
   }
 }

@@ -3,11 +3,13 @@
 // A copy walks both patterns in row-major order (partition dim outermost).
 // Same dtype: raw bytes, memmove per run when both runs are contiguous (no
 // rounding through fp32, so i32 stays exact). Different dtypes: through fp32
-// chunks, which is the engines' cast-on-read/cast-on-write behaviour.
+// chunks, which is the engines' cast-on-read/cast-on-write behaviour;
+// integer to integer element by element, exactly (narrowing saturates).
 // tensor_copy on the compute engines reuses the same routine.
 //
 //===----------------------------------------------------------------------===//
 
+#include "sim/DTypes.h"
 #include "sim/Exec.h"
 
 #include <algorithm>
@@ -37,6 +39,15 @@ void copyPattern(ExecContext &ctx, const View &dst, const View &src) {
       d.advance(k);
       s.advance(k);
       left -= k;
+    }
+    return;
+  }
+  if (isa::isIntegerDType(dst.dtype) && isa::isIntegerDType(src.dtype)) {
+    // int64 <-> int32 <-> u8/bool exactly, never through fp32 (Isa.h, DType).
+    for (; left; --left) {
+      storeInteger(d.ptr(), dst.dtype, loadInteger(s.ptr(), src.dtype));
+      d.advance(1);
+      s.advance(1);
     }
     return;
   }

@@ -251,7 +251,7 @@ TEST_CASE("every verifier rule refuses a written artifact", "[loader]") {
       {[&](Program &p) { dma(p).dmaQueue = 16; }, "DMA queue 16, at most 15"},
       {[&](Program &p) { vec(p).dst.mem = MemKind(6); },
        "dst has invalid memory kind 6"},
-      {[&](Program &p) { vec(p).src0.dtype = DType(5); }, "src0 has invalid dtype 5"},
+      {[&](Program &p) { vec(p).src0.dtype = DType(9); }, "src0 has invalid dtype 9"},
       {[&](Program &p) { vec(p).src0.numDims = 5; }, "src0 has 5 free dims"},
       {[&](Program &p) { vec(p).src0.partitionCount = 0; }, "partition count of 0"},
       {[&](Program &p) { vec(p).src0.count[0] = 0; }, "free dim 0 has count 0"},

@@ -31,7 +31,8 @@ bool isKnownDtype(std::string_view dtype) {
 }
 
 bool isSupportedDtype(std::string_view dtype) {
-  return dtype == "float32" || dtype == "bfloat16" || dtype == "float16";
+  return dtype == "float32" || dtype == "bfloat16" || dtype == "float16" ||
+         dtype == "int32" || dtype == "int64" || dtype == "bool";
 }
 
 std::string Arg::describe() const {

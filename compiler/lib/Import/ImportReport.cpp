@@ -50,7 +50,8 @@ std::string formatUnsupportedDtypes(const std::string &graphName,
   std::string s = messageHeader(graphName) + ": " +
                   plural(dtypes.size(), "tensor has an unsupported dtype",
                          "tensors have unsupported dtypes") +
-                  " (trnc computes in float32, bfloat16 and float16)\n";
+                  " (trnc computes in float32, bfloat16, float16, int32, "
+                  "int64 and bool)\n";
   for (const UnsupportedDtype &d : dtypes) {
     if (d.target.empty())
       s += "  input '" + d.node + "': " + d.dtype + "\n";

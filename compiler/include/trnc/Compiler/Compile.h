@@ -30,7 +30,7 @@ struct CompileResult {
   Program program; // valid when ok
   /// "unsupported_operator" | "unsupported_dtype" | "invalid_graph" |
   /// "compile_error" when !ok. "unsupported_dtype": a tensor the backend
-  /// cannot compute in (float32, bfloat16 and float16 only for now).
+  /// cannot compute in (float32, bfloat16, float16, int32, int64, bool).
   std::string errorKind;
   /// Complete human-readable message (what the user's exception shows).
   std::string message;

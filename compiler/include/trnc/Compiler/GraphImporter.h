@@ -36,7 +36,7 @@ struct UnsupportedOperator {
 };
 
 /// A graph input, node result or output whose dtype the backend cannot
-/// compute in (float32, bfloat16 and float16 only for now).
+/// compute in (float32, bfloat16, float16, int32, int64, bool).
 struct UnsupportedDtype {
   std::string node;   // input or node name
   std::string target; // empty for graph inputs

@@ -73,7 +73,7 @@ func.func @binary_types(%a: tensor<4xf32>, %b: tensor<4xbf16>) {
 // -----
 
 func.func @dtype(%a: tensor<4xf64>) {
-  // expected-error @+1 {{must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  // expected-error @+1 {{must be ranked tensor of 32-bit float or bfloat16 type or 16-bit float}}
   %0 = trn.relu %a : tensor<4xf64>
   return
 }
