@@ -19,6 +19,7 @@ import torch
 from torch._decomp import core_aten_decompositions
 
 from trnc import decomp_data_movement
+from trnc import decomp_matmul_conv
 from trnc import decomp_reductions
 
 __all__ = ["decomposition_table", "KEPT_OPERATORS"]
@@ -106,6 +107,7 @@ def _table() -> dict:
     table.update(_TRNC_RULES)
     table.update(decomp_reductions.rules())
     table.update(decomp_data_movement.rules())
+    table.update(decomp_matmul_conv.rules())
     return table
 
 

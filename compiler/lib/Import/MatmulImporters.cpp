@@ -1,8 +1,10 @@
-//===- MatmulImporters.cpp - mm and addmm ---------------------------------===//
+//===- MatmulImporters.cpp - mm, bmm and addmm ----------------------------===//
 //
-// aten.mm -> trn.matmul; aten.addmm -> beta * bias + alpha * (a @ b) with
-// the bias broadcast explicitly. Operands are converted to the result dtype
-// first (trn.matmul needs one element type).
+// aten.mm and aten.bmm -> trn.matmul; aten.addmm -> beta * bias + alpha *
+// (a @ b) with the bias broadcast explicitly. Operands are converted to the
+// result dtype first (trn.matmul needs one element type). baddbmm, linear,
+// matmul and einsum reach these through the decomposition table (views +
+// bmm/mm/addmm). Convolutions and pooling: ConvImporters.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -14,20 +16,27 @@ using namespace mlir;
 namespace trnc::import {
 namespace {
 
-/// a @ b for two 2-D tensors, in the result dtype.
-FailureOr<Value> matmul(NodeContext &ctx, Value a, Value b) {
+/// a @ b for two 2-D tensors, or batch by batch for two 3-D tensors, in the
+/// result dtype.
+FailureOr<Value> matmul(NodeContext &ctx, Value a, Value b, int64_t rank) {
   auto at = cast<RankedTensorType>(a.getType());
   auto bt = cast<RankedTensorType>(b.getType());
-  if (at.getRank() != 2 || bt.getRank() != 2)
-    return ctx.invalid("expects 2-D operands, got " +
-                       formatShape(at.getShape()) + " and " +
-                       formatShape(bt.getShape()));
-  if (at.getDimSize(1) != bt.getDimSize(0))
-    return ctx.invalid("contraction sizes differ: " +
-                       formatShape(at.getShape()) + " @ " +
-                       formatShape(bt.getShape()));
+  auto shapes = [&] {
+    return formatShape(at.getShape()) + " @ " + formatShape(bt.getShape());
+  };
+  if (at.getRank() != rank || bt.getRank() != rank)
+    return ctx.invalid("expects " + std::to_string(rank) +
+                       "-D operands, got " + shapes());
+  if (rank == 3 && at.getDimSize(0) != bt.getDimSize(0))
+    return ctx.invalid("batch sizes differ: " + shapes());
+  if (at.getDimSize(rank - 1) != bt.getDimSize(rank - 2))
+    return ctx.invalid("contraction sizes differ: " + shapes());
   Type et = ctx.resultElementType();
-  auto type = RankedTensorType::get({at.getDimSize(0), bt.getDimSize(1)}, et);
+  SmallVector<int64_t> shape(at.getShape().drop_back());
+  shape.push_back(bt.getDimSize(rank - 1));
+  auto type = RankedTensorType::get(shape, et);
+  if (at.getDimSize(rank - 1) == 0) // an empty sum
+    return ctx.full(type, 0.0);
   return ctx.create<trn::MatmulOp>(type, ctx.convert(a, et),
                                    ctx.convert(b, et));
 }
@@ -36,7 +45,14 @@ FailureOr<Value> importMm(NodeContext &ctx) {
   FailureOr<Value> a = ctx.tensor(0, "self"), b = ctx.tensor(1, "mat2");
   if (failed(a) || failed(b))
     return failure();
-  return matmul(ctx, *a, *b);
+  return matmul(ctx, *a, *b, 2);
+}
+
+FailureOr<Value> importBmm(NodeContext &ctx) {
+  FailureOr<Value> a = ctx.tensor(0, "self"), b = ctx.tensor(1, "mat2");
+  if (failed(a) || failed(b))
+    return failure();
+  return matmul(ctx, *a, *b, 3);
 }
 
 FailureOr<Value> importAddmm(NodeContext &ctx) {
@@ -46,7 +62,7 @@ FailureOr<Value> importAddmm(NodeContext &ctx) {
   FailureOr<double> alpha = ctx.scalar(kKeywordOnly, "alpha", 1.0);
   if (failed(bias) || failed(a) || failed(b) || failed(beta) || failed(alpha))
     return failure();
-  FailureOr<Value> product = matmul(ctx, *a, *b);
+  FailureOr<Value> product = matmul(ctx, *a, *b, 2);
   if (failed(product))
     return failure();
   Value scaled = ctx.mulScalar(*product, *alpha);
@@ -67,9 +83,13 @@ FailureOr<Value> importAddmm(NodeContext &ctx) {
 
 } // namespace
 
+void registerConvImporters(OpRegistry &r); // ConvImporters.cpp
+
 void registerMatmulImporters(OpRegistry &r) {
   r.add("aten.mm.default", importMm);
+  r.add("aten.bmm.default", importBmm);
   r.add("aten.addmm.default", importAddmm);
+  registerConvImporters(r);
 }
 
 } // namespace trnc::import
