@@ -33,6 +33,7 @@ namespace py = pybind11;
 namespace trnc::python {
 void registerInspectBindings(py::module_ &m); // InspectBindings.cpp
 void registerCacheBindings(py::module_ &m);   // CacheBindings.cpp
+void registerSupportBindings(py::module_ &m); // SupportBindings.cpp
 } // namespace trnc::python
 
 namespace {
@@ -154,6 +155,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");
   trnc::python::registerInspectBindings(m);
   trnc::python::registerCacheBindings(m);
+  trnc::python::registerSupportBindings(m);
   trnc::python::registerProfileBindings(m);
 
   py::class_<Executable>(m, "Executable")

@@ -11,6 +11,7 @@ from .errors import CompileError, TrncError, UnsupportedOperatorError
 from .options import CompilerOptions
 from . import profiling
 from .profiling import last_profile
+from .support import SupportReport, check_support
 
 __version__ = "0.1.0"
 
@@ -23,4 +24,6 @@ __all__ = [
     "CompilerOptions",
     "profiling",
     "last_profile",
+    "check_support",
+    "SupportReport",
 ]

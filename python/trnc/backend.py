@@ -35,7 +35,7 @@ from ._native import native
 from .compiled_graph import CompiledGraph
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
-from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph
+from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
 from .options import CompilerOptions
 
 __all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported"]
@@ -64,6 +64,16 @@ def _check_static(example_inputs: Sequence[Any]) -> None:
         if symbolic:
             where = f" (graph input {i}: {value if not isinstance(value, torch.Tensor) else list(value.shape)})"
             raise CompileError(DYNAMIC_SHAPES_MESSAGE.format(where=where), error_kind="dynamic_shapes")
+
+
+def _check_tensor_kinds(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> None:
+    """Refuse complex, sparse, nested and quantized inputs by the user's name for them."""
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, value in enumerate(example_inputs):
+        kind = unsupported_tensor_kind(value) if isinstance(value, torch.Tensor) else None
+        if kind is not None:
+            name = names[i] if i < len(names) else str(i)
+            raise CompileError(f"graph input '{name}' (input {i}) is {kind}", error_kind="unsupported_dtype")
 
 
 def _reproducer(graph: ExportedGraph, options: CompilerOptions) -> Optional[str]:
@@ -122,6 +132,7 @@ class NeuronBackend:
     ):
         if mode not in (None, "default"):
             raise TrncError(f"trnc: torch.compile mode={mode!r} is not supported; use options={{...}}")
+        _check_tensor_kinds(gm, example_inputs)  # first: a nested input also brings SymInts
         _check_static(example_inputs)
         opts = CompilerOptions.from_mapping(options)
         start = time.perf_counter()

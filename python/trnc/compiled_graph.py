@@ -10,6 +10,10 @@ Inputs must match what was compiled. A dtype or shape mismatch is an error
 (Dynamo's guards make it unreachable in practice). A stride mismatch (e.g. a
 non-contiguous gradient arriving at backward) is fixed with one copy into the
 compiled layout, because the program addresses inputs through those strides.
+
+dtype policy (docs/coverage.md): a graph exported with float64 tensors runs in
+float32; its float64 inputs are cast down here and its float64 outputs cast
+back up, so callers see the dtypes eager PyTorch would give.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ class CompiledGraph:
         self.inputs = graph.inputs
         self.outputs = graph.program_outputs
         self.output_plan = graph.output_plan
+        self.float64_inputs = graph.float64_inputs
+        self.float64_outputs = graph.float64_outputs
         self.executable = executable
         self.calls = 0
         self.run_seconds = 0.0
@@ -71,7 +77,11 @@ class CompiledGraph:
             raise TrncError(f"trnc: graph '{self.name}' takes {len(self.inputs)} inputs, got {len(args)}")
         originals = list(args)
         args.clear()
-        inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(originals, self.inputs))]
+        narrowed = [
+            t.to(torch.float32) if i in self.float64_inputs and isinstance(t, torch.Tensor) and t.dtype == torch.float64 else t
+            for i, t in enumerate(originals)
+        ]
+        inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(narrowed, self.inputs))]
         outputs = [torch.empty_strided(s.shape, s.stride, dtype=s.dtype) for s in self.outputs]
         start = time.perf_counter()
         ins, outs = [t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs]
@@ -83,6 +93,8 @@ class CompiledGraph:
             profiling.record(self.name, self.calls, self.executable.run(ins, outs, profile=True, trace=sink.trace, **checks))
         self.run_seconds += time.perf_counter() - start
         self.calls += 1
+        for j in self.float64_outputs:
+            outputs[j] = outputs[j].to(torch.float64)
         result = []
         for source in self.output_plan:
             if source[0] == "program":

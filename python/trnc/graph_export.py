@@ -18,6 +18,7 @@ import math
 import operator
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -26,7 +27,16 @@ import torch.fx
 
 from .errors import CompileError
 
-__all__ = ["ExportedGraph", "TensorSpec", "export_graph", "DYNAMIC_SHAPES_MESSAGE", "SCHEMA", "VERSION"]
+__all__ = [
+    "ExportedGraph",
+    "TensorSpec",
+    "export_graph",
+    "unsupported_tensor_kind",
+    "Float64Warning",
+    "DYNAMIC_SHAPES_MESSAGE",
+    "SCHEMA",
+    "VERSION",
+]
 
 SCHEMA = "trnc.graph"
 VERSION = 1
@@ -64,6 +74,10 @@ class ExportedGraph:
     inputs: list[TensorSpec]
     program_outputs: list[TensorSpec]
     output_plan: list[OutputSource] = field(default_factory=list)
+    # dtype policy: float64 graph inputs / program outputs, computed as float32
+    # (``inputs``/``program_outputs`` hold the float32 specs the program uses).
+    float64_inputs: frozenset[int] = frozenset()
+    float64_outputs: frozenset[int] = frozenset()
 
     def to_json(self) -> str:
         return json.dumps(self.document, allow_nan=False)
@@ -71,6 +85,39 @@ class ExportedGraph:
 
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
+
+
+class Float64Warning(UserWarning):
+    """A graph's float64 tensors are computed in float32 (once per graph)."""
+
+
+def unsupported_tensor_kind(value: Any) -> Optional[str]:
+    """Why trnc cannot take this tensor at all, or None (dtype policy, docs/coverage.md)."""
+    if getattr(value, "is_nested", False):
+        return "a nested tensor (torch.nested); trnc takes dense strided tensors only"
+    if value.layout != torch.strided:
+        return f"a sparse tensor ({value.layout}); trnc takes dense strided tensors only, use .to_dense()"
+    if value.dtype.is_complex:
+        return f"complex ({dtype_name(value.dtype)}); trnc has no complex arithmetic, use torch.view_as_real"
+    if getattr(value, "is_quantized", False) or value.dtype in _QUANTIZED:
+        return f"quantized ({dtype_name(value.dtype)}); trnc does not run quantized tensors, use .dequantize()"
+    return None
+
+
+_QUANTIZED = {torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4}
+
+
+def _narrow(spec: "TensorSpec") -> "TensorSpec":
+    return TensorSpec(spec.shape, spec.stride, torch.float32) if spec.dtype == torch.float64 else spec
+
+
+def _narrow_document(value: Any) -> Any:
+    """float64 -> float32 in every dtype field and dtype argument of the JSON."""
+    if isinstance(value, dict):
+        return {k: ("float32" if k == "dtype" and v == "float64" else _narrow_document(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_narrow_document(v) for v in value]
+    return value
 
 
 def _is_symbolic(value: Any) -> bool:
@@ -87,6 +134,9 @@ def tensor_spec(value: Any, graph_name: str, where: str) -> TensorSpec:
         if _is_symbolic(value):
             raise _dynamic_error(graph_name, f" ({where} is the symbolic value {value})")
         raise CompileError(f"{where} is not a tensor ({type(value).__name__}); only tensors are supported", graph_name)
+    kind = unsupported_tensor_kind(value)
+    if kind is not None:
+        raise CompileError(f"{where} is {kind}", graph_name, error_kind="unsupported_dtype")
     if any(_is_symbolic(s) for s in (*value.shape, *value.stride(), value.storage_offset())):
         raise _dynamic_error(graph_name, f" ({where} has shape {list(value.shape)})")
     return TensorSpec(tuple(int(s) for s in value.shape), tuple(int(s) for s in value.stride()), value.dtype)
@@ -115,6 +165,7 @@ class _Encoder:
     def __init__(self, graph_name: str) -> None:
         self.graph_name = graph_name
         self.refs: dict[torch.fx.Node, dict[str, Any]] = {}
+        self.node = ""  # the node whose arguments are being encoded
 
     def encode(self, value: Any) -> Any:
         if isinstance(value, torch.fx.Node):
@@ -134,6 +185,13 @@ class _Encoder:
         if isinstance(value, (list, tuple, torch.Size)):
             return [self.encode(v) for v in value]
         if isinstance(value, torch.dtype):
+            if value.is_complex or value in _QUANTIZED:
+                kind = "complex" if value.is_complex else "quantized"
+                raise CompileError(
+                    f"node '{self.node}' makes {kind} tensors ({dtype_name(value)}); trnc does not support {kind} tensors",
+                    self.graph_name,
+                    error_kind="unsupported_dtype",
+                )
             return {"dtype": dtype_name(value)}
         if isinstance(value, torch.device):
             return {"device": str(value)}
@@ -183,6 +241,7 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             enc.refs[node] = {"node": base.name, "index": int(index)}
         elif node.op == "call_function":
             enc.refs[node] = {"node": node.name}
+            enc.node = node.name
             stack_trace = node.meta.get("stack_trace")
             nodes.append(
                 {
@@ -228,4 +287,18 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
         "nodes": nodes,
         "outputs": outputs_doc,
     }
-    return ExportedGraph(name, document, inputs, program_outputs, plan)
+    wide_in = frozenset(i for i, s in enumerate(inputs) if s.dtype == torch.float64)
+    wide_out = frozenset(i for i, s in enumerate(program_outputs) if s.dtype == torch.float64)
+    if "float64" in json.dumps(document["inputs"]) or wide_out or any(
+        "float64" in json.dumps([n["meta"], n["args"], n["kwargs"]]) for n in nodes
+    ):
+        warnings.warn(
+            f"trnc: graph '{name}' has float64 tensors; the engines have no float64, so they are computed "
+            "in float32 (inputs are cast down, outputs cast back up to float64)",
+            Float64Warning,
+            stacklevel=2,
+        )
+        document = _narrow_document(document)
+        inputs = [_narrow(s) for s in inputs]
+        program_outputs = [_narrow(s) for s in program_outputs]
+    return ExportedGraph(name, document, inputs, program_outputs, plan, wide_in, wide_out)

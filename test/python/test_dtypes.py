@@ -1,0 +1,87 @@
+"""The dtype policy: float64 runs as float32 with one warning per graph;
+complex, sparse, nested and quantized tensors are refused by name."""
+
+import warnings
+
+import pytest
+import torch
+
+import trnc
+from helpers import check_against_eager, compile_neuron, mlp, needs_native, trnc_error
+from trnc.graph_export import Float64Warning
+
+pytestmark = needs_native
+
+
+def _float64_warnings(record) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, Float64Warning)]
+
+
+def test_float64_is_computed_in_float32_and_cast_back():
+    x, y = torch.randn(6, 9, dtype=torch.float64), torch.randn(9, dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = compile_neuron(lambda a, b: torch.relu(a * b + 1.5))(x, y)
+    assert out.dtype == torch.float64
+    # float32 arithmetic: float32 accuracy, not float64's.
+    torch.testing.assert_close(out, torch.relu(x * y + 1.5), rtol=1.3e-6, atol=1e-5)
+    messages = _float64_warnings(record)
+    assert len(messages) == 1, messages
+    assert "float64" in messages[0] and "float32" in messages[0] and "inference_" in messages[0]
+
+
+def test_float64_training_warns_once_per_graph():
+    model = mlp().double()
+    x = torch.randn(5, 64, dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        check_against_eager(model, [x], grad=False, rtol=1e-5, atol=1e-5)
+        out = compile_neuron(model)(x)
+        out.sum().backward()
+    messages = _float64_warnings(record)
+    graphs = sorted(m.split("'")[1] for m in messages)
+    assert len(graphs) == len(set(graphs)), messages  # one per graph, never repeated
+    assert any(g.startswith("forward_") for g in graphs) and any(g.startswith("backward_") for g in graphs)
+    assert all(p.grad.dtype == torch.float64 for p in model.parameters())
+
+
+def test_float64_gradients_match_eager():
+    x = torch.randn(7, 5, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Float64Warning)
+        check_against_eager(lambda a: torch.relu(a) * a + a, [x], rtol=1e-5, atol=1e-5)
+
+
+def _refusal(fn, *args) -> str:
+    with pytest.raises(Exception) as excinfo:
+        compile_neuron(fn)(*args)
+    err = trnc_error(excinfo)
+    assert isinstance(err, trnc.CompileError), repr(excinfo.value)
+    return str(err)
+
+
+def test_complex_input_is_refused_by_name():
+    message = _refusal(lambda signal: signal * 2, torch.randn(4, dtype=torch.complex64))
+    assert "signal" in message and "complex64" in message and "view_as_real" in message
+
+
+def test_complex_node_is_refused_by_name():
+    message = _refusal(lambda a: torch.view_as_complex(a) * 2, torch.randn(4, 2))
+    assert "complex64" in message and "view_as_complex" in message
+
+
+def test_sparse_input_is_refused():
+    # Dynamo itself refuses to trace a sparse input; with fullgraph=True that is an error.
+    with pytest.raises(Exception, match="sparse"):
+        torch.compile(lambda a: a * 2, backend=trnc.neuron, dynamic=False, fullgraph=True)(torch.randn(4, 4).to_sparse())
+
+
+def test_nested_input_is_refused():
+    nt = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(3, 3)], layout=torch.jagged)
+    message = _refusal(lambda a: a * 2, nt)
+    assert "nested" in message and "'l_a_'" in message
+
+
+def test_quantized_tensor_is_refused():
+    message = _refusal(lambda a: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8), torch.randn(4))
+    assert "quantized" in message and "qint8" in message and "quantize_per_tensor" in message
