@@ -93,3 +93,31 @@ def test_softmax_row_too_long_is_refused():
     x = torch.randn(2, 5000)
     with pytest.raises(Exception, match="exceed one SBUF tile"):
         compile_neuron(lambda t: torch.softmax(t, -1))(x)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 9), 1), ((4, 9), 0), ((3, 5000), -1), ((130, 3, 7), 1), ((6,), 0)])
+def test_cumsum(shape, dim):
+    # The backward is flip + cumsum + flip (flip is a strided view).
+    check_against_eager(lambda t: torch.cumsum(t, dim), [torch.randn(shape)], atol=1e-4, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 9), 1), ((3, 2500), -1), ((5, 6), 0)])
+def test_cumprod(shape, dim):
+    x = 1.0 + 0.001 * torch.randn(shape)  # products stay near 1 over long rows
+    check_against_eager(lambda t: torch.cumprod(t, dim), [x], grad=False, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dim", [None, 1, 0])
+def test_any_all(dim):
+    x = torch.randn(6, 40)
+    x[2] = 0.0
+    x[:, 3] = 0.0
+    if dim is None:
+        check_against_eager(lambda t: (t.any(), t.all(), (t * 0).any()), [x], grad=False)
+    else:
+        check_against_eager(lambda t: (torch.any(t, dim), torch.all(t, dim), torch.all(t + 10, dim)), [x], grad=False)
+
+
+def test_integer_sum_computes_in_fp32():
+    x = torch.randint(-100, 100, (9, 50))
+    check_against_eager(lambda t: (t.sum(1), t.cumsum(0), t.amax(0)), [x], grad=False)

@@ -22,6 +22,14 @@ using namespace mlir;
 namespace trnc::import {
 namespace {
 
+/// The element type a reduction computes in: the result's when it is a
+/// float, else fp32 (integer and bool reductions are exact while partial
+/// results stay within 2^24; the importer's caller converts the result back).
+Type computeType(NodeContext &ctx) {
+  Type t = ctx.resultElementType();
+  return isa<FloatType>(t) ? t : Type(ctx.builder.getF32Type());
+}
+
 /// The dims to reduce as a mask over `rank` (all of them when `requested`
 /// is empty).
 FailureOr<SmallVector<bool>> reducedMask(NodeContext &ctx,
@@ -96,7 +104,7 @@ FailureOr<Reduction> reductionArgs(NodeContext &ctx, unsigned dimPos,
     dims = *d;
     keepdim = *k;
   }
-  Value in = ctx.convert(*x, ctx.resultElementType());
+  Value in = ctx.convert(*x, computeType(ctx));
   int64_t rank = cast<RankedTensorType>(in.getType()).getRank();
   FailureOr<SmallVector<bool>> mask = reducedMask(ctx, dims, rank);
   if (failed(mask))
@@ -201,13 +209,26 @@ template <bool Log> FailureOr<Value> importSoftmax(NodeContext &ctx) {
   return op.getResult();
 }
 
+/// any / all: max / min of `x != 0` (a cast to bool, then to fp32 0/1).
+template <typename OpTy> FailureOr<Value> importAnyAll(NodeContext &ctx) {
+  const Arg *dim = ctx.arg(1, "dim");
+  bool hasDim = dim && dim->kind != Arg::Kind::None;
+  FailureOr<Reduction> r = hasDim ? reductionArgs(ctx, 1, 2)
+                                  : reductionArgs(ctx, kKeywordOnly, kKeywordOnly);
+  if (failed(r))
+    return failure();
+  Value nonzero = ctx.convert(r->in, ctx.builder.getI1Type());
+  Value in = ctx.convert(nonzero, ctx.builder.getF32Type());
+  return reduce<OpTy>(ctx, in, r->mask, r->keepdim);
+}
+
 /// cumsum / cumprod (self, dim, *, dtype): dtype casts before scanning.
 template <typename OpTy> FailureOr<Value> importScan(NodeContext &ctx) {
   FailureOr<Value> x = ctx.tensor(0, "self");
   FailureOr<int64_t> dim = ctx.integer(1, "dim");
   if (failed(x) || failed(dim))
     return failure();
-  Value in = ctx.convert(*x, ctx.resultElementType());
+  Value in = ctx.convert(*x, computeType(ctx));
   auto type = cast<RankedTensorType>(in.getType());
   FailureOr<int64_t> d = ctx.normalizeDim(*dim, type.getRank());
   if (failed(d))
@@ -235,6 +256,10 @@ void registerReductionImporters(OpRegistry &r) {
   r.add("aten._softmax.default", importSoftmax<false>);
   r.add("aten._log_softmax.default", importSoftmax<true>);
   r.add("aten.cumsum.default", importScan<trn::CumsumOp>);
+  for (const char *overload : {"default", "dim", "dims"}) {
+    r.add(std::string("aten.any.") + overload, importAnyAll<trn::ReduceMaxOp>);
+    r.add(std::string("aten.all.") + overload, importAnyAll<trn::ReduceMinOp>);
+  }
   r.add("aten.cumprod.default", importScan<trn::CumprodOp>);
 }
 
