@@ -84,8 +84,12 @@ def render(doc: dict) -> str:
         "## Totals",
         "",
         f"- operators claimed: {len(by_op)} OpInfos over {len(CLAIMS)} areas",
-        f"- operators with every forward sample passing: "
+        f"- operators whose forward passes every sample at every dtype: "
         f"{sum(verdict([o for o in v if o['mode'] == 'fwd']) == 'yes' for v in by_op.values())}",
+        f"- operators whose float32 forward passes every sample: "
+        f"{sum(verdict([o for o in v if o['mode'] == 'fwd' and o['dtype'] == 'float32']) == 'yes' for v in by_op.values())}; "
+        f"float32 backward: "
+        f"{sum(verdict([o for o in v if o['mode'] == 'bwd' and o['dtype'] == 'float32']) == 'yes' for v in by_op.values())}",
         f"- samples run: {len(ran)} (plus {len(outcomes) - len(ran)} skipped: eager rejects them "
         "or nothing to differentiate)",
         f"- passed: {passed}",
