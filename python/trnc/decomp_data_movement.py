@@ -98,6 +98,53 @@ def _replication_pad(x, padding):
     return _pad_dims(x, padding, edge)
 
 
+def _zero_pad(t, dim, low, high):
+    parts = []
+    for k in (low, high):
+        shape = list(t.shape)
+        shape[dim] = k
+        parts.append(aten.full.default(shape, 0, dtype=t.dtype, device=t.device) if k else None)
+    return aten.cat.default([p for p in (parts[0], t, parts[1]) if p is not None], dim)
+
+
+def _pad_backward(grad, padding, fold):
+    """Undoes _pad_dims in reverse order: per dim, the grad of the centre plus
+    ``fold(low_grad, high_grad, dim, low, high, n)`` (the edges' grads moved
+    back onto the input positions they were copied from)."""
+    for i in reversed(range(len(padding) // 2)):
+        dim = grad.dim() - 1 - i
+        low, high = padding[2 * i], padding[2 * i + 1]
+        n = grad.shape[dim] - low - high
+        centre = aten.slice.Tensor(grad, dim, low, low + n)
+        for extra in fold(aten.slice.Tensor(grad, dim, 0, low), aten.slice.Tensor(grad, dim, low + n, low + n + high),
+                          dim, low, high, n):
+            centre = aten.add.Tensor(centre, extra)
+        grad = centre
+    return grad
+
+
+def _reflection_pad_backward(grad, x, padding):
+    def fold(gl, gr, dim, low, high, n):
+        out = []
+        if low:
+            out.append(_zero_pad(aten.flip.default(gl, [dim]), dim, 1, n - 1 - low))
+        if high:
+            out.append(_zero_pad(aten.flip.default(gr, [dim]), dim, n - 1 - high, 1))
+        return out
+    return _pad_backward(grad, padding, fold)
+
+
+def _replication_pad_backward(grad, x, padding):
+    def fold(gl, gr, dim, low, high, n):
+        out = []
+        if low:
+            out.append(_zero_pad(aten.sum.dim_IntList(gl, [dim], True), dim, 0, n - 1))
+        if high:
+            out.append(_zero_pad(aten.sum.dim_IntList(gr, [dim], True), dim, n - 1, 0))
+        return out
+    return _pad_backward(grad, padding, fold)
+
+
 def _repeat(x, repeats):
     repeats = list(repeats)
     shape = [1] * (len(repeats) - x.dim()) + list(x.shape)
@@ -117,9 +164,25 @@ def _slice_scatter(x, src, dim=0, start=None, end=None, step=1):
     start = 0 if start is None else (start + n if start < 0 else start)
     end = n if end is None else (end + n if end < 0 else end)
     start, end = max(0, min(start, n)), max(0, min(end, n))
+    m = src.shape[dim]
+    if m == 0:
+        return x
     if step != 1:
-        # Interleave: out[start + i*step] = src[i]; only the dense case here.
-        raise NotImplementedError("trnc: slice_scatter with step != 1")
+        # Rows start, start+step, ... : view the window as [m, step] (padded
+        # to m*step), put src in column 0, drop the padding.
+        r = (m - 1) * step + 1
+        window = [aten.slice.Tensor(x, dim, start, start + r)]
+        if step > 1:
+            shape = list(x.shape)
+            shape[dim] = step - 1
+            window.append(aten.full.default(shape, 0, dtype=x.dtype, device=x.device))
+        w = aten.cat.default(window, dim) if len(window) > 1 else window[0]
+        split = list(x.shape[:dim]) + [m, step] + list(x.shape[dim + 1:])
+        w = aten.view.default(aten.clone.default(w, memory_format=torch.contiguous_format), split)
+        w = aten.cat.default([aten.unsqueeze.default(src, dim + 1), aten.slice.Tensor(w, dim + 1, 1, step)], dim + 1)
+        merged = list(x.shape[:dim]) + [m * step] + list(x.shape[dim + 1:])
+        src = aten.slice.Tensor(aten.view.default(w, merged), dim, 0, r)
+        end = start + r
     parts = [aten.slice.Tensor(x, dim, 0, start), src, aten.slice.Tensor(x, dim, end, n)]
     return aten.cat.default([p for p in parts if p.shape[dim]], dim)
 
@@ -143,4 +206,6 @@ def rules() -> dict:
     for n in (1, 2, 3):
         table[getattr(aten, f"reflection_pad{n}d").default] = _reflection_pad
         table[getattr(aten, f"replication_pad{n}d").default] = _replication_pad
+        table[getattr(aten, f"reflection_pad{n}d_backward").default] = _reflection_pad_backward
+        table[getattr(aten, f"replication_pad{n}d_backward").default] = _replication_pad_backward
     return table
