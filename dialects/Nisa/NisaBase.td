@@ -54,7 +54,11 @@ def Nisa_AluOp : I32EnumAttr<"AluOp", "Vector/GpSimd ALU operation", [
     I32EnumAttrCase<"is_equal", 8>, I32EnumAttrCase<"not_equal", 9>,
     I32EnumAttrCase<"is_gt", 10>, I32EnumAttrCase<"is_ge", 11>,
     I32EnumAttrCase<"is_lt", 12>, I32EnumAttrCase<"is_le", 13>,
-    I32EnumAttrCase<"logical_and", 14>, I32EnumAttrCase<"logical_or", 15>]> {
+    I32EnumAttrCase<"logical_and", 14>, I32EnumAttrCase<"logical_or", 15>,
+    I32EnumAttrCase<"logical_xor", 16>, I32EnumAttrCase<"bitwise_and", 17>,
+    I32EnumAttrCase<"bitwise_or", 18>, I32EnumAttrCase<"bitwise_xor", 19>,
+    I32EnumAttrCase<"remainder", 20>, I32EnumAttrCase<"fmod", 21>,
+    I32EnumAttrCase<"floor_divide", 22>]> {
   let cppNamespace = "::trnc::nisa";
 }
 
@@ -67,7 +71,12 @@ def Nisa_ActFunc : I32EnumAttr<"ActFunc", "Scalar engine activation", [
     I32EnumAttrCase<"rsqrt", 10>, I32EnumAttrCase<"reciprocal", 11>,
     I32EnumAttrCase<"square", 12>, I32EnumAttrCase<"abs", 13>,
     I32EnumAttrCase<"sign", 14>, I32EnumAttrCase<"erf", 15>,
-    I32EnumAttrCase<"sin", 16>, I32EnumAttrCase<"softplus", 17>]> {
+    I32EnumAttrCase<"sin", 16>, I32EnumAttrCase<"softplus", 17>,
+    I32EnumAttrCase<"cos", 18>, I32EnumAttrCase<"expm1", 19>,
+    I32EnumAttrCase<"log1p", 20>, I32EnumAttrCase<"mish", 21>,
+    I32EnumAttrCase<"floor", 22>, I32EnumAttrCase<"ceil", 23>,
+    I32EnumAttrCase<"round", 24>, I32EnumAttrCase<"trunc", 25>,
+    I32EnumAttrCase<"is_nan", 26>, I32EnumAttrCase<"is_inf", 27>]> {
   let cppNamespace = "::trnc::nisa";
 }
 

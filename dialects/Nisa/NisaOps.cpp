@@ -198,6 +198,17 @@ LogicalResult DmaCopyOp::verify() {
            << getSrc0Ap().getNumElements();
   if (getQueue() < 0 || getQueue() >= 16)
     return emitOpError("DMA queue must be in 0..15 (16 queues per engine)");
+  // dma_i64: engines hold no int64; an i64 HBM side pairs with i32 (Isa.h
+  // DType).
+  auto elt = [](Value v) {
+    if (auto t = dyn_cast<TileType>(v.getType()))
+      return t.getElementType();
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
+  Type d = elt(getDst()), s = elt(getSrc0());
+  if ((d.isInteger(64) && !s.isInteger(32) && !s.isInteger(64)) ||
+      (s.isInteger(64) && !d.isInteger(32) && !d.isInteger(64)))
+    return emitOpError("an i64 side needs i32 on the other side");
   return success();
 }
 
@@ -311,6 +322,22 @@ LogicalResult TensorCopyOp::verify() {
                           {Engine::vector, Engine::scalar, Engine::gpsimd})))
     return failure();
   return verifySameShape(*this, getDst(), getDstAp(), getSrc0(), getSrc0Ap());
+}
+
+/// copy_predicated (Isa.h CopyPredicated): Vector/GpSimd, operands shaped
+/// like dst, not both sources in PSUM (as tensor_tensor).
+LogicalResult CopyPredicatedOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(), {Engine::vector, Engine::gpsimd})) ||
+      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc0(),
+                             getSrc0Ap())) ||
+      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc1(),
+                             getSrc1Ap())))
+    return failure();
+  if (cast<TileType>(getSrc0().getType()).getSpace() == MemorySpace::psum &&
+      cast<TileType>(getSrc1().getType()).getSpace() == MemorySpace::psum)
+    return emitOpError("both inputs in PSUM");
+  return success();
 }
 
 LogicalResult MemsetOp::verify() {

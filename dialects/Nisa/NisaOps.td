@@ -13,7 +13,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Nisa_Tile : Type<CPred<"::llvm::isa<::trnc::nisa::TileType>($_self)">,
                      "nisa tile", "::trnc::nisa::TileType">;
-def Nisa_Hbm : MemRefRankOf<[F32, BF16, F16, I32, I8], [1]>;
+// HBM element types: I64 (int64, only on the HBM side of a DMA, Isa.h
+// DType) and I1 (bool, one byte) exist in HBM as well as on chip.
+def Nisa_Hbm : MemRefRankOf<[F32, BF16, F16, I32, I8, I64, I1], [1]>;
 def Nisa_Buffer : AnyTypeOf<[Nisa_Tile, Nisa_Hbm]>;
 
 //===----------------------------------------------------------------------===//
@@ -258,6 +260,35 @@ def Nisa_TensorCopyOp : Nisa_InstrOp<"tensor_copy"> {
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
     $dst $dst_ap `,` $src0 $src0_ap `on` $engine attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
+def Nisa_CopyPredicatedOp : Nisa_InstrOp<"copy_predicated"> {
+  let summary = "Vector/GpSimd: dst = src0 != 0 ? src1 : dst (where)";
+  let description = [{
+    Predicated copy (nki.isa.tensor_copy_predicated): where the predicate
+    `src0` is non-zero the element of `src1` is written, elsewhere `dst`
+    keeps its value. `dst` is read, so trnc writes it first on the same
+    engine (program order). Operands are shaped like `dst`.
+
+    ```mlir
+    nisa.copy_predicated %o <0, [512, 1], [128, 512]>, %m <0, [512, 1], [128, 512]>,
+        %a <0, [512, 1], [128, 512]> on vector
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, i1>,
+          !nisa.tile<sbuf, 128, 512, f32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src1,
+                            Nisa_AccessPatternAttr:$src1_ap,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap `on` $engine
+    attr-dict `:` type($dst) `,` type($src0) `,` type($src1)
   }];
 }
 

@@ -82,11 +82,32 @@ void LoweringContext::matmul(Location loc, Value psum,
 
 void LoweringContext::activation(Location loc, nisa::ActFunc func, Value dst,
                                  nisa::AccessPatternAttr dstAp, Value src,
-                                 nisa::AccessPatternAttr srcAp) {
+                                 nisa::AccessPatternAttr srcAp, double scale,
+                                 double bias) {
   b.create<nisa::ActivationOp>(
       loc, nisa::ActFuncAttr::get(b.getContext(), func), dst, dstAp, src,
-      srcAp, /*src1=*/Value(), nisa::AccessPatternAttr(), b.getF32FloatAttr(1.0),
-      b.getF32FloatAttr(0.0), DenseI64ArrayAttr(), IntegerAttr());
+      srcAp, /*src1=*/Value(), nisa::AccessPatternAttr(),
+      b.getF32FloatAttr(scale), b.getF32FloatAttr(bias), DenseI64ArrayAttr(),
+      IntegerAttr());
+}
+
+void LoweringContext::copyPredicated(Location loc, Value dst,
+                                     nisa::AccessPatternAttr dstAp, Value pred,
+                                     nisa::AccessPatternAttr predAp, Value src,
+                                     nisa::AccessPatternAttr srcAp) {
+  b.create<nisa::CopyPredicatedOp>(
+      loc, dst, dstAp, pred, predAp, src, srcAp,
+      nisa::EngineAttr::get(b.getContext(), nisa::Engine::vector),
+      DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::copyOnVector(Location loc, Value dst,
+                                   nisa::AccessPatternAttr dstAp, Value src,
+                                   nisa::AccessPatternAttr srcAp) {
+  b.create<nisa::TensorCopyOp>(
+      loc, dst, dstAp, src, srcAp,
+      nisa::EngineAttr::get(b.getContext(), nisa::Engine::vector),
+      DenseI64ArrayAttr(), IntegerAttr());
 }
 
 void LoweringContext::tensorTensor(Location loc, nisa::AluOp op, Value dst,

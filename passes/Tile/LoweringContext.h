@@ -72,9 +72,21 @@ struct LoweringContext {
               nisa::AccessPatternAttr psumAp, mlir::Value stationary,
               nisa::AccessPatternAttr statAp, mlir::Value moving,
               nisa::AccessPatternAttr movAp, bool accumulate);
+  /// dst = func(src * scale + bias) on the Scalar engine.
   void activation(mlir::Location loc, nisa::ActFunc func, mlir::Value dst,
                   nisa::AccessPatternAttr dstAp, mlir::Value src,
-                  nisa::AccessPatternAttr srcAp);
+                  nisa::AccessPatternAttr srcAp, double scale = 1.0,
+                  double bias = 0.0);
+  /// dst = pred != 0 ? src : dst on the Vector engine (where); dst must be
+  /// written before on the Vector engine.
+  void copyPredicated(mlir::Location loc, mlir::Value dst,
+                      nisa::AccessPatternAttr dstAp, mlir::Value pred,
+                      nisa::AccessPatternAttr predAp, mlir::Value src,
+                      nisa::AccessPatternAttr srcAp);
+  /// dst = cast(src) on the Vector engine.
+  void copyOnVector(mlir::Location loc, mlir::Value dst,
+                    nisa::AccessPatternAttr dstAp, mlir::Value src,
+                    nisa::AccessPatternAttr srcAp);
   void tensorTensor(mlir::Location loc, nisa::AluOp op, mlir::Value dst,
                     nisa::AccessPatternAttr dstAp, mlir::Value a,
                     nisa::AccessPatternAttr aAp, mlir::Value b,

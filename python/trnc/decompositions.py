@@ -37,6 +37,8 @@ KEPT_OPERATORS = (
     aten.sum.default,
     aten.tril,  # one GpSimd affine_select per tile, not arange + le + where
     aten.triu,
+    aten.silu.default,  # one Scalar-engine activation, not x * sigmoid(x)
+    aten.mish.default,  # one activation, not x * tanh(softplus(x))
 )
 
 

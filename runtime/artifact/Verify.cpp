@@ -222,6 +222,7 @@ bool isImplemented(Opcode op) {
   case Opcode::TensorReduce:
   case Opcode::TensorCopy:
   case Opcode::Memset:
+  case Opcode::CopyPredicated:
   case Opcode::Iota:
   case Opcode::AffineSelect:
   case Opcode::TensorScan:
@@ -247,6 +248,7 @@ OperandUse operandUse(Opcode op) {
   case Opcode::TensorScan: return {2, 2, 0};
   case Opcode::TensorCopy: return {2, 2, 0};
   case Opcode::Memset: return {2, 0, 0};
+  case Opcode::CopyPredicated: return {2, 2, 2};
   case Opcode::Iota: return {2, 0, 0};
   case Opcode::AffineSelect: return {2, 2, 0};
   }
@@ -268,6 +270,10 @@ bool allowedOnEngine(Opcode op, Engine e) {
   case Opcode::TensorCopy:
     return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
   case Opcode::Memset: return e == Engine::Vector || e == Engine::GpSimd;
+  // copy_predicated: Vector/GpSimd, like tensor_tensor (HARDWARE.md
+  // "Instructions"; nki.isa.tensor_copy_predicated).
+  case Opcode::CopyPredicated:
+    return e == Engine::Vector || e == Engine::GpSimd;
   // iota / affine_select: GpSimd (HARDWARE.md "Instructions").
   case Opcode::Iota: return e == Engine::GpSimd;
   case Opcode::AffineSelect: return e == Engine::GpSimd;
@@ -413,6 +419,7 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
                count(freeElements(b)) + "]";
     }
     return sameShape(d, a, "src0");
+  case Opcode::CopyPredicated:
   case Opcode::TensorTensor: {
     // nki.isa.tensor_tensor: the two inputs may not both be in PSUM.
     if (a.mem == MemKind::PSUM && b.mem == MemKind::PSUM)

@@ -262,6 +262,13 @@ std::string_view aluOpName(AluOp o) {
   case AluOp::IsLe: return "is_le";
   case AluOp::LogicalAnd: return "logical_and";
   case AluOp::LogicalOr: return "logical_or";
+  case AluOp::LogicalXor: return "logical_xor";
+  case AluOp::BitwiseAnd: return "bitwise_and";
+  case AluOp::BitwiseOr: return "bitwise_or";
+  case AluOp::BitwiseXor: return "bitwise_xor";
+  case AluOp::Remainder: return "remainder";
+  case AluOp::Fmod: return "fmod";
+  case AluOp::FloorDivide: return "floor_divide";
   }
   return "<bad alu op>";
 }
@@ -286,6 +293,16 @@ std::string_view actFuncName(ActFunc f) {
   case ActFunc::Erf: return "erf";
   case ActFunc::Sin: return "sin";
   case ActFunc::Softplus: return "softplus";
+  case ActFunc::Cos: return "cos";
+  case ActFunc::Expm1: return "expm1";
+  case ActFunc::Log1p: return "log1p";
+  case ActFunc::Mish: return "mish";
+  case ActFunc::Floor: return "floor";
+  case ActFunc::Ceil: return "ceil";
+  case ActFunc::Round: return "round";
+  case ActFunc::Trunc: return "trunc";
+  case ActFunc::IsNan: return "is_nan";
+  case ActFunc::IsInf: return "is_inf";
   }
   return "<bad activation>";
 }

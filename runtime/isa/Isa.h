@@ -89,7 +89,8 @@ enum class Opcode : uint16_t {
   // Reserved for the operator-coverage work; the verifier refuses each one
   // ("reserved, not implemented by this runtime") until its semantics land.
   /// Vector/GpSimd: dst[i] = src0[i] != 0 ? src1[i] : dst[i] (predicated
-  /// copy: `where`).
+  /// copy: `where`). Reads dst: it must have been written earlier on the
+  /// same engine (program order), which is how trnc emits it.
   CopyPredicated = 9,
   /// Vector: inclusive scan of src0 along its innermost free dim with op0.
   TensorScan = 10,
@@ -108,19 +109,27 @@ enum class Opcode : uint16_t {
 constexpr unsigned kNumOpcodes = 15;
 
 /// ALU operations of the Vector/GpSimd engines (and Scalar's tensor_scalar).
-/// Comparisons produce 1.0 or 0.0.
+/// Comparisons and logical ops produce 1.0 or 0.0; max/min propagate NaN.
+/// Bitwise ops act on the operands as int32 (truncated toward zero).
+/// Remainder takes the sign of the divisor (Python %), Fmod that of the
+/// dividend (C fmod); FloorDivide is torch's floor division (div_floor).
 enum class AluOp : uint8_t {
   Bypass = 0, Add, Subtract, Multiply, Divide, Max, Min, Pow,
   IsEqual, NotEqual, IsGt, IsGe, IsLt, IsLe, LogicalAnd, LogicalOr,
+  LogicalXor, BitwiseAnd, BitwiseOr, BitwiseXor, Remainder, Fmod,
+  FloorDivide,
 };
-constexpr unsigned kNumAluOps = 16;
+constexpr unsigned kNumAluOps = 23;
 
-/// Activation functions of the Scalar engine.
+/// Activation functions of the Scalar engine (the NKI activation table,
+/// HARDWARE.md "Instructions"). Round is half to even; IsNan/IsInf give
+/// 1.0 or 0.0; Relu propagates NaN.
 enum class ActFunc : uint8_t {
   Copy = 0, Relu, Exp, Log, Tanh, Sigmoid, Gelu, GeluTanh, Silu, Sqrt, Rsqrt,
   Reciprocal, Square, Abs, Sign, Erf, Sin, Softplus,
+  Cos, Expm1, Log1p, Mish, Floor, Ceil, Round, Trunc, IsNan, IsInf,
 };
-constexpr unsigned kNumActFuncs = 18;
+constexpr unsigned kNumActFuncs = 28;
 
 /// Instruction flag bits.
 constexpr uint8_t kFlagAccumulate = 1 << 0; // Matmul: add into PSUM.

@@ -140,6 +140,11 @@ uint64_t vectorLikeCycles(const MachineModel &m, const Instruction &inst) {
     halfWork = half ? in : 2 * in;
     break;
   }
+  case Opcode::CopyPredicated:
+    // Two inputs (predicate, data) and the dst read: HARDWARE.md
+    // tensor_tensor's general rate, 2N.
+    halfWork = 4 * N;
+    break;
   case Opcode::TensorScan:
     // A tensor_tensor with a carried operand (NKI tensor_tensor_scan):
     // HARDWARE.md tensor_tensor's general rate, 2N.

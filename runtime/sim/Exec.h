@@ -83,6 +83,7 @@ void execTensorTensor(ExecContext &ctx, const isa::Instruction &inst);
 void execTensorScalar(ExecContext &ctx, const isa::Instruction &inst);
 void execTensorReduce(ExecContext &ctx, const isa::Instruction &inst);
 void execMemset(ExecContext &ctx, const isa::Instruction &inst);
+void execCopyPredicated(ExecContext &ctx, const isa::Instruction &inst); // VectorScalarSemantics.cpp
 void execIota(ExecContext &ctx, const isa::Instruction &inst);         // IotaSemantics.cpp
 void execAffineSelect(ExecContext &ctx, const isa::Instruction &inst); // IotaSemantics.cpp
 void execTensorScan(ExecContext &ctx, const isa::Instruction &inst); // ScanSemantics.cpp

@@ -158,6 +158,7 @@ void execute(sim::ExecContext &ctx, const Instruction &inst) {
   case Opcode::TensorReduce: return sim::execTensorReduce(ctx, inst);
   case Opcode::TensorCopy: return sim::execTensorCopy(ctx, inst);
   case Opcode::Memset: return sim::execMemset(ctx, inst);
+  case Opcode::CopyPredicated: return sim::execCopyPredicated(ctx, inst);
   case Opcode::Iota: return sim::execIota(ctx, inst);
   case Opcode::AffineSelect: return sim::execAffineSelect(ctx, inst);
   case Opcode::TensorScan: return sim::execTensorScan(ctx, inst);

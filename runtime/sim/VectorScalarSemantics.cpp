@@ -1,6 +1,7 @@
 //===- VectorScalarSemantics.cpp - Vector, Scalar and GpSimd instructions -===//
 //
-// activation, tensor_tensor, tensor_scalar, tensor_reduce and memset. Each
+// activation, tensor_tensor, tensor_scalar, tensor_reduce, memset and
+// copy_predicated. Each
 // streams its operands through fp32 chunks (cast on read, compute in fp32,
 // cast on write). The ALU op or activation function is chosen once per
 // instruction and instantiated as a template, so the per-element loops are
@@ -10,9 +11,14 @@
 // through unchanged (src0 for tensor_tensor; the data side of tensor_scalar,
 // whatever the reverse flags); comparisons and logical ops yield 1.0 / 0.0;
 // tensor_reduce folds left to right starting from the first element.
+// Where torch defines the result, the ops match it: max/min and relu
+// propagate NaN, remainder has the sign of the divisor and fmod that of the
+// dividend, floor_divide is torch's div_floor, round is half to even,
+// bitwise ops act on int32 (the values truncated toward zero).
 //
 //===----------------------------------------------------------------------===//
 
+#include "sim/DTypes.h"
 #include "sim/Exec.h"
 
 #include <algorithm>
@@ -24,6 +30,32 @@ namespace {
 using isa::ActFunc;
 using isa::AluOp;
 
+/// torch's remainder: the sign of the divisor (Python %).
+float remainder(float a, float b) {
+  float m = std::fmod(a, b);
+  if (m != 0.0f && ((b < 0.0f) != (m < 0.0f)))
+    m += b;
+  return m;
+}
+
+/// torch's div_floor_floating (exact for integer operands below 2^24).
+float floorDivide(float a, float b) {
+  if (b == 0.0f)
+    return a / b;
+  float m = std::fmod(a, b);
+  float div = (a - m) / b;
+  if (m != 0.0f && ((b < 0.0f) != (m < 0.0f)))
+    div -= 1.0f;
+  if (div == 0.0f)
+    return std::copysign(0.0f, a / b);
+  float f = std::floor(div);
+  return div - f > 0.5f ? f + 1.0f : f;
+}
+
+template <typename Op> float bitwise(float a, float b, Op op) {
+  return float(op(f32ToI32(a), f32ToI32(b)));
+}
+
 /// Call fn with a functor float(float, float) implementing `op`.
 template <typename Fn> void withAlu(AluOp op, Fn &&fn) {
   switch (op) {
@@ -32,8 +64,10 @@ template <typename Fn> void withAlu(AluOp op, Fn &&fn) {
   case AluOp::Subtract: return fn([](float a, float b) { return a - b; });
   case AluOp::Multiply: return fn([](float a, float b) { return a * b; });
   case AluOp::Divide: return fn([](float a, float b) { return a / b; });
-  case AluOp::Max: return fn([](float a, float b) { return a > b ? a : b; });
-  case AluOp::Min: return fn([](float a, float b) { return a < b ? a : b; });
+  case AluOp::Max:
+    return fn([](float a, float b) { return (a > b || a != a) ? a : b; });
+  case AluOp::Min:
+    return fn([](float a, float b) { return (a < b || a != a) ? a : b; });
   case AluOp::Pow:
     return fn([](float a, float b) { return std::pow(a, b); });
   case AluOp::IsEqual:
@@ -54,16 +88,39 @@ template <typename Fn> void withAlu(AluOp op, Fn &&fn) {
   case AluOp::LogicalOr:
     return fn(
         [](float a, float b) { return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f; });
+  case AluOp::LogicalXor:
+    return fn(
+        [](float a, float b) { return (a != 0.0f) != (b != 0.0f) ? 1.0f : 0.0f; });
+  case AluOp::BitwiseAnd:
+    return fn([](float a, float b) {
+      return bitwise(a, b, [](int32_t x, int32_t y) { return x & y; });
+    });
+  case AluOp::BitwiseOr:
+    return fn([](float a, float b) {
+      return bitwise(a, b, [](int32_t x, int32_t y) { return x | y; });
+    });
+  case AluOp::BitwiseXor:
+    return fn([](float a, float b) {
+      return bitwise(a, b, [](int32_t x, int32_t y) { return x ^ y; });
+    });
+  case AluOp::Remainder: return fn(remainder);
+  case AluOp::Fmod:
+    return fn([](float a, float b) { return std::fmod(a, b); });
+  case AluOp::FloorDivide: return fn(floorDivide);
   }
 }
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+/// log(1 + e^x) without overflow for large x (torch's threshold 20).
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+
 /// Call fn with a functor float(float) implementing activation `f`.
 template <typename Fn> void withAct(ActFunc f, Fn &&fn) {
   switch (f) {
   case ActFunc::Copy: return fn([](float x) { return x; });
-  case ActFunc::Relu: return fn([](float x) { return x > 0.0f ? x : 0.0f; });
+  case ActFunc::Relu:
+    return fn([](float x) { return (x > 0.0f || x != x) ? x : 0.0f; });
   case ActFunc::Exp: return fn([](float x) { return std::exp(x); });
   case ActFunc::Log: return fn([](float x) { return std::log(x); });
   case ActFunc::Tanh: return fn([](float x) { return std::tanh(x); });
@@ -89,11 +146,21 @@ template <typename Fn> void withAct(ActFunc f, Fn &&fn) {
     });
   case ActFunc::Erf: return fn([](float x) { return std::erf(x); });
   case ActFunc::Sin: return fn([](float x) { return std::sin(x); });
-  case ActFunc::Softplus:
-    return fn([](float x) {
-      // log(1 + e^x) without overflow for large x.
-      return x > 20.0f ? x : std::log1p(std::exp(x));
-    });
+  case ActFunc::Softplus: return fn(softplus);
+  case ActFunc::Cos: return fn([](float x) { return std::cos(x); });
+  case ActFunc::Expm1: return fn([](float x) { return std::expm1(x); });
+  case ActFunc::Log1p: return fn([](float x) { return std::log1p(x); });
+  case ActFunc::Mish:
+    return fn([](float x) { return x * std::tanh(softplus(x)); });
+  case ActFunc::Floor: return fn([](float x) { return std::floor(x); });
+  case ActFunc::Ceil: return fn([](float x) { return std::ceil(x); });
+  // nearbyint in the default rounding mode: half to even, as torch.round.
+  case ActFunc::Round: return fn([](float x) { return std::nearbyint(x); });
+  case ActFunc::Trunc: return fn([](float x) { return std::trunc(x); });
+  case ActFunc::IsNan:
+    return fn([](float x) { return std::isnan(x) ? 1.0f : 0.0f; });
+  case ActFunc::IsInf:
+    return fn([](float x) { return std::isinf(x) ? 1.0f : 0.0f; });
   }
 }
 
@@ -223,6 +290,23 @@ void execTensorReduce(ExecContext &ctx, const isa::Instruction &inst) {
       wd.store(out, nOut);
     }
   });
+}
+
+void execCopyPredicated(ExecContext &ctx, const isa::Instruction &inst) {
+  View d = ctx.view(inst.dst), pred = ctx.view(inst.src0),
+       src = ctx.view(inst.src1);
+  Walker wr(d, 0), wd(d, 0), wp(pred, 0), ws(src, 0);
+  float *m = ctx.buf0.data(), *x = ctx.buf1.data(), *out = ctx.buf2.data();
+  for (uint64_t left = totalElements(d); left;) {
+    size_t k = size_t(std::min<uint64_t>(left, kChunk));
+    wr.load(out, k);
+    wp.load(m, k);
+    ws.load(x, k);
+    for (size_t i = 0; i < k; ++i)
+      out[i] = m[i] != 0.0f ? x[i] : out[i];
+    wd.store(out, k);
+    left -= k;
+  }
 }
 
 void execMemset(ExecContext &ctx, const isa::Instruction &inst) {

@@ -80,13 +80,23 @@ double refAct(ActFunc f, double x) {
   case ActFunc::Erf: return std::erf(x);
   case ActFunc::Sin: return std::sin(x);
   case ActFunc::Softplus: return std::log1p(std::exp(x));
+  case ActFunc::Cos: return std::cos(x);
+  case ActFunc::Expm1: return std::expm1(x);
+  case ActFunc::Log1p: return std::log1p(x);
+  case ActFunc::Mish: return x * std::tanh(std::log1p(std::exp(x)));
+  case ActFunc::Floor: return std::floor(x);
+  case ActFunc::Ceil: return std::ceil(x);
+  case ActFunc::Round: return std::nearbyint(x);
+  case ActFunc::Trunc: return std::trunc(x);
+  case ActFunc::IsNan: return std::isnan(x);
+  case ActFunc::IsInf: return std::isinf(x);
   }
   return 0;
 }
 
 bool positiveOnly(ActFunc f) {
   return f == ActFunc::Log || f == ActFunc::Sqrt || f == ActFunc::Rsqrt ||
-         f == ActFunc::Reciprocal;
+         f == ActFunc::Reciprocal || f == ActFunc::Log1p;
 }
 
 double refAlu(AluOp op, double a, double b) {
@@ -107,6 +117,13 @@ double refAlu(AluOp op, double a, double b) {
   case AluOp::IsLe: return a <= b;
   case AluOp::LogicalAnd: return a != 0 && b != 0;
   case AluOp::LogicalOr: return a != 0 || b != 0;
+  case AluOp::LogicalXor: return (a != 0) != (b != 0);
+  case AluOp::BitwiseAnd: return int32_t(a) & int32_t(b);
+  case AluOp::BitwiseOr: return int32_t(a) | int32_t(b);
+  case AluOp::BitwiseXor: return int32_t(a) ^ int32_t(b);
+  case AluOp::Remainder: return a - b * std::floor(a / b);
+  case AluOp::Fmod: return std::fmod(a, b);
+  case AluOp::FloorDivide: return std::floor(a / b);
   }
   return 0;
 }

@@ -113,8 +113,8 @@ TEST_CASE("opcode, engine, flags and operand rules", "[verify]") {
   CHECK(contains(verifyOne(bad), "vector stream instruction 0 (opcode 42): "
                                  "invalid opcode 42"));
   bad = goodTensorTensor();
-  bad.op0 = 16;
-  CHECK(contains(verifyOne(bad), "invalid alu op0 16"));
+  bad.op0 = 40;
+  CHECK(contains(verifyOne(bad), "invalid alu op0 40"));
   bad = goodTensorTensor();
   bad.flags = kFlagAccumulate;
   CHECK(contains(verifyOne(bad), "flags 0x1 not valid for tensor_tensor"));

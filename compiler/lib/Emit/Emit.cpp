@@ -265,6 +265,10 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
         inst.opcode = isa::Opcode::TensorCopy;
         return true;
       })
+      .Case([&](CopyPredicatedOp) {
+        inst.opcode = isa::Opcode::CopyPredicated;
+        return true;
+      })
       .Case([&](MemsetOp o) {
         inst.opcode = isa::Opcode::Memset;
         inst.imm0 = o.getValue().convertToFloat();

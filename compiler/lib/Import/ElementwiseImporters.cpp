@@ -1,7 +1,8 @@
 //===- ElementwiseImporters.cpp - arithmetic, activations, casts ----------===//
 //
 // ATen elementwise ops -> trn.{add,sub,mul,add_scalar,mul_scalar,relu,
-// threshold_backward,convert}. Tensor operands are converted to the node's
+// threshold_backward,convert}; the rest of the elementwise math is in
+// MathImporters.cpp. Tensor operands are converted to the node's
 // result dtype and broadcast to their common shape first; a Python scalar
 // operand (and `alpha`) folds into a *_scalar op.
 //
@@ -120,21 +121,6 @@ FailureOr<Value> importNeg(NodeContext &ctx) {
                                       ctx.builder.getF64FloatAttr(-1.0));
 }
 
-/// Division by a Python scalar only: x * (1 / divisor). The product can
-/// differ from a true division in the last bit.
-FailureOr<Value> importDiv(NodeContext &ctx) {
-  const Arg *divisor = ctx.arg(1, "other");
-  if (divisor && divisor->isTensor())
-    return ctx.unsupported("division by a tensor has no lowering yet "
-                           "(only division by a Python scalar)");
-  FailureOr<Value> x = self(ctx);
-  FailureOr<double> d = ctx.scalar(1, "other");
-  if (failed(x) || failed(d))
-    return failure();
-  return ctx.create<trn::MulScalarOp>(x->getType(), *x,
-                                      ctx.builder.getF64FloatAttr(1.0 / *d));
-}
-
 FailureOr<Value> importRelu(NodeContext &ctx) {
   FailureOr<Value> x = self(ctx);
   if (failed(x))
@@ -168,7 +154,10 @@ FailureOr<Value> importConvert(NodeContext &ctx) {
 
 } // namespace
 
+void registerMathImporters(OpRegistry &r); // MathImporters.cpp
+
 void registerElementwiseImporters(OpRegistry &r) {
+  registerMathImporters(r);
   r.add("aten.add.Tensor", importAddTensor);
   r.add("aten.sub.Tensor", importSubTensor);
   r.add("aten.add.Scalar", importAddScalar);
@@ -178,8 +167,6 @@ void registerElementwiseImporters(OpRegistry &r) {
   r.add("aten.mul.Tensor", importMul);
   r.add("aten.mul.Scalar", importMul);
   r.add("aten.neg.default", importNeg);
-  r.add("aten.div.Tensor", importDiv);
-  r.add("aten.div.Scalar", importDiv);
   r.add("aten.relu.default", importRelu);
   r.add("aten.threshold_backward.default", importThresholdBackward);
   r.add("aten._to_copy.default", importConvert);

@@ -59,11 +59,14 @@ func.func @add_broadcast(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf
   return %0 : tensor<4x8xf32>
 }
 
-// relu on the Scalar engine; threshold_backward as mask then multiply.
+// relu on the Scalar engine; threshold_backward as a select: mask, zeros,
+// predicated copy of the gradient (so inf/NaN gradients under the mask
+// give 0, as torch's where).
 // CHECK-LABEL: func.func @relu_threshold
 // CHECK: nisa.activation relu
 // CHECK: nisa.tensor_scalar %[[X:.*]] <0, [1, 1], [24, 1]>, %[[X]] <0, [1, 1], [24, 1]> is_gt 0.000000e+00, bypass
-// CHECK: nisa.tensor_tensor multiply {{.*}}, %[[X]] <0, [1, 1], [24, 1]> on vector
+// CHECK: nisa.memset %[[O:[0-9]+]] <0, [1, 1], [24, 1]>, 0.000000e+00 on vector
+// CHECK: nisa.copy_predicated %[[O]] <0, [1, 1], [24, 1]>, %[[X]] <0, [1, 1], [24, 1]>, {{.*}} on vector
 func.func @relu_threshold(%g: tensor<4x6xf32>, %x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %r = trn.relu %x : tensor<4x6xf32>
   %0 = trn.threshold_backward %g, %r, 0.0 : tensor<4x6xf32>

@@ -1,0 +1,52 @@
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
+// The output must pass the nisa verifiers when read back.
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
+
+// A unary op is one Scalar-engine activation per tile.
+// CHECK-LABEL: func.func @unary
+// CHECK: nisa.activation expm1
+func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = trn.expm1 %x : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// A comparison with a broadcast constant is one tensor_scalar (reversed when
+// the constant is the lhs) writing a bool tile.
+// CHECK-LABEL: func.func @compare_scalar
+// CHECK: nisa.memset
+// CHECK: nisa.tensor_scalar {{.*}} is_lt 5.000000e-01, bypass 0.000000e+00 on vector {reverse0} : <sbuf, {{.*}}, i1>, <sbuf, {{.*}}, f32>
+func.func @compare_scalar(%x: tensor<4x8xf32>) -> tensor<4x8xi1> {
+  %c = trn.full 0.5 : tensor<f32>
+  %b = trn.broadcast %c : tensor<f32> -> tensor<4x8xf32>
+  %0 = trn.lt %b, %x : tensor<4x8xf32> -> tensor<4x8xi1>
+  return %0 : tensor<4x8xi1>
+}
+
+// select: a copy of on_false, then a predicated copy of on_true, both on
+// the Vector engine.
+// CHECK-LABEL: func.func @select
+// CHECK: nisa.tensor_copy %[[O:[0-9]+]] {{.*}} on vector
+// CHECK: nisa.copy_predicated %[[O]] {{.*}} on vector : <sbuf, {{.*}}, f32>, <sbuf, {{.*}}, i1>, <sbuf, {{.*}}, f32>
+func.func @select(%c: tensor<4x8xi1>, %a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = trn.select %c, %a, %b : tensor<4x8xi1>, tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// int64 is computed as int32 on chip: the tile is i32, the DMAs narrow and
+// widen.
+// CHECK-LABEL: func.func @int64
+// CHECK-SAME: memref<32xi64>
+// CHECK: nisa.alloc : <sbuf, {{.*}}, i32>
+// CHECK: nisa.tensor_tensor floor_divide
+func.func @int64(%a: tensor<4x8xi64>, %b: tensor<4x8xi64>) -> tensor<4x8xi64> {
+  %0 = trn.floor_div %a, %b : tensor<4x8xi64>
+  return %0 : tensor<4x8xi64>
+}
+
+// clamp is one tensor_scalar: max with the lower bound, min with the upper.
+// CHECK-LABEL: func.func @clamp
+// CHECK: nisa.tensor_scalar {{.*}} max -1.000000e+00, min 2.000000e+00
+func.func @clamp(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = trn.clamp %x {min = -1.0 : f64, max = 2.0 : f64} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
