@@ -9,7 +9,7 @@
 //   e  = activation exp (x, bias = -m)           Scalar  [P, N] (fp32)
 //   s  = tensor_reduce add (e)                   Vector  [P, 1]
 //   softmax:     out = e / s  (s broadcast)      Vector
-//   log_softmax: out = copy (x, bias = -(m + log s))  Scalar
+//   log_softmax: out = copy (x, bias = -m) - log s    Scalar, Vector
 //
 // The Scalar engine's per-partition bias operand (HARDWARE.md, activation)
 // subtracts the row max inside the exponential, so no shifted copy is
@@ -78,14 +78,14 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
                      ctx.tileAp(e));
     Value out = ctx.allocSbuf(loc, p, n, f32);
     if (log) {
-      // bias = -(m + log s) = negM - log s
+      // (x - m) - log s, in that order as eager does: folding m + log s
+      // into one bias would round at the magnitude of m.
       Value logS = ctx.allocSbuf(loc, p, 1, f32);
       ctx.activation(loc, nisa::ActFunc::log, logS, ctx.tileAp(logS), s,
                      ctx.tileAp(s));
-      Value bias = ctx.allocSbuf(loc, p, 1, f32);
-      ctx.tensorTensor(loc, nisa::AluOp::subtract, bias, ctx.tileAp(bias),
-                       negM, ctx.tileAp(negM), logS, ctx.tileAp(logS));
-      activationWithBias(ctx, loc, nisa::ActFunc::copy, out, x, bias);
+      activationWithBias(ctx, loc, nisa::ActFunc::copy, out, x, negM);
+      ctx.tensorTensor(loc, nisa::AluOp::subtract, out, ctx.tileAp(out), out,
+                       ctx.tileAp(out), logS, ctx.ap(0, {1, 0}, {p, n}));
     } else {
       ctx.tensorTensor(loc, nisa::AluOp::divide, out, ctx.tileAp(out), e,
                        ctx.tileAp(e), s, ctx.ap(0, {1, 0}, {p, n}));

@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <limits>
+#include <type_traits>
 
 using namespace mlir;
 
@@ -28,6 +29,15 @@ namespace {
 Type computeType(NodeContext &ctx) {
   Type t = ctx.resultElementType();
   return isa<FloatType>(t) ? t : Type(ctx.builder.getF32Type());
+}
+
+/// `v` in the compute type. int64 goes through int32 first: tiles hold no
+/// int64, and the DMA only narrows i64 -> i32 (docs/decompositions.md).
+Value toCompute(NodeContext &ctx, Value v) {
+  Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+  if (elt.isInteger(64))
+    v = ctx.convert(v, ctx.builder.getI32Type());
+  return ctx.convert(v, computeType(ctx));
 }
 
 /// The dims to reduce as a mask over `rank` (all of them when `requested`
@@ -52,10 +62,31 @@ FailureOr<SmallVector<bool>> reducedMask(NodeContext &ctx,
   return reduce;
 }
 
+/// The value of a reduction over no elements (sum 0, prod 1; ATen refuses
+/// max/min there, so theirs is never read).
+template <typename OpTy> double emptyValue() {
+  return std::is_same_v<OpTy, trn::ReduceProdOp> ? 1.0 : 0.0;
+}
+
+/// A result computed in fp32 for an int64 node goes back through int32
+/// (the DMA widens i32 -> i64; nothing converts fp32 -> i64 directly).
+Value fromCompute(NodeContext &ctx, Value v) {
+  if (ctx.resultElementType().isInteger(64))
+    return ctx.convert(v, ctx.builder.getI32Type());
+  return v;
+}
+
 /// OpTy over the masked dims of `in`, reshaped for keepdim.
 template <typename OpTy>
 Value reduce(NodeContext &ctx, Value in, ArrayRef<bool> mask, bool keepdim) {
   auto type = cast<RankedTensorType>(in.getType());
+  if (type.getNumElements() == 0) { // nothing to reduce: a constant
+    SmallVector<int64_t> shape;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (!mask[i] || keepdim)
+        shape.push_back(mask[i] ? 1 : type.getDimSize(i));
+    return ctx.full(type.clone(shape), emptyValue<OpTy>());
+  }
   SmallVector<int64_t> dims, kept, keptDims;
   for (int64_t i = 0; i < type.getRank(); ++i) {
     if (mask[i])
@@ -104,7 +135,7 @@ FailureOr<Reduction> reductionArgs(NodeContext &ctx, unsigned dimPos,
     dims = *d;
     keepdim = *k;
   }
-  Value in = ctx.convert(*x, computeType(ctx));
+  Value in = toCompute(ctx, *x);
   int64_t rank = cast<RankedTensorType>(in.getType()).getRank();
   FailureOr<SmallVector<bool>> mask = reducedMask(ctx, dims, rank);
   if (failed(mask))
@@ -118,7 +149,7 @@ FailureOr<Value> importReduce(NodeContext &ctx) {
   FailureOr<Reduction> r = reductionArgs(ctx, DimPos, DimPos + 1);
   if (failed(r))
     return failure();
-  return reduce<OpTy>(ctx, r->in, r->mask, r->keepdim);
+  return fromCompute(ctx, reduce<OpTy>(ctx, r->in, r->mask, r->keepdim));
 }
 
 /// Over every dim: aten.sum.default, prod.default, max.default, min.default.
@@ -126,7 +157,7 @@ template <typename OpTy> FailureOr<Value> importReduceAll(NodeContext &ctx) {
   FailureOr<Reduction> r = reductionArgs(ctx, kKeywordOnly, kKeywordOnly);
   if (failed(r))
     return failure();
-  return reduce<OpTy>(ctx, r->in, r->mask, false);
+  return fromCompute(ctx, reduce<OpTy>(ctx, r->in, r->mask, false));
 }
 
 /// prod.dim_int(self, int dim, bool keepdim, *, dtype).
@@ -205,6 +236,8 @@ template <bool Log> FailureOr<Value> importSoftmax(NodeContext &ctx) {
     return failure();
   if (type.getRank() == 0) // one element: softmax 1, log_softmax 0
     return ctx.full(type, Log ? 0.0 : 1.0);
+  if (type.getNumElements() == 0)
+    return in;
   auto op = ctx.builder.create<trn::SoftmaxOp>(ctx.loc, type, in, *d, Log);
   return op.getResult();
 }
@@ -228,14 +261,14 @@ template <typename OpTy> FailureOr<Value> importScan(NodeContext &ctx) {
   FailureOr<int64_t> dim = ctx.integer(1, "dim");
   if (failed(x) || failed(dim))
     return failure();
-  Value in = ctx.convert(*x, computeType(ctx));
+  Value in = toCompute(ctx, *x);
   auto type = cast<RankedTensorType>(in.getType());
   FailureOr<int64_t> d = ctx.normalizeDim(*dim, type.getRank());
   if (failed(d))
     return failure();
-  if (type.getRank() == 0)
-    return in;
-  return ctx.create<OpTy>(type, in, *d);
+  if (type.getRank() == 0 || type.getNumElements() == 0)
+    return fromCompute(ctx, in);
+  return fromCompute(ctx, ctx.create<OpTy>(type, in, *d));
 }
 
 } // namespace

@@ -49,12 +49,13 @@ func.func @softmax_bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
 }
 
 // log_softmax over the leading dim: rows are gathered with strides; the
-// result is x + bias with bias = -max - log(sum).
+// result is (x - max) - log(sum), in eager's order.
 // CHECK-LABEL: func.func @log_softmax_dim0
 // CHECK: nisa.dma_copy %[[X:[^ ]*]] <0, [4, 1], [8, 4]>, %arg0 <0, [1, 8], [8, 4]>
+// CHECK: nisa.tensor_scalar %[[NM:[^ ]*]] {{.*}} multiply -1.0
 // CHECK: nisa.activation log %[[L:[^ ]*]]
-// CHECK: nisa.tensor_tensor subtract %[[B:[^ ]*]] {{.*}}, %[[L]]
-// CHECK: nisa.activation copy %[[O:[^ ]*]] {{.*}}, %[[X]] {{.*}} bias %[[B]]
+// CHECK: nisa.activation copy %[[O:[^ ]*]] {{.*}}, %[[X]] {{.*}} bias %[[NM]]
+// CHECK: nisa.tensor_tensor subtract %[[O]] <0, [4, 1], [8, 4]>, %[[O]] <0, [4, 1], [8, 4]>, %[[L]] <0, [1, 0], [8, 4]> on vector
 // CHECK: nisa.dma_copy %arg1 <0, [1, 8], [8, 4]>, %[[O]]
 func.func @log_softmax_dim0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = trn.softmax %x dim = 0 log : tensor<4x8xf32>
