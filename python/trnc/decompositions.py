@@ -76,7 +76,9 @@ def _squeeze(x, dims=None):
         dims = range(x.dim())
     elif isinstance(dims, int):
         dims = [dims]
-    drop = {d % max(x.dim(), 1) for d in dims if x.shape[d] == 1}
+    if x.dim() == 0:  # squeeze of a 0-d tensor (dim 0 or -1) is a view of it
+        return aten.view.default(x, [])
+    drop = {d % x.dim() for d in dims if x.shape[d] == 1}
     return aten.view.default(x, [s for i, s in enumerate(x.shape) if i not in drop])
 
 

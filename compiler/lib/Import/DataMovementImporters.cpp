@@ -154,6 +154,9 @@ FailureOr<Value> importArange(NodeContext &ctx) {
     return failure();
   if (ctx.resultType().getRank() != 1)
     return ctx.invalid("arange must produce a 1-D tensor");
+  if (!isa<FloatType>(ctx.resultElementType()))
+    return ctx.unsupported("integer arange: iota writes fp32 tiles and "
+                           "integer results are not lowered yet");
   return ctx.create<trn::IotaOp>(ctx.resultType(),
                                  ctx.builder.getF64FloatAttr(*start),
                                  ctx.builder.getF64FloatAttr(*step));
@@ -169,6 +172,10 @@ FailureOr<Value> importTriangle(NodeContext &ctx) {
   if (typeOf(*x).getRank() < 2)
     return ctx.invalid(std::string(Upper ? "triu" : "tril") +
                        " needs a tensor of at least 2 dims");
+  if (!isa<FloatType>(typeOf(*x).getElementType()))
+    return ctx.unsupported(std::string(Upper ? "triu" : "tril") +
+                           " of an integer or bool tensor: affine_select "
+                           "tiles are float only for now");
   return ctx.create<trn::TriangleOp>(typeOf(*x), *x,
                                      ctx.builder.getI64IntegerAttr(*diagonal),
                                      ctx.builder.getBoolAttr(Upper));
