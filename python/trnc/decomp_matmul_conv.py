@@ -5,11 +5,18 @@
   input are plain ``avg_pool2d`` windows (kernel = stride = in / out), which the
   compiler lowers as a depthwise convolution; other sizes stay as they are and
   are reported unsupported.
+* ``_scaled_dot_product_flash_attention_for_cpu`` (what
+  ``scaled_dot_product_attention`` becomes on CPU) without a mask or dropout:
+  ``softmax(q k^T * scale) v`` in matmuls and the fused softmax, the causal mask
+  as an additive ``triu(full(min), 1)`` bias (no ``where``/``arange``). The core
+  rule also guards fully masked rows (``eq``/``any``/``where``), which only an
+  explicit ``attn_mask`` can produce, so it keeps handling those (and dropout
+  and grouped-query attention).
 * ``_scaled_dot_product_flash_attention_for_cpu_backward`` (what autograd emits
-  for ``scaled_dot_product_attention`` on CPU) is recomputed from q, k, v with
-  the textbook attention gradient in matmuls + softmax, so the backward graph
-  uses the same primitives as the forward one. Dropout is not recomputable
-  (its mask is not saved): such graphs keep the fused op (unsupported).
+  for it): the textbook attention gradient in matmuls, from the probabilities
+  the forward rules save in the logsumexp slot (recomputed from q, k and a real
+  logsumexp otherwise). Dropout is not recomputable (its mask is not saved):
+  such graphs keep the fused op (unsupported).
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from __future__ import annotations
 import math
 
 import torch
+from torch._decomp import core_aten_decompositions
 
 aten = torch.ops.aten
+_SDPA = aten._scaled_dot_product_flash_attention_for_cpu.default
 
 
 def _divisible_windows(x, output_size):
@@ -43,28 +52,59 @@ def _adaptive_avg_pool2d_backward(grad, x):
     return aten.avg_pool2d_backward.default(grad, x, k, k, [0, 0], False, True, None)
 
 
-def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, attn_mask=None, scale=None):
-    if dropout_p > 0.0:
-        return NotImplemented
+def _scores(q, k, is_causal, scale):
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = torch.matmul(q, k.transpose(-2, -1)) * scale
     if is_causal:
-        keep = torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool).tril()
-        s = s.masked_fill(~keep, float("-inf"))
-    if attn_mask is not None:
-        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+        lowest = torch.finfo(s.dtype).min
+        s = s + torch.full((s.shape[-2], s.shape[-1]), lowest, dtype=s.dtype).triu(1)
+    return s, scale
+
+
+def _sdpa_cpu(q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    if dropout_p > 0.0 or attn_mask is not None or q.shape[1] != k.shape[1]:
+        return core_aten_decompositions()[_SDPA](
+            q, k, v, dropout_p, is_causal, attn_mask=attn_mask, scale=scale
+        )
+    # Like the CPU kernel, 16-bit inputs compute scores and softmax in float32.
+    wide = q.dtype in (torch.bfloat16, torch.float16)
+    if wide:
+        q, k = q.float(), k.float()
+    s, _ = _scores(q, k, is_causal, scale)
     p = torch.softmax(s, dim=-1)
+    out = torch.matmul(p.to(v.dtype), v)
+    # The fused kernel's output layout ([N, L, H, E] memory), as the core rule keeps it.
+    out = out.permute(2, 0, 1, 3).contiguous().permute(1, 2, 0, 3)
+    return out, p
+
+
+def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, attn_mask=None, scale=None):
+    if dropout_p > 0.0 or q.shape[1] != k.shape[1]:
+        return NotImplemented
+    dtypes = q.dtype, k.dtype, v.dtype
+    if q.dtype in (torch.bfloat16, torch.float16):  # as the forward rule
+        grad_out, q, k, v = grad_out.float(), q.float(), k.float(), v.float()
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    if logsumexp.dim() == 4:
+        # The forward rules (ours and the core one) save the probabilities here.
+        p = logsumexp.to(q.dtype)
+    else:
+        s, _ = _scores(q, k, is_causal, scale)
+        if attn_mask is not None:
+            s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+        p = torch.exp(s - logsumexp.unsqueeze(-1))
     dv = torch.matmul(p.transpose(-2, -1), grad_out)
     dp = torch.matmul(grad_out, v.transpose(-2, -1))
     ds = p * (dp - (dp * p).sum(dim=-1, keepdim=True))
     dq = torch.matmul(ds, k) * scale
     dk = torch.matmul(ds.transpose(-2, -1), q) * scale
-    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)
+    return dq.to(dtypes[0]), dk.to(dtypes[1]), dv.to(dtypes[2])
 
 
 def rules() -> dict:
     return {
         aten._adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
         aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
+        _SDPA: _sdpa_cpu,
         aten._scaled_dot_product_flash_attention_for_cpu_backward.default: _sdpa_cpu_backward,
     }

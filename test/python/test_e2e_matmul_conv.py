@@ -110,6 +110,15 @@ def test_avg_pool2d(kernel, stride, padding):
     check_against_eager(lambda x: F.avg_pool2d(x, kernel, stride, padding), [rand(2, 3, 7, 8)])
 
 
+@pytest.mark.parametrize("ceil_mode,count_include_pad", [(True, True), (False, False), (True, False)])
+def test_avg_pool2d_per_window_count(ceil_mode, count_include_pad):
+    # Windows clipped at the border divide by their own element count.
+    check_against_eager(
+        lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=ceil_mode, count_include_pad=count_include_pad),
+        [rand(1, 2, 8, 8)],
+    )
+
+
 def test_avg_pool2d_divisor_override():
     check_against_eager(lambda x: F.avg_pool2d(x, 2, divisor_override=3), [rand(1, 2, 4, 4)])
 
@@ -120,3 +129,20 @@ def test_avg_pool2d_unbatched():
 
 def test_adaptive_avg_pool2d_divisible():
     check_against_eager(lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [rand(2, 3, 8, 9)])
+
+
+# Under torch.compile a causal SDPA takes PyTorch's math path (decomposed above
+# trnc's table): a bool tril mask, where(-inf) and the eq/any/where guard of
+# fully masked rows, which other areas lower (trn.triangle takes no bool yet).
+CAUSAL_XFAIL = pytest.mark.xfail(reason="causal mask: tril on bool, where, eq, any (other areas)", strict=True)
+
+
+@pytest.mark.parametrize("causal", [False, pytest.param(True, marks=CAUSAL_XFAIL)])
+@pytest.mark.parametrize("scale", [None, 0.3])
+def test_scaled_dot_product_attention(causal, scale):
+    # L != S for the plain case: the causal mask is top-left aligned as in eager.
+    q, k, v = rand(2, 3, 5, 8), rand(2, 3, 6 if not causal else 5, 8), rand(2, 3, 6 if not causal else 5, 4)
+    check_against_eager(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale),
+        [q, k, v], atol=1e-4, rtol=1e-4,
+    )

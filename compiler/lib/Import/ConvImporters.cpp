@@ -8,7 +8,8 @@
 //     of input^T with grad^T (batch and channels exchanged, stride and
 //     dilation exchanged), the bias gradient a sum;
 //   - aten.avg_pool2d and its backward: a depthwise convolution with a
-//     constant 1/(kh*kw) kernel (count_include_pad, no ceil_mode).
+//     kernel of ones, divided by kh*kw, divisor_override or (ceil_mode,
+//     count_include_pad=False) a per-window count computed on the device.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -93,6 +94,9 @@ SmallVector<int64_t> shape2d(ArrayRef<int64_t> s) {
 
 /// Rejects what trn.conv2d does not cover; returns the spatial rank.
 FailureOr<int64_t> checkConv(NodeContext &ctx, Value in, Value weight) {
+  if (!isa<FloatType>(typeOf(in).getElementType()))
+    return ctx.unsupported("integer convolution: the Tensor Engine multiplies "
+                           "floating-point operands only");
   int64_t rank = typeOf(in).getRank();
   if (rank != 3 && rank != 4)
     return ctx.unsupported("only conv1d and conv2d lower (input rank " +
@@ -206,11 +210,16 @@ FailureOr<SmallVector<Value>> importConvolutionBackward(NodeContext &ctx) {
   return results;
 }
 
-/// avg_pool2d's (kernel, stride, padding) as a depthwise convolution, or
-/// unsupported for the variants a constant kernel cannot express.
-FailureOr<ConvParams> poolParams(NodeContext &ctx, unsigned pos, Value in,
-                                 SmallVector<int64_t> &kernel,
-                                 double &scale) {
+/// avg_pool2d's arguments: a depthwise convolution with a kernel of ones,
+/// divided by a constant or by a per-window count.
+struct Pool {
+  ConvParams conv;
+  SmallVector<int64_t> kernel;
+  std::optional<int64_t> divisor; // divisor_override
+  bool countPad = true, ceil = false;
+};
+
+FailureOr<Pool> poolArgs(NodeContext &ctx, unsigned pos, Value in) {
   FailureOr<SmallVector<int64_t>> k = ctx.intList(pos, "kernel_size");
   FailureOr<SmallVector<int64_t>> s =
       ctx.intList(pos + 1, "stride", SmallVector<int64_t>{});
@@ -220,60 +229,86 @@ FailureOr<ConvParams> poolParams(NodeContext &ctx, unsigned pos, Value in,
   FailureOr<bool> countPad = ctx.boolean(pos + 4, "count_include_pad", true);
   if (failed(k) || failed(s) || failed(pad) || failed(ceil) || failed(countPad))
     return failure();
+  if (!isa<FloatType>(typeOf(in).getElementType()))
+    return ctx.unsupported("integer avg_pool2d (the convolution it lowers to "
+                           "is floating point)");
   auto two = [](SmallVector<int64_t> v) {
     return v.size() == 1 ? SmallVector<int64_t>{v[0], v[0]} : v;
   };
-  ConvParams p;
-  kernel = two(*k);
-  p.stride = s->empty() ? kernel : two(*s);
-  p.padding = two(*pad);
-  if (kernel.size() != 2 || p.stride.size() != 2 || p.padding.size() != 2)
+  Pool p;
+  p.kernel = two(*k);
+  p.conv.stride = s->empty() ? p.kernel : two(*s);
+  p.conv.padding = two(*pad);
+  p.ceil = *ceil;
+  p.countPad = *countPad;
+  if (p.kernel.size() != 2 || p.conv.stride.size() != 2 ||
+      p.conv.padding.size() != 2)
     return ctx.invalid("kernel_size/stride/padding must have 1 or 2 values");
-  if (*ceil)
-    return ctx.unsupported("avg_pool2d with ceil_mode=True (windows of "
-                           "varying size)");
-  if (!*countPad && (p.padding[0] || p.padding[1]))
-    return ctx.unsupported("avg_pool2d with count_include_pad=False and "
-                           "padding (a per-window divisor)");
   const Arg *div = ctx.arg(pos + 5, "divisor_override");
-  scale = 1.0 / (kernel[0] * kernel[1]);
   if (div && div->kind != Arg::Kind::None) {
     FailureOr<int64_t> d = ctx.integer(pos + 5, "divisor_override");
     if (failed(d))
       return failure();
-    scale = 1.0 / *d;
+    p.divisor = *d;
   }
   int64_t rank = typeOf(in).getRank();
   if (rank != 3 && rank != 4)
     return ctx.invalid("avg_pool2d expects a 3-D or 4-D input");
-  p.groups = typeOf(in).getDimSize(rank - 3);
+  p.conv.groups = typeOf(in).getDimSize(rank - 3);
   return p;
 }
 
-/// A 3-D [C, H, W] pooling input as [1, C, H, W].
+/// A 3-D [C, H, W] pooling tensor as [1, C, H, W].
 Value asBatched(NodeContext &ctx, Value v) {
   ArrayRef<int64_t> s = typeOf(v).getShape();
   return s.size() == 4 ? v : ctx.reshape(v, {1, s[0], s[1], s[2]});
+}
+
+/// Divides each window's sum (`v`, [N, C, OH, OW]) by kh*kw or
+/// divisor_override, or (ceil_mode windows clipped at the padded border,
+/// count_include_pad=False) by the number of elements each window counts,
+/// itself computed as a convolution of ones with a kernel of ones.
+Value divideByCount(NodeContext &ctx, const Pool &p, ArrayRef<int64_t> inShape,
+                    Value v) {
+  ArrayRef<int64_t> shape = typeOf(v).getShape();
+  Type et = ctx.resultElementType();
+  auto ty = [&](ArrayRef<int64_t> s) { return RankedTensorType::get(s, et); };
+  if (p.divisor || (p.countPad && !p.ceil))
+    return ctx.mulScalar(v, 1.0 / (p.divisor ? *p.divisor
+                                             : p.kernel[0] * p.kernel[1]));
+  ConvParams c;
+  c.stride = p.conv.stride;
+  int64_t h = inShape[2], w = inShape[3];
+  if (p.countPad) // windows count the padding, not what lies past it
+    h += 2 * p.conv.padding[0], w += 2 * p.conv.padding[1];
+  else
+    c.padding = p.conv.padding;
+  Value ones = ctx.full(ty({1, 1, h, w}), 1.0);
+  Value kernel = ctx.full(ty({1, 1, p.kernel[0], p.kernel[1]}), 1.0);
+  Value count = conv2d(ctx, ones, kernel, {1, 1, shape[2], shape[3]}, c);
+  return ctx.create<trn::DivOp>(v.getType(), v, ctx.broadcast(count, shape));
+}
+
+Value onesKernel(NodeContext &ctx, const Pool &p) {
+  return ctx.full(RankedTensorType::get({p.conv.groups, 1, p.kernel[0],
+                                         p.kernel[1]},
+                                        ctx.resultElementType()),
+                  1.0);
 }
 
 FailureOr<Value> importAvgPool2d(NodeContext &ctx) {
   FailureOr<Value> in = ctx.tensor(0, "self");
   if (failed(in))
     return failure();
-  SmallVector<int64_t> kernel;
-  double scale;
-  FailureOr<ConvParams> p = poolParams(ctx, 1, *in, kernel, scale);
+  FailureOr<Pool> p = poolArgs(ctx, 1, *in);
   if (failed(p))
     return failure();
   Value x = asBatched(ctx, *in);
-  int64_t c = p->groups;
-  Value w = ctx.full(RankedTensorType::get({c, 1, kernel[0], kernel[1]},
-                                           ctx.resultElementType()),
-                     scale);
   SmallVector<int64_t> outShape(typeOf(x).getShape().take_front(2));
   ArrayRef<int64_t> rs = ctx.resultShape();
   outShape.append(rs.end() - 2, rs.end());
-  return ctx.reshape(conv2d(ctx, x, w, outShape, *p), rs);
+  Value sum = conv2d(ctx, x, onesKernel(ctx, *p), outShape, p->conv);
+  return ctx.reshape(divideByCount(ctx, *p, typeOf(x).getShape(), sum), rs);
 }
 
 FailureOr<Value> importAvgPool2dBackward(NodeContext &ctx) {
@@ -281,19 +316,15 @@ FailureOr<Value> importAvgPool2dBackward(NodeContext &ctx) {
   FailureOr<Value> in = ctx.tensor(1, "self");
   if (failed(grad) || failed(in))
     return failure();
-  SmallVector<int64_t> kernel;
-  double scale;
-  FailureOr<ConvParams> fwd = poolParams(ctx, 2, *in, kernel, scale);
-  if (failed(fwd))
+  FailureOr<Pool> p = poolArgs(ctx, 2, *in);
+  if (failed(p))
     return failure();
-  Value dy = asBatched(ctx, *grad);
-  int64_t c = fwd->groups;
-  Value w = ctx.full(RankedTensorType::get({c, 1, kernel[0], kernel[1]},
-                                           ctx.resultElementType()),
-                     scale);
-  ConvParams p = transposed(*fwd, kernel);
-  SmallVector<int64_t> outShape = shape2d(typeOf(asBatched(ctx, *in)).getShape());
-  return ctx.reshape(conv2d(ctx, dy, w, outShape, p), ctx.resultShape());
+  Value dy = ctx.convert(asBatched(ctx, *grad), ctx.resultElementType());
+  ArrayRef<int64_t> inShape = typeOf(asBatched(ctx, *in)).getShape();
+  Value scaled = divideByCount(ctx, *p, inShape, dy);
+  ConvParams t = transposed(p->conv, p->kernel);
+  return ctx.reshape(conv2d(ctx, scaled, onesKernel(ctx, *p), inShape, t),
+                     ctx.resultShape());
 }
 
 } // namespace

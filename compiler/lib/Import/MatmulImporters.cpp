@@ -32,6 +32,9 @@ FailureOr<Value> matmul(NodeContext &ctx, Value a, Value b, int64_t rank) {
   if (at.getDimSize(rank - 1) != bt.getDimSize(rank - 2))
     return ctx.invalid("contraction sizes differ: " + shapes());
   Type et = ctx.resultElementType();
+  if (!isa<FloatType>(et))
+    return ctx.unsupported("integer matmul: the Tensor Engine multiplies "
+                           "floating-point operands only");
   SmallVector<int64_t> shape(at.getShape().drop_back());
   shape.push_back(bt.getDimSize(rank - 1));
   auto type = RankedTensorType::get(shape, et);

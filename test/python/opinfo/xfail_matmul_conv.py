@@ -1,29 +1,26 @@
 """Expected failures of the OpInfo sweep for the matmul_conv area (see xfails.py for the
 key format). Owned by the matmul_conv engineer: delete an entry when its operator lands
 (the run fails on an unexpected pass); every entry says why it fails.
-Seeded from a real sweep by seed_xfails.py.
+Seeded from a real sweep by seed_xfails.py; reasons rewritten by hand.
 """
 
 XFAIL = {
-    ('mm', '', '*', 'bwd'): "RuntimeError: simulating 'forward' failed: input 0 is a null pointer",
-    ('mm', '', 'bfloat16', 'fwd'): "RuntimeError: simulating 'inference' failed: input 0 is a null pointer",
-    ('mm', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('bmm', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('addmm', '', '*', 'bwd'): "RuntimeError: simulating 'forward' failed: input 1 is a null pointer",
-    ('addmm', '', 'float32', 'fwd'): "RuntimeError: simulating 'inference' failed: input 1 is a null pointer",
-    ('addmm', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('baddbmm', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('nn.functional.linear', '', 'float32', 'fwd'): "RuntimeError: simulating 'inference' failed: input 0 is a null pointer",
-    ('nn.functional.linear', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('einsum', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('nn.functional.scaled_dot_product_attention', '', '*', 'bwd'): 'not lowered yet: aten.eq.Scalar',
-    ('nn.functional.scaled_dot_product_attention', '', '*', 'fwd'): 'not lowered yet: aten.where.self',
-    ('nn.functional.conv1d', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('nn.functional.conv2d', '', 'int64', 'fwd'): "compile error: trnc cannot compile graph 'inference': internal error: the imported IR does not verify (please report this importer bug):",
-    ('nn.functional.max_pool2d', '', '*', '*'): 'not lowered yet: aten.max_pool2d_with_indices.default',
-    ('nn.functional.avg_pool2d', '', '*', 'fwd'): 'not lowered yet: aten.avg_pool2d.default',
-    ('nn.functional.avg_pool2d', '', 'float32', 'bwd'): 'not lowered yet: aten.avg_pool2d.default',
-    ('nn.functional.adaptive_avg_pool2d', '', '*', '*'): 'not lowered yet: aten._adaptive_avg_pool2d.default',
-    ('nn.functional.interpolate', 'nearest', '*', '*'): 'not lowered yet: aten.index.Tensor',
-    ('nn.functional.interpolate', 'bilinear', '*', '*'): 'not lowered yet: aten.clamp.default',
+    ('mm', '', '*', 'bwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
+    ('mm', '', 'bfloat16', 'fwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
+    ('mm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
+    ('bmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
+    ('addmm', '', '*', 'bwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
+    ('addmm', '', 'float32', 'fwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
+    ('addmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
+    ('baddbmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
+    ('nn.functional.linear', '', 'float32', 'fwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
+    ('nn.functional.linear', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
+    ('nn.functional.scaled_dot_product_attention', '', 'float32', 'fwd'): "a dropout_p > 0 sample: aten.native_dropout (norms/dropout area); attention weights' dropout is not recomputable in our backward rule",
+    ('nn.functional.conv1d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
+    ('nn.functional.conv2d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
+    ('nn.functional.max_pool2d', '', '*', '*'): 'max_pool2d_with_indices not lowered: needs window max plus first-argmax indices (Iota + compare/select) and a backward scattering to them',
+    ('nn.functional.avg_pool2d', '', 'int64', 'fwd'): 'integer avg_pool2d: lowered as a floating-point convolution; integer rounding not implemented',
+    ('nn.functional.adaptive_avg_pool2d', '', '*', '*'): 'output sizes that do not divide the input (overlapping windows of varying size); divisible sizes lower as avg_pool2d',
+    ('nn.functional.interpolate', 'nearest', '*', '*'): "decomposed by PyTorch (above trnc's table) into aten.index.Tensor / index_put (gather, data-movement area)",
+    ('nn.functional.interpolate', 'bilinear', '*', '*'): "decomposed by PyTorch (above trnc's table) into aten.index.Tensor / index_put (gather, data-movement area)",
 }
