@@ -79,9 +79,9 @@ def Trn_SliceOp : Trn_Op<"slice", [Pure]> {
     %s = trn.slice %x starts = [1, 5] steps = [2, -1] : tensor<4x6xf32> -> tensor<2x6xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input, DenseI64ArrayAttr:$starts,
+  let arguments = (ins Trn_Tensor:$input, DenseI64ArrayAttr:$starts,
                        DenseI64ArrayAttr:$steps);
-  let results = (outs Trn_FloatTensor:$result);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$input `starts` `=` $starts `steps` `=` $steps attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -97,8 +97,8 @@ def Trn_ConcatOp : Trn_Op<"concat", [Pure]> {
     %c = trn.concat %a, %b dim = 1 : tensor<4x2xf32>, tensor<4x3xf32> -> tensor<4x5xf32>
     ```
   }];
-  let arguments = (ins Variadic<Trn_FloatTensor>:$inputs, I64Attr:$dim);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Variadic<Trn_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$inputs `dim` `=` $dim attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
 }
