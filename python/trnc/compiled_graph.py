@@ -84,7 +84,10 @@ class CompiledGraph:
         inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(narrowed, self.inputs))]
         outputs = [torch.empty_strided(s.shape, s.stride, dtype=s.dtype) for s in self.outputs]
         start = time.perf_counter()
-        ins, outs = [t.data_ptr() for t in inputs], [t.data_ptr() for t in outputs]
+        # A zero-element tensor has no storage (data_ptr() 0); the program still
+        # names a (1-element) region for it, so hand it a small scratch buffer.
+        scratch = torch.empty(64, dtype=torch.uint8)
+        ins, outs = [[t.data_ptr() if t.numel() else scratch.data_ptr() for t in ts] for ts in (inputs, outputs)]
         sink = profiling.active()  # None unless profiling (trnc.profiling.capture)
         checks = {"race_check": True} if _race_check() else {}
         if sink is None:

@@ -7,6 +7,7 @@
 // operand (and `alpha`) folds into a *_scalar op.
 //
 //===----------------------------------------------------------------------===//
+#include "BoolAsInt.h"
 #include "NodeContext.h"
 
 #include "dialects/Trn/TrnOps.h"
@@ -158,13 +159,13 @@ void registerMathImporters(OpRegistry &r); // MathImporters.cpp
 
 void registerElementwiseImporters(OpRegistry &r) {
   registerMathImporters(r);
-  r.add("aten.add.Tensor", importAddTensor);
+  r.add("aten.add.Tensor", boolAsInt<importAddTensor>);
   r.add("aten.sub.Tensor", importSubTensor);
   r.add("aten.add.Scalar", importAddScalar);
   r.add("aten.sub.Scalar", importSubScalar);
   r.add("aten.rsub.Scalar", importRsubScalar);
   r.add("aten.rsub.Tensor", importRsubTensor);
-  r.add("aten.mul.Tensor", importMul);
+  r.add("aten.mul.Tensor", boolAsInt<importMul>);
   r.add("aten.mul.Scalar", importMul);
   r.add("aten.neg.default", importNeg);
   r.add("aten.relu.default", importRelu);

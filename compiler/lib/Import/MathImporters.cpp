@@ -9,6 +9,7 @@
 // instruction immediate.
 //
 //===----------------------------------------------------------------------===//
+#include "BoolAsInt.h"
 #include "NodeContext.h"
 
 #include "dialects/Trn/TrnOps.h"
@@ -278,18 +279,8 @@ FailureOr<Value> importGelu(NodeContext &ctx) {
   return unary<trn::GeluOp>(ctx);
 }
 
-/// round.default, and round.decimals with decimals = 0.
-FailureOr<Value> importRound(NodeContext &ctx) {
-  FailureOr<int64_t> decimals = ctx.integer(kKeywordOnly, "decimals", 0);
-  if (failed(decimals))
-    return failure();
-  if (*decimals != 0)
-    return ctx.unsupported("round with decimals != 0 has no lowering");
-  return unary<trn::RoundOp>(ctx);
-}
-
-/// abs/sign/neg on bool would be odd; floor/ceil/round/trunc on integers
-/// are the identity (torch keeps the dtype).
+/// floor/ceil/round/trunc on integers are the identity (torch keeps the
+/// dtype).
 template <typename OpTy> FailureOr<Value> rounding(NodeContext &ctx) {
   FailureOr<Value> x = ctx.tensor(0, "self");
   if (failed(x))
@@ -297,6 +288,16 @@ template <typename OpTy> FailureOr<Value> rounding(NodeContext &ctx) {
   if (category(cast<RankedTensorType>(x->getType()).getElementType()) != 2)
     return *x;
   return unary<OpTy>(ctx);
+}
+
+/// round.default, and round.decimals with decimals = 0.
+FailureOr<Value> importRound(NodeContext &ctx) {
+  FailureOr<int64_t> decimals = ctx.integer(kKeywordOnly, "decimals", 0);
+  if (failed(decimals))
+    return failure();
+  if (*decimals != 0)
+    return ctx.unsupported("round with decimals != 0 has no lowering");
+  return rounding<trn::RoundOp>(ctx);
 }
 
 } // namespace
@@ -316,14 +317,14 @@ void registerMathImporters(OpRegistry &r) {
   r.add("aten.silu.default", unary<trn::SiluOp>);
   r.add("aten.mish.default", unary<trn::MishOp>);
   r.add("aten.erf.default", unary<trn::ErfOp>);
-  r.add("aten.abs.default", unary<trn::AbsOp>);
-  r.add("aten.sign.default", unary<trn::SignOp>);
-  r.add("aten.sgn.default", unary<trn::SignOp>);
+  r.add("aten.abs.default", boolAsInt<unary<trn::AbsOp>>);
+  r.add("aten.sign.default", boolAsInt<unary<trn::SignOp>>);
+  r.add("aten.sgn.default", boolAsInt<unary<trn::SignOp>>);
   r.add("aten.bitwise_not.default", unary<trn::BitwiseNotOp>);
   r.add("aten.floor.default", rounding<trn::FloorOp>);
   r.add("aten.ceil.default", rounding<trn::CeilOp>);
   r.add("aten.trunc.default", rounding<trn::TruncOp>);
-  r.add("aten.round.default", importRound);
+  r.add("aten.round.default", rounding<trn::RoundOp>);
   r.add("aten.round.decimals", importRound);
   r.add("aten.gelu.default", importGelu);
   r.add("aten.leaky_relu.default", importLeakyRelu);
@@ -338,8 +339,8 @@ void registerMathImporters(OpRegistry &r) {
   r.add("aten.pow.Tensor_Scalar", importPow);
   r.add("aten.pow.Tensor_Tensor", importPow);
   r.add("aten.pow.Scalar", importPow);
-  r.add("aten.maximum.default", binary<trn::MaximumOp>);
-  r.add("aten.minimum.default", binary<trn::MinimumOp>);
+  r.add("aten.maximum.default", boolAsInt<binary<trn::MaximumOp>>);
+  r.add("aten.minimum.default", boolAsInt<binary<trn::MinimumOp>>);
   for (const char *o : {"Tensor", "Scalar", "Scalar_Tensor"})
     r.add(std::string("aten.remainder.") + o, binary<trn::RemainderOp>);
   r.add("aten.fmod.Tensor", binary<trn::FmodOp>);
