@@ -3,8 +3,9 @@
 
 * ``_adaptive_avg_pool2d`` (and its backward) with output sizes that divide the
   input are plain ``avg_pool2d`` windows (kernel = stride = in / out), which the
-  compiler lowers as a depthwise convolution; other sizes stay as they are and
-  are reported unsupported.
+  compiler lowers as a depthwise convolution; other sizes (overlapping windows
+  of varying size) are two matmuls with averaging matrices P_h x P_w^T, built
+  on the device from iota and comparisons.
 * ``_scaled_dot_product_flash_attention_for_cpu`` (what
   ``scaled_dot_product_attention`` becomes on CPU) without a mask or dropout:
   ``softmax(q k^T * scale) v`` in matmuls and the fused softmax, the causal mask
@@ -38,18 +39,34 @@ def _divisible_windows(x, output_size):
     return [i // o for i, o in zip(ins, out)]
 
 
+def _window_means(out: int, size: int, dtype) -> torch.Tensor:
+    """[out, size]: row o averages adaptive window o, [floor(o*size/out),
+    ceil((o+1)*size/out)), i.e. the h with o*size < (h+1)*out and
+    h*out < (o+1)*size (exact in float for sizes < 2^24), built on the device."""
+    o = torch.arange(out, dtype=torch.float32).view(out, 1)
+    h = torch.arange(size, dtype=torch.float32).view(1, size)
+    inside = torch.logical_and(o * size < (h + 1) * out, h * out < (o + 1) * size)
+    m = inside.to(torch.float32)
+    return (m / m.sum(dim=1, keepdim=True)).to(dtype)
+
+
 def _adaptive_avg_pool2d(x, output_size):
     k = _divisible_windows(x, output_size)
-    if k is None:
-        return NotImplemented
-    return aten.avg_pool2d.default(x, k, k)
+    if k is not None:
+        return aten.avg_pool2d.default(x, k, k)
+    # Windows of varying size: out = P_h @ x @ P_w^T on the Tensor Engine.
+    ph = _window_means(output_size[0], x.shape[-2], x.dtype)
+    pw = _window_means(output_size[-1], x.shape[-1], x.dtype)
+    return torch.matmul(torch.matmul(ph, x), pw.t())
 
 
 def _adaptive_avg_pool2d_backward(grad, x):
     k = _divisible_windows(x, list(grad.shape[-2:]))
-    if k is None:
-        return NotImplemented
-    return aten.avg_pool2d_backward.default(grad, x, k, k, [0, 0], False, True, None)
+    if k is not None:
+        return aten.avg_pool2d_backward.default(grad, x, k, k, [0, 0], False, True, None)
+    ph = _window_means(grad.shape[-2], x.shape[-2], grad.dtype)
+    pw = _window_means(grad.shape[-1], x.shape[-1], grad.dtype)
+    return torch.matmul(torch.matmul(ph.t(), grad), pw)
 
 
 def _scores(q, k, is_causal, scale):

@@ -146,3 +146,8 @@ def test_scaled_dot_product_attention(causal, scale):
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale),
         [q, k, v], atol=1e-4, rtol=1e-4,
     )
+
+
+def test_adaptive_avg_pool2d_uneven():
+    # Overlapping windows of varying size: averaging matrices and two matmuls.
+    check_against_eager(lambda x: F.adaptive_avg_pool2d(x, (5, 3)), [rand(2, 3, 8, 7)])
