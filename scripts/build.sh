@@ -7,6 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 # --no-build-isolation: an isolated build env would resolve a (CUDA) torch.
-"$PYTHON" -m pip install -q --no-build-isolation --no-deps . 2>&1 | grep -v "Running pip as the 'root' user" || true
-"$PYTHON" -c "import trnc, trnc._C" || { echo "build: trnc failed to import" >&2; exit 1; }
+log=$(mktemp)
+if ! "$PYTHON" -m pip install -q --no-build-isolation --no-deps . >"$log" 2>&1; then
+  grep -v "Running pip as the 'root' user" "$log" >&2 || true
+  rm -f "$log"
+  echo "build: FAILED (pip install of the trnc package; compiler output above)" >&2
+  exit 1
+fi
+grep -v "Running pip as the 'root' user" "$log" || true
+rm -f "$log"
+# Run from / so an in-tree python/trnc cannot stand in for the installed one.
+(cd / && "$PYTHON" -c "import trnc, trnc._C") || { echo "build: trnc failed to import" >&2; exit 1; }
 echo "build: ok (build/, trnc $("$PYTHON" -c 'import trnc; print(trnc.__version__)'))"
