@@ -5,15 +5,10 @@ Seeded from a real sweep by seed_xfails.py; reasons rewritten by hand.
 """
 
 XFAIL = {
-    ('mm', '', '*', 'bwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
-    ('mm', '', 'bfloat16', 'fwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
     ('mm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('bmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
-    ('addmm', '', '*', 'bwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
-    ('addmm', '', 'float32', 'fwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
     ('addmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('baddbmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
-    ('nn.functional.linear', '', 'float32', 'fwd'): 'an empty (0-element) input: the runtime refuses its null data pointer (runtime/binding, all areas)',
     ('nn.functional.linear', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('nn.functional.scaled_dot_product_attention', '', 'float32', 'fwd'): "a dropout_p > 0 sample: aten.native_dropout (norms/dropout area); attention weights' dropout is not recomputable in our backward rule",
     ('nn.functional.conv1d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
