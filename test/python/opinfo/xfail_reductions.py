@@ -9,7 +9,5 @@ XFAIL = {
     ('min', 'reduction_with_dim', '*', '*'): 'not lowered yet: aten.min.dim (values and int64 indices), as max.dim',
     ('argmax', '', '*', '*'): 'not lowered yet: aten.argmax.default (the index half of max.dim)',
     ('argmin', '', '*', '*'): 'not lowered yet: aten.argmin.default (the index half of min.dim)',
-    ('prod', '', 'bfloat16', 'fwd'): "empty input tensor (numel 0) in a sample: the runtime refuses a null data pointer ('input 0 is a null pointer'; backend/runtime, not the lowering, which folds empty reductions to constants)",
-    ('var', '', '*', 'fwd'): "empty input tensor (numel 0) in a sample: the runtime refuses a null data pointer ('input 0 is a null pointer'; backend/runtime, not the lowering, which folds empty reductions to constants)",
     ('cumprod', '', 'float32', 'bwd'): 'not lowered yet: the backward of cumprod uses aten.max.dim (see max)',
 }
