@@ -20,33 +20,6 @@ static RankedTensorType rankedType(Value v) {
 // MatmulOp and Conv2dOp: TrnMatmulOps.cpp.
 
 //===----------------------------------------------------------------------===//
-// ReduceSumOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult ReduceSumOp::verify() {
-  RankedTensorType in = rankedType(getInput()), res = rankedType(getResult());
-  ArrayRef<int64_t> dims = getDims();
-  SmallVector<int64_t> expected;
-  int64_t prev = -1;
-  for (int64_t d : dims) {
-    if (d < 0 || d >= in.getRank())
-      return emitOpError("dimension ") << d << " out of range for rank "
-                                       << in.getRank();
-    if (d <= prev)
-      return emitOpError("dims must be sorted and unique");
-    prev = d;
-  }
-  for (int64_t i = 0; i < in.getRank(); ++i)
-    if (!llvm::is_contained(dims, i))
-      expected.push_back(in.getDimSize(i));
-  if (res.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError("result shape does not drop the reduced dims");
-  if (res.getElementType() != in.getElementType())
-    return emitOpError("result element type must match the input's");
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
 // Layout ops
 //===----------------------------------------------------------------------===//
 

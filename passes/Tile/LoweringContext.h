@@ -118,6 +118,8 @@ mlir::LogicalResult lowerElementwise(LoweringContext &ctx, mlir::Operation *op);
 /// The trn ops lowerElementwise handles (the list lives with it).
 bool isElementwiseOp(mlir::Operation *op);
 mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
+/// trn.conv2d as implicit GEMM (LowerConv.cpp).
+mlir::LogicalResult lowerConv2d(LoweringContext &ctx, mlir::Operation *op);
 /// trn.reduce_{sum,max,min,prod} (LowerReduction.cpp).
 mlir::LogicalResult lowerReduce(LoweringContext &ctx, mlir::Operation *op);
 /// trn.softmax, fused per row (LowerSoftmax.cpp).
