@@ -6,6 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+# scikit-build-core exports Python's own compiler (gcc) unless CC/CXX are set;
+# prefer clang-19 (+ lld, chosen in CMakeLists.txt): ~25% faster MLIR builds.
+if [ -z "${CXX:-}" ] && command -v clang++-19 >/dev/null && command -v clang-19 >/dev/null; then
+  export CC=clang-19 CXX=clang++-19
+fi
 # --no-build-isolation: an isolated build env would resolve a (CUDA) torch.
 log=$(mktemp)
 if ! "$PYTHON" -m pip install -q --no-build-isolation --no-deps . >"$log" 2>&1; then
