@@ -11,8 +11,9 @@ HERE = __file__
 
 
 def uses_unsupported_ops(x):
-    a = torch.cumsum(x, 0)  # CUMSUM-1
-    b = torch.cumsum(x * 2, 1)  # CUMSUM-2
+    # Operators with no lowering (keep these unlowered ones as the examples).
+    a = torch.special.bessel_j0(x)  # BESSEL-1
+    b = torch.special.bessel_j0(x * 2)  # BESSEL-2
     values, _ = torch.sort(a + b, dim=1)  # SORT
     return values
 
@@ -23,18 +24,19 @@ def test_unsupported_forward_operators_are_all_listed():
     err = trnc_error(excinfo)
     assert isinstance(err, trnc.UnsupportedOperatorError), repr(excinfo.value)
     ops = {target: (count, locs) for target, count, locs in err.operators}
-    assert set(ops) == {"aten.cumsum.default", "aten.sort.default"}
-    assert ops["aten.cumsum.default"][0] == 2 and ops["aten.sort.default"][0] == 1
-    cumsum_lines = sorted(loc.line for loc in ops["aten.cumsum.default"][1])
-    assert cumsum_lines == [line_of("CUMSUM-1", HERE), line_of("CUMSUM-2", HERE)]
+    bessel = "aten.special_bessel_j0.default"
+    assert set(ops) == {bessel, "aten.sort.default"}
+    assert ops[bessel][0] == 2 and ops["aten.sort.default"][0] == 1
+    bessel_lines = sorted(loc.line for loc in ops[bessel][1])
+    assert bessel_lines == [line_of("BESSEL-1", HERE), line_of("BESSEL-2", HERE)]
     message = str(err)
-    for marker in ("CUMSUM-1", "CUMSUM-2", "SORT"):
+    for marker in ("BESSEL-1", "BESSEL-2", "SORT"):
         assert f"{HERE}:{line_of(marker, HERE)}: " in message
-    assert "aten.cumsum.default (x2)" in message and "aten.sort.default (x1)" in message
+    assert f"{bessel} (x2)" in message and "aten.sort.default (x1)" in message
 
 
 class DoubleWithOddBackward(torch.autograd.Function):
-    """Forward uses only supported ops; backward uses cumsum."""
+    """Forward uses only supported ops; backward uses one with no lowering."""
 
     @staticmethod
     def forward(ctx, x):
@@ -42,7 +44,7 @@ class DoubleWithOddBackward(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return torch.cumsum(grad, 0)  # BACKWARD-CUMSUM
+        return torch.special.bessel_j0(grad)  # BACKWARD-BESSEL
 
 
 def test_unsupported_backward_operator_raises_at_backward():
@@ -52,8 +54,8 @@ def test_unsupported_backward_operator_raises_at_backward():
     with pytest.raises(trnc.UnsupportedOperatorError) as excinfo:
         out.sum().backward()
     (target, count, locs), = excinfo.value.operators
-    assert target == "aten.cumsum.default" and count == 1
-    assert (locs[0].file, locs[0].line) == (HERE, line_of("BACKWARD-CUMSUM", HERE))
+    assert target == "aten.special_bessel_j0.default" and count == 1
+    assert (locs[0].file, locs[0].line) == (HERE, line_of("BACKWARD-BESSEL", HERE))
     assert excinfo.value.graph_name.startswith("backward_")
 
 
