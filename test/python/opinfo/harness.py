@@ -185,6 +185,15 @@ def _is_random(name: str, sample: Any) -> bool:
     return name in RANDOM or float(sample.kwargs.get("dropout_p", 0.0) or 0.0) > 0.0
 
 
+def _result_dtype(result: Any, fallback: torch.dtype) -> torch.dtype:
+    """The dtype tolerances follow: the result's, so an int or bool input with a
+    float result (exp of int64) is compared as a float, not exactly."""
+    for leaf in pytree.tree_leaves(result):
+        if isinstance(leaf, torch.Tensor):
+            return leaf.dtype
+    return fallback
+
+
 def _run_fwd(name: str, fn: Any, sample: Any, dtype: torch.dtype) -> None:
     args, kwargs = (sample.input, *sample.args), sample.kwargs
     with torch.no_grad():
@@ -195,7 +204,7 @@ def _run_fwd(name: str, fn: Any, sample: Any, dtype: torch.dtype) -> None:
         raise AssertionError("nothing was compiled by trnc (the graph ran eagerly)")
     if _is_random(name, sample):
         return _check_random(actual, expected)
-    tol = tolerance(dtype, name, _contraction_length(sample, expected))
+    tol = tolerance(_result_dtype(expected, dtype), name, _contraction_length(sample, expected))
     torch.testing.assert_close(actual, expected, equal_nan=True, **tol)
 
 
