@@ -264,19 +264,26 @@ LogicalResult ActivationOp::verify() {
   return success();
 }
 
-LogicalResult TensorTensorOp::verify() {
-  if (failed(verifyInstruction(*this)) ||
-      failed(verifyEngine(*this, getEngine(), {Engine::vector, Engine::gpsimd})) ||
-      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc0(),
-                             getSrc0Ap())) ||
-      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc1(),
-                             getSrc1Ap())))
+/// Two-source elementwise instructions (tensor_tensor, copy_predicated):
+/// Vector/GpSimd, sources shaped like dst, and (tt_psum) not both sources in
+/// PSUM.
+template <typename OpTy>
+static LogicalResult verifyTwoSourceElementwise(OpTy op) {
+  if (failed(verifyInstruction(op)) ||
+      failed(verifyEngine(op, op.getEngine(), {Engine::vector, Engine::gpsimd})) ||
+      failed(verifySameShape(op, op.getDst(), op.getDstAp(), op.getSrc0(),
+                             op.getSrc0Ap())) ||
+      failed(verifySameShape(op, op.getDst(), op.getDstAp(), op.getSrc1(),
+                             op.getSrc1Ap())))
     return failure();
-  // tt_psum: tensor_tensor cannot read both inputs from PSUM.
-  if (cast<TileType>(getSrc0().getType()).getSpace() == MemorySpace::psum &&
-      cast<TileType>(getSrc1().getType()).getSpace() == MemorySpace::psum)
-    return emitOpError("both inputs in PSUM");
+  if (cast<TileType>(op.getSrc0().getType()).getSpace() == MemorySpace::psum &&
+      cast<TileType>(op.getSrc1().getType()).getSpace() == MemorySpace::psum)
+    return op.emitOpError("both inputs in PSUM");
   return success();
+}
+
+LogicalResult TensorTensorOp::verify() {
+  return verifyTwoSourceElementwise(*this);
 }
 
 LogicalResult TensorScalarOp::verify() {
@@ -324,20 +331,9 @@ LogicalResult TensorCopyOp::verify() {
   return verifySameShape(*this, getDst(), getDstAp(), getSrc0(), getSrc0Ap());
 }
 
-/// copy_predicated (Isa.h CopyPredicated): Vector/GpSimd, operands shaped
-/// like dst, not both sources in PSUM (as tensor_tensor).
+/// copy_predicated (Isa.h CopyPredicated): the same rules as tensor_tensor.
 LogicalResult CopyPredicatedOp::verify() {
-  if (failed(verifyInstruction(*this)) ||
-      failed(verifyEngine(*this, getEngine(), {Engine::vector, Engine::gpsimd})) ||
-      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc0(),
-                             getSrc0Ap())) ||
-      failed(verifySameShape(*this, getDst(), getDstAp(), getSrc1(),
-                             getSrc1Ap())))
-    return failure();
-  if (cast<TileType>(getSrc0().getType()).getSpace() == MemorySpace::psum &&
-      cast<TileType>(getSrc1().getType()).getSpace() == MemorySpace::psum)
-    return emitOpError("both inputs in PSUM");
-  return success();
+  return verifyTwoSourceElementwise(*this);
 }
 
 LogicalResult MemsetOp::verify() {
