@@ -6,6 +6,7 @@ simulator (nothing executes on Trainium hardware).
     model = torch.compile(model, backend="neuron", dynamic=False)
 """
 
+from . import indirect_ops  # defines torch.ops.trnc.gather_rows / scatter_rows
 from .backend import neuron
 from .errors import CompileError, TrncError, UnsupportedOperatorError
 from .options import CompilerOptions
