@@ -16,6 +16,16 @@ PIP_PACKAGES=(
   "torch==2.13.0" "pytest" "numpy" "expecttest" "scikit-build-core>=0.10" "pybind11>=2.10"
   "ninja" "cmake>=3.20"
 )
+# Test dependency of the Hugging Face sweep (benchmarks/hf_sweep, test_hf_models.py):
+# transformers and its whole dependency closure, each pinned and installed with
+# --no-deps, so pip never resolves (and never replaces) torch. None of these needs torch.
+HF_PACKAGES=(
+  "transformers==5.23.0" "huggingface_hub==2.4.0" "safetensors==0.8.0" "tokenizers==0.23.3"
+  "tqdm==4.70.1" "typer==0.29.2" "annotated-doc==0.0.7" "click==8.5.1" "hf-xet==1.8.0"
+  "httpx2==2.16.2" "httpcore2==2.16.2" "rich==15.0.0" "shellingham==1.5.4" "anyio==4.16.0"
+  "typing_extensions==4.16.0" "idna==3.20" "markdown-it-py==4.3.0" "truststore==0.10.5"
+  "h11==0.16.0" "mdurl==0.1.2"
+)
 
 PYTHON=${PYTHON:-python3}
 SUDO=""
@@ -35,7 +45,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Ask pip only for what is missing (pip itself takes seconds even for no-ops).
-need=$("$PYTHON" - "${PIP_PACKAGES[@]}" <<'PY'
+pip_missing() {
+"$PYTHON" - "$@" <<'PY'
 import sys
 from importlib import metadata
 try:
@@ -54,10 +65,17 @@ for spec in sys.argv[1:]:
         out.append(spec)
 print(" ".join(out))
 PY
-)
+}
+need=$(pip_missing "${PIP_PACKAGES[@]}")
 if [ -n "$need" ]; then
   echo "setup: installing Python packages: $need"
   # shellcheck disable=SC2086
   "$PYTHON" -m pip install -q $need
+fi
+need=$(pip_missing "${HF_PACKAGES[@]}")
+if [ -n "$need" ]; then
+  echo "setup: installing Python packages (--no-deps): $need"
+  # shellcheck disable=SC2086
+  "$PYTHON" -m pip install -q --no-deps $need
 fi
 echo "setup: ok"
