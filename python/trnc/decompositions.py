@@ -20,6 +20,7 @@ from torch._decomp import core_aten_decompositions
 
 from trnc import decomp_data_movement
 from trnc import decomp_matmul_conv
+from trnc import decomp_optim
 from trnc import decomp_reductions
 
 __all__ = ["decomposition_table", "KEPT_OPERATORS"]
@@ -112,6 +113,7 @@ def _table() -> dict:
     table.update(decomp_reductions.rules())
     table.update(decomp_data_movement.rules())
     table.update(decomp_matmul_conv.rules())
+    table.update(decomp_optim.rules())
     return table
 
 
