@@ -19,6 +19,7 @@ import torch
 from torch._decomp import core_aten_decompositions
 
 from trnc import decomp_data_movement
+from trnc import decomp_indexing
 from trnc import decomp_matmul_conv
 from trnc import decomp_optim
 from trnc import decomp_reductions
@@ -112,6 +113,7 @@ def _table() -> dict:
     table.update(_TRNC_RULES)
     table.update(decomp_reductions.rules())
     table.update(decomp_data_movement.rules())
+    table.update(decomp_indexing.rules())
     table.update(decomp_matmul_conv.rules())
     table.update(decomp_optim.rules())
     return table
