@@ -225,6 +225,7 @@ bool isImplemented(Opcode op) {
   case Opcode::CopyPredicated:
   case Opcode::Iota:
   case Opcode::AffineSelect:
+  case Opcode::Random:
   case Opcode::TensorScan:
     return true;
   default:
@@ -251,6 +252,7 @@ OperandUse operandUse(Opcode op) {
   case Opcode::CopyPredicated: return {2, 2, 2};
   case Opcode::Iota: return {2, 0, 0};
   case Opcode::AffineSelect: return {2, 2, 0};
+  case Opcode::Random: return {2, 2, 0}; // src0: the seed tile
   }
   return {0, 0, 0};
 }
@@ -277,6 +279,8 @@ bool allowedOnEngine(Opcode op, Engine e) {
   // iota / affine_select: GpSimd (HARDWARE.md "Instructions").
   case Opcode::Iota: return e == Engine::GpSimd;
   case Opcode::AffineSelect: return e == Engine::GpSimd;
+  // random: GpSimd, like iota (HARDWARE.md "Instructions"; Isa.h Random).
+  case Opcode::Random: return e == Engine::GpSimd;
   }
   return false;
 }
@@ -334,6 +338,30 @@ std::string sameShape(const AccessPattern &dst, const AccessPattern &src,
   return "";
 }
 
+/// random (Isa.h Random): a floating dst; the seed src0 is an i32 tile of
+/// two words on each of dst's partitions (an engine reads per-partition
+/// operands from its own lanes, like activation's bias); the counter base
+/// imm0 * 2^24 + imm1 has integer-valued parts in [0, 2^24).
+std::string checkRandom(const Instruction &inst) {
+  const AccessPattern &d = inst.dst, &s = inst.src0;
+  if (d.dtype != DType::F32 && d.dtype != DType::BF16 && d.dtype != DType::F16)
+    return "random dst must be f32, bf16 or f16, found " +
+           std::string(dtypeName(d.dtype));
+  if (s.dtype != DType::I32)
+    return "random seed src0 must be i32, found " +
+           std::string(dtypeName(s.dtype));
+  if (s.partitionCount != d.partitionCount || freeElements(s) != 2)
+    return "random seed src0 must be a per-partition [" +
+           std::to_string(d.partitionCount) + ", 2] tile, found [" +
+           std::to_string(s.partitionCount) + ", " + count(freeElements(s)) +
+           "]";
+  for (float v : {inst.imm0, inst.imm1})
+    if (!(v >= 0.0f && v < 16777216.0f) || v != float(int64_t(v)))
+      return "random counter base parts imm0/imm1 must be integers in "
+             "[0, 2^24), found " + std::to_string(v);
+  return "";
+}
+
 std::string Verifier::checkShapes(const Instruction &inst) const {
   const AccessPattern &d = inst.dst, &a = inst.src0, &b = inst.src1;
   // Engines do not compute int64: I64 is only the HBM side of a DmaCopy
@@ -361,6 +389,8 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
              std::to_string(unsigned(inst.op0));
     return sameShape(d, a, "src0");
   }
+  case Opcode::Random:
+    return checkRandom(inst);
   case Opcode::DmaCopy: {
     u128 nd = freeElements(d) * d.partitionCount;
     u128 ns = freeElements(a) * a.partitionCount;

@@ -94,7 +94,17 @@ enum class Opcode : uint16_t {
   CopyPredicated = 9,
   /// Vector: inclusive scan of src0 along its innermost free dim with op0.
   TensorScan = 10,
-  /// GpSimd: dst = uniform [0, 1) from a counter-based generator.
+  /// GpSimd: dst[p, f] = uniform [0, 1) from the counter-based generator
+  /// Philox-4x32-10 (Salmon et al., "Parallel Random Numbers: As Easy as 1,
+  /// 2, 3", SC'11; Random123). src0 is the seed: an SBUF i32 tile [P, 2] on
+  /// dst's partitions, read when the instruction runs; key = (src0[p, 0],
+  /// src0[p, 1]) as uint32. counter = (n mod 2^32, n >> 32, 0, 0), n = imm0 *
+  /// 2^24 + imm1 + partitionCoef * p + freeCoef * f in exact 64-bit integer
+  /// arithmetic (imm0, imm1 integers in [0, 2^24)), p the partition within
+  /// dst and f its row-major free index: each element's value depends only
+  /// on (seed, n), never on tiling. With x the first output word and m the
+  /// significand bits of dst's dtype (24 f32, 11 f16, 8 bf16), dst =
+  /// (x >> (32 - m)) * 2^-m, exact in that dtype (so never 1.0).
   Random = 11,
   /// GpSimd: dst[p, f] = imm0 + imm1 * (partitionCoef * p + freeCoef * f),
   /// p the partition within dst, f the row-major free index (exact integer
@@ -210,7 +220,7 @@ struct Instruction {
   uint32_t sourceIndex = kNoSource; // index into the artifact's source table
   float imm0 = 0.0f;
   float imm1 = 0.0f;
-  int32_t partitionCoef = 0; // Iota / AffineSelect: affine coefficients
+  int32_t partitionCoef = 0; // Iota / AffineSelect / Random: affine coefficients
   int32_t freeCoef = 0;
   std::array<SemaphoreWait, kMaxWaits> waits{};
   AccessPattern dst, src0, src1;

@@ -113,7 +113,10 @@ uint64_t vectorLikeCycles(const MachineModel &m, const Instruction &inst) {
   // half-cycles.
   uint64_t N = inst.dst.freeElements();
   // iota / affine_select: ~150 + N GpSimd cycles (HARDWARE.md "Instructions").
-  if (inst.opcode == Opcode::Iota || inst.opcode == Opcode::AffineSelect)
+  // random is modelled as the same GpSimd per-element generator (the table
+  // has no row of its own): ~150 + N, one element per cycle per partition.
+  if (inst.opcode == Opcode::Iota || inst.opcode == Opcode::AffineSelect ||
+      inst.opcode == Opcode::Random)
     return kIotaFixedCycles + N * strideFactor(m, {&inst.dst, &inst.src0});
   uint64_t halfWork = 2 * N;
   switch (inst.opcode) {

@@ -196,6 +196,8 @@ TEST_CASE("verifier: reserved opcodes are refused, not run", "[fuzz]") {
       continue; // implemented: SimIotaTest.cpp
     if (op == unsigned(Opcode::TensorScan))
       continue; // implemented: SimScanTest.cpp
+    if (op == unsigned(Opcode::Random))
+      continue; // implemented: RandomTest.cpp
     if (op == unsigned(Opcode::CopyPredicated))
       continue; // implemented: SimElementwiseTest.cpp
     Builder b;
