@@ -77,6 +77,7 @@ private:
   std::string checkPattern(const AccessPattern &ap, OperandSpec spec) const;
   std::string checkOperands(const Instruction &inst) const;
   std::string checkShapes(const Instruction &inst) const;
+  std::string checkIndirect(const Instruction &inst) const;
 
   const Program &p;
   const MachineModel &m;
@@ -227,6 +228,7 @@ bool isImplemented(Opcode op) {
   case Opcode::AffineSelect:
   case Opcode::Random:
   case Opcode::TensorScan:
+  case Opcode::DmaIndirect:
     return true;
   default:
     return false;
@@ -253,6 +255,7 @@ OperandUse operandUse(Opcode op) {
   case Opcode::Iota: return {2, 0, 0};
   case Opcode::AffineSelect: return {2, 2, 0};
   case Opcode::Random: return {2, 2, 0}; // src0: the seed tile
+  case Opcode::DmaIndirect: return {2, 2, 2};
   }
   return {0, 0, 0};
 }
@@ -281,6 +284,7 @@ bool allowedOnEngine(Opcode op, Engine e) {
   case Opcode::AffineSelect: return e == Engine::GpSimd;
   // random: GpSimd, like iota (HARDWARE.md "Instructions"; Isa.h Random).
   case Opcode::Random: return e == Engine::GpSimd;
+  case Opcode::DmaIndirect: return e == Engine::Dma;
   }
   return false;
 }
@@ -290,6 +294,8 @@ uint8_t allowedFlags(Opcode op) {
     return kFlagAccumulate;
   if (op == Opcode::TensorScalar)
     return kFlagReverse0 | kFlagReverse1;
+  if (op == Opcode::DmaIndirect) // accumulate only with scatter: checkShapes
+    return kFlagScatter | kFlagAccumulate;
   return 0;
 }
 
@@ -315,9 +321,9 @@ std::string Verifier::checkOperands(const Instruction &inst) const {
     if (!err.empty())
       return err;
     // Only the DMA queues reach HBM; compute engines see SBUF and PSUM.
-    if (e.ap->mem == MemKind::HBM && inst.opcode != Opcode::DmaCopy)
+    if (e.ap->mem == MemKind::HBM && !isDmaTransfer(inst.opcode))
       return std::string(e.spec.name) + " is in HBM, which only dma_copy " +
-             "may access";
+             "and dma_indirect may access";
   }
   return "";
 }
@@ -391,6 +397,8 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
   }
   case Opcode::Random:
     return checkRandom(inst);
+  case Opcode::DmaIndirect:
+    return checkIndirect(inst);
   case Opcode::DmaCopy: {
     u128 nd = freeElements(d) * d.partitionCount;
     u128 ns = freeElements(a) * a.partitionCount;
@@ -476,6 +484,43 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
   return "";
 }
 
+/// dma_indirect (Isa.h DmaIndirect): an SBUF side of P partitions x one
+/// row, an HBM table of N rows (all N inside the region: checkPattern),
+/// and an i32 [P, 1] index tile in SBUF. Dtypes cast as in dma_copy.
+std::string Verifier::checkIndirect(const Instruction &inst) const {
+  const bool scatter = inst.flags & kFlagScatter;
+  if ((inst.flags & kFlagAccumulate) && !scatter)
+    return "dma_indirect accumulates only when it scatters";
+  const AccessPattern &chip = scatter ? inst.src0 : inst.dst;
+  const AccessPattern &table = scatter ? inst.dst : inst.src0;
+  const char *chipName = scatter ? "src0" : "dst";
+  const char *tableName = scatter ? "dst" : "src0";
+  if (chip.mem != MemKind::SBUF)
+    return std::string("dma_indirect ") + (scatter ? "scatter" : "gather") +
+           ": " + chipName + " must be in SBUF, found " +
+           std::string(memKindName(chip.mem));
+  if (table.mem != MemKind::HBM)
+    return std::string("dma_indirect ") + (scatter ? "scatter" : "gather") +
+           ": " + tableName + " (the row table) must be in HBM, found " +
+           std::string(memKindName(table.mem));
+  const AccessPattern &idx = inst.src1;
+  if (idx.mem != MemKind::SBUF || idx.dtype != DType::I32)
+    return "dma_indirect index src1 must be an SBUF i32 tile, found " +
+           std::string(memKindName(idx.mem)) + " " +
+           std::string(dtypeName(idx.dtype));
+  if (freeElements(idx) != 1 || idx.partitionCount != chip.partitionCount)
+    return "dma_indirect index src1 must be [" +
+           std::to_string(chip.partitionCount) + ", 1] (one index per " +
+           chipName + " partition), found [" +
+           std::to_string(idx.partitionCount) + ", " +
+           count(freeElements(idx)) + "]";
+  if (freeElements(chip) != freeElements(table))
+    return std::string(chipName) + " has " + count(freeElements(chip)) +
+           " elements per partition but a row of " + tableName + " has " +
+           count(freeElements(table));
+  return "";
+}
+
 llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
                                        const Instruction &inst) {
   auto bad = [&](const std::string &msg) {
@@ -539,6 +584,7 @@ llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
     break;
   }
   case Opcode::DmaCopy:
+  case Opcode::DmaIndirect:
     // 16 queues per DMA engine (HARDWARE.md, DMA row).
     if (inst.dmaQueue >= 16)
       return bad("DMA queue " + std::to_string(inst.dmaQueue) + ", at most 15");

@@ -113,7 +113,16 @@ enum class Opcode : uint16_t {
   /// GpSimd: dst[p, f] = (imm1 + partitionCoef * p + freeCoef * f <op0> 0)
   /// ? src0[p, f] : imm0, op0 a comparison (triangular and causal masks).
   AffineSelect = 13,
-  /// Dma: gather or scatter rows addressed by an index tile (src1).
+  /// Dma: gather or scatter rows addressed by an index tile. src1 is an
+  /// SBUF i32 pattern [P, 1] (one index per partition), read when the DMA
+  /// runs. The HBM side is a table of N rows: partitionCount = N,
+  /// partitionStride = the row stride, free dims = one row of D elements.
+  /// Gather (no flag): dst (SBUF/PSUM, P partitions x D) partition p =
+  ///   cast(HBM src0 row index[p]), or zeros if index[p] is outside [0, N).
+  /// Scatter (kFlagScatter): for p = 0..P-1 in order, if 0 <= index[p] < N,
+  ///   HBM dst row index[p] = cast(src0 partition p) (last writer wins), or
+  ///   with kFlagAccumulate = cast(fp32(row) + fp32(src0 partition p));
+  ///   out-of-range partitions are dropped. One descriptor per row.
   DmaIndirect = 14,
 };
 constexpr unsigned kNumOpcodes = 15;
@@ -142,9 +151,16 @@ enum class ActFunc : uint8_t {
 constexpr unsigned kNumActFuncs = 28;
 
 /// Instruction flag bits.
-constexpr uint8_t kFlagAccumulate = 1 << 0; // Matmul: add into PSUM.
+constexpr uint8_t kFlagAccumulate = 1 << 0; // Matmul: add into PSUM; DmaIndirect scatter: add rows.
 constexpr uint8_t kFlagReverse0 = 1 << 1;   // TensorScalar: imm0 op0 x.
 constexpr uint8_t kFlagReverse1 = 1 << 2;   // TensorScalar: imm1 op1 y.
+constexpr uint8_t kFlagScatter = 1 << 3;    // DmaIndirect: scatter, not gather.
+
+/// Opcodes that run on a DMA queue (they transfer data and signal the
+/// queue's semaphore); anything else on the Dma stream is a Nop.
+constexpr bool isDmaTransfer(Opcode op) {
+  return op == Opcode::DmaCopy || op == Opcode::DmaIndirect;
+}
 
 constexpr unsigned kMaxFreeDims = 4;
 constexpr unsigned kMaxWaits = 4;
@@ -216,7 +232,7 @@ struct Instruction {
   uint8_t op1 = 0; // AluOp (TensorScalar)
   uint8_t numWaits = 0;
   uint8_t signal = kNoSemaphore; // incremented by 1 when this instruction completes
-  uint16_t dmaQueue = 0;         // DMA queue (0..15) for DmaCopy
+  uint16_t dmaQueue = 0;         // DMA queue (0..15) of a DMA transfer
   uint32_t sourceIndex = kNoSource; // index into the artifact's source table
   float imm0 = 0.0f;
   float imm1 = 0.0f;

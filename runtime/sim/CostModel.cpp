@@ -180,11 +180,32 @@ uint64_t vectorLikeCycles(const MachineModel &m, const Instruction &inst) {
   return m.accessOverheadCycles + std::max<uint64_t>(m.minInitiationCycles, work);
 }
 
+/// dma_indirect moves P rows (the index tile's partitions), not the N rows
+/// its HBM table pattern spans; each row is its own descriptor (the rows
+/// named by the indices never merge), so it costs like a dma_copy of P
+/// rows of one row's bytes: small rows are slow (HARDWARE.md, dma row).
+static bool isIndirect(const Instruction &inst) {
+  return inst.opcode == Opcode::DmaIndirect;
+}
+static const AccessPattern &indirectChipSide(const Instruction &inst) {
+  return inst.flags & kFlagScatter ? inst.src0 : inst.dst;
+}
+static const AccessPattern &indirectTable(const Instruction &inst) {
+  return inst.flags & kFlagScatter ? inst.dst : inst.src0;
+}
+
 uint64_t dmaBytes(const Instruction &inst) {
+  if (isIndirect(inst))
+    return apBytes(indirectChipSide(inst));
   return std::max(apBytes(inst.dst), apBytes(inst.src0));
 }
 
 uint64_t dmaHbmBytes(const Instruction &inst) {
+  if (isIndirect(inst)) { // P rows of the HBM side's dtype (+ read, if adding)
+    const AccessPattern &chip = indirectChipSide(inst);
+    uint64_t b = chip.numElements() * dtypeBytes(indirectTable(inst).dtype);
+    return inst.flags & kFlagAccumulate ? 2 * b : b;
+  }
   uint64_t b = 0;
   if (inst.dst.mem == MemKind::HBM)
     b += apBytes(inst.dst);
@@ -194,6 +215,11 @@ uint64_t dmaHbmBytes(const Instruction &inst) {
 }
 
 uint64_t dmaRowBytes(const Instruction &inst) {
+  if (isIndirect(inst)) { // one descriptor per row, at most a row long
+    const AccessPattern &table = indirectTable(inst);
+    return std::min(contiguousBytes(indirectChipSide(inst)),
+                    contiguousFreeElements(table) * dtypeBytes(table.dtype));
+  }
   return std::min(contiguousBytes(inst.dst), contiguousBytes(inst.src0));
 }
 

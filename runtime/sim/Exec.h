@@ -87,6 +87,7 @@ void execCopyPredicated(ExecContext &ctx, const isa::Instruction &inst); // Vect
 void execIota(ExecContext &ctx, const isa::Instruction &inst);         // IotaSemantics.cpp
 void execAffineSelect(ExecContext &ctx, const isa::Instruction &inst); // IotaSemantics.cpp
 void execTensorScan(ExecContext &ctx, const isa::Instruction &inst); // ScanSemantics.cpp
+void execDmaIndirect(ExecContext &ctx, const isa::Instruction &inst); // IndirectDmaSemantics.cpp
 void execRandom(ExecContext &ctx, const isa::Instruction &inst); // RandomSemantics.cpp
 
 } // namespace trnc::sim

@@ -3,7 +3,7 @@
 // Agents: the ordered agents of isa/Isa.h, i.e. each compute engine and
 // each DMA queue; an agent completes its instructions in order, and its
 // instructions are numbered by their position in it (a compute engine's
-// stream index; a DMA's position among the DmaCopys of its queue). The DMA
+// stream index; a DMA's position among the transfers of its queue). The DMA
 // stream only issues in order: a DMA inherits every wait of the DMAs issued
 // before it (kept in `dmaIssue`), but not their completion.
 //
@@ -180,6 +180,8 @@ struct RaceChecker::Impl {
   std::string describe(const Race &race) const;
   void accessAll(const Instruction &inst, unsigned agent, uint32_t index,
                  const Clock &clock) {
+    // dma_indirect: its HBM pattern spans the table's N rows, so the
+    // footprint is every row the index tile could name (conservative).
     const std::pair<const AccessPattern *, bool> operands[] = {
         {&inst.src0, false}, {&inst.src1, false}, {&inst.dst, true}};
     for (auto [ap, write] : operands)
@@ -209,7 +211,7 @@ void RaceChecker::Impl::reset(const Program &p) {
       const Instruction &inst = p.streams[e][i];
       unsigned signaller = orderedAgent(Engine(e), inst.dmaQueue);
       if (Engine(e) == Engine::Dma) {
-        if (inst.opcode == Opcode::DmaCopy) {
+        if (isDmaTransfer(inst.opcode)) {
           auto &q = queueToStream[inst.dmaQueue % kNumDmaQueues];
           dmaPosition.push_back(uint32_t(q.size()));
           q.push_back(uint32_t(i));
@@ -457,7 +459,7 @@ void RaceChecker::onSignal(Engine engine, size_t index, uint8_t semaphore,
     clock = it->second;
     s.dmaRunning.erase(it);
     const Instruction &inst = s.program->streams[size_t(Engine::Dma)][index];
-    signaller = inst.opcode == Opcode::DmaCopy
+    signaller = isDmaTransfer(inst.opcode)
                     ? orderedAgent(Engine::Dma, inst.dmaQueue)
                     : kDmaIssuer;
   }

@@ -162,6 +162,7 @@ void execute(sim::ExecContext &ctx, const Instruction &inst) {
   case Opcode::Iota: return sim::execIota(ctx, inst);
   case Opcode::AffineSelect: return sim::execAffineSelect(ctx, inst);
   case Opcode::TensorScan: return sim::execTensorScan(ctx, inst);
+  case Opcode::DmaIndirect: return sim::execDmaIndirect(ctx, inst);
   case Opcode::Random: return sim::execRandom(ctx, inst);
   }
 }

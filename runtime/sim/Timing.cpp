@@ -95,7 +95,7 @@ Timed TimingModel::dma(uint32_t index, const Instruction &inst, double issueNs,
   // core's DMA (and HBM) bandwidth among the transfers whose data phase is
   // running when its own begins. Shares are fixed at that moment (no
   // re-rating of running transfers): O(queues) per DMA.
-  if (inst.opcode != Opcode::DmaCopy) { // a Nop on the Dma stream: no transfer
+  if (!isDmaTransfer(inst.opcode)) { // a Nop on the Dma stream: no transfer
     Timed t{issueNs, dispatchNs, dispatchNs};
     record(Engine::Dma, index, inst, t, dispatchNs - issueNs, 0, 0);
     return t;

@@ -280,7 +280,7 @@ TEST_CASE("every verifier rule refuses a written artifact", "[loader]") {
        "tensor_scalar requires src0"},
       {[&](Program &p) { vec(p).src0.count[0] = 8; },
        "dst has 16 free elements per partition but src0 has 8"},
-      {[&](Program &p) { vec(p).src0 = dma(p).src0; }, "which only dma_copy may access"},
+      {[&](Program &p) { vec(p).src0 = dma(p).src0; }, "which only dma_copy and dma_indirect may access"},
       {[&](Program &p) { dma(p).src0.region = 9; },
        "src0 reads HBM region 9, but the program has 3 regions"},
       {[&](Program &p) { dma(p).src0.partitionStride = 17; },

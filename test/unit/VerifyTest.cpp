@@ -145,8 +145,8 @@ TEST_CASE("opcode, engine, flags and operand rules", "[verify]") {
   Instruction hc = make(Opcode::TensorCopy, Engine::Vector);
   hc.dst = sbuf(DType::F32, 0, 1, 0, {4});
   hc.src0 = hbm(r, DType::F32, 0, 1, 0, {4});
-  CHECK(contains(verifyOne(hc, hb), "src0 is in HBM, which only dma_copy may "
-                                    "access"));
+  CHECK(contains(verifyOne(hc, hb), "src0 is in HBM, which only dma_copy and "
+                                    "dma_indirect may access"));
 
   Instruction red = make(Opcode::TensorReduce, Engine::Vector);
   red.op0 = uint8_t(AluOp::Add);

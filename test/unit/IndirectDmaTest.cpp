@@ -1,0 +1,211 @@
+//===- IndirectDmaTest.cpp - dma_indirect semantics, cost and rules -------===//
+//
+// dma_indirect (Isa.h DmaIndirect) against reference loops: gather with
+// out-of-range zero rows and a bf16 cast, scatter with last-writer-wins and
+// with fp32 accumulation of duplicate indices; its cost (one descriptor per
+// row); and the verifier's operand rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "sim/CostModel.h"
+
+using namespace trnc;
+using namespace trnc::test;
+
+namespace {
+
+constexpr uint32_t kN = 10, kD = 6;
+
+std::vector<float> tableData() {
+  std::vector<float> t(kN * kD);
+  for (size_t i = 0; i < t.size(); ++i)
+    t[i] = 0.1f * float(i) + 1.0f / 3.0f;
+  return t;
+}
+
+/// dma_indirect with its index tile [P, 1] at SBUF offset 0 of partitions
+/// 0..P-1 (loaded from input region `idxRegion`).
+Instruction indirect(bool scatter, int P) {
+  Instruction i = make(Opcode::DmaIndirect, Engine::Dma);
+  i.flags = scatter ? kFlagScatter : 0;
+  i.src1 = sbuf(DType::I32, 0, uint16_t(P), 0, {1});
+  return i;
+}
+
+/// Gathers rows `idx` of the kN x kD f32 table into an SBUF tile of dtype
+/// `chip`, then copies it out as f32.
+std::vector<float> runGather(const std::vector<int32_t> &idx, DType chip) {
+  const int P = int(idx.size());
+  Builder b;
+  uint32_t table = b.input(DType::F32, kN * kD * 4);
+  uint32_t index = b.input(DType::I32, P * 4);
+  uint32_t out = b.output(DType::F32, P * kD * 4);
+  b.dma(sbuf(DType::I32, 0, P, 0, {1}), hbm(index, DType::I32, 0, P, 1, {1}));
+  Instruction g = indirect(false, P);
+  g.dst = sbuf(chip, 0, P, 64, {kD});
+  g.src0 = hbm(table, DType::F32, 0, kN, kD, {kD});
+  b.add(g);
+  b.dma(hbm(out, DType::F32, 0, P, kD, {kD}), sbuf(chip, 0, P, 64, {kD}));
+  std::vector<float> t = tableData(), y(P * kD, -7.0f);
+  std::vector<int32_t> i = idx;
+  REQUIRE(run(b.p, {t.data(), i.data()}, {y.data()}) == "");
+  return y;
+}
+
+/// out = base, then scatter the P rows of `src` to rows `idx` of out.
+std::vector<float> runScatter(const std::vector<int32_t> &idx,
+                              const std::vector<float> &src, bool accumulate,
+                              DType dt = DType::F32) {
+  const int P = int(idx.size());
+  Builder b;
+  const unsigned eb = dtypeBytes(dt);
+  uint32_t base = b.input(dt, kN * kD * eb);
+  uint32_t index = b.input(DType::I32, P * 4);
+  uint32_t rows = b.input(DType::F32, P * kD * 4);
+  uint32_t out = b.output(dt, kN * kD * eb);
+  b.dma(hbm(out, dt, 0, kN, kD, {kD}), hbm(base, dt, 0, kN, kD, {kD}));
+  b.dma(sbuf(DType::I32, 0, P, 0, {1}), hbm(index, DType::I32, 0, P, 1, {1}));
+  b.dma(sbuf(DType::F32, 0, P, 64, {kD}), hbm(rows, DType::F32, 0, P, kD, {kD}));
+  Instruction s = indirect(true, P);
+  if (accumulate)
+    s.flags |= kFlagAccumulate;
+  s.src0 = sbuf(DType::F32, 0, P, 64, {kD});
+  s.dst = hbm(out, dt, 0, kN, kD, {kD});
+  b.add(s);
+  std::vector<float> t = tableData();
+  std::vector<uint8_t> baseBytes(kN * kD * eb), y(kN * kD * eb);
+  for (size_t k = 0; k < t.size(); ++k)
+    sim::storeElement(baseBytes.data() + k * eb, dt, t[k]);
+  std::vector<int32_t> i = idx;
+  std::vector<float> r = src;
+  REQUIRE(run(b.p, {baseBytes.data(), i.data(), r.data()}, {y.data()}) == "");
+  std::vector<float> outF(kN * kD);
+  for (size_t k = 0; k < outF.size(); ++k)
+    outF[k] = sim::loadElement(y.data() + k * eb, dt);
+  return outF;
+}
+
+std::vector<float> srcRows(int P) {
+  std::vector<float> s(P * kD);
+  for (size_t i = 0; i < s.size(); ++i)
+    s[i] = 100.0f + float(i) * 0.25f;
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("dma_indirect gathers rows, zeros for out-of-range indices",
+          "[sim][indirect]") {
+  std::vector<int32_t> idx = {3, 0, 9, -1, 10, 3, 100, 7};
+  std::vector<float> y = runGather(idx, DType::F32), t = tableData();
+  for (size_t p = 0; p < idx.size(); ++p)
+    for (uint32_t d = 0; d < kD; ++d) {
+      bool in = idx[p] >= 0 && idx[p] < int32_t(kN);
+      CHECK(y[p * kD + d] == (in ? t[idx[p] * kD + d] : 0.0f));
+    }
+}
+
+TEST_CASE("dma_indirect gather casts to the SBUF dtype (bf16)",
+          "[sim][indirect]") {
+  std::vector<int32_t> idx = {5, 1, -3, 2};
+  std::vector<float> y = runGather(idx, DType::BF16), t = tableData();
+  for (size_t p = 0; p < idx.size(); ++p)
+    for (uint32_t d = 0; d < kD; ++d)
+      CHECK(y[p * kD + d] ==
+            (idx[p] >= 0 ? roundBf16(t[idx[p] * kD + d]) : 0.0f));
+}
+
+TEST_CASE("dma_indirect scatter: rows in partition order, last writer wins",
+          "[sim][indirect]") {
+  std::vector<int32_t> idx = {4, 1, 4, -1, 12, 0, 1};
+  std::vector<float> src = srcRows(int(idx.size()));
+  std::vector<float> y = runScatter(idx, src, false), ref = tableData();
+  for (size_t p = 0; p < idx.size(); ++p)
+    if (idx[p] >= 0 && idx[p] < int32_t(kN))
+      for (uint32_t d = 0; d < kD; ++d)
+        ref[idx[p] * kD + d] = src[p * kD + d];
+  CHECK(y == ref);
+}
+
+TEST_CASE("dma_indirect scatter accumulates duplicates in fp32",
+          "[sim][indirect]") {
+  std::vector<int32_t> idx = {2, 2, 7, 2, -5, 7, 9};
+  std::vector<float> src = srcRows(int(idx.size()));
+  for (DType dt : {DType::F32, DType::BF16}) {
+    std::vector<float> y = runScatter(idx, src, true, dt), t = tableData();
+    std::vector<float> acc(kN * kD);
+    for (size_t k = 0; k < acc.size(); ++k)
+      acc[k] = dt == DType::BF16 ? roundBf16(t[k]) : t[k];
+    // Each add reads the row as stored (cast), adds in fp32, casts back.
+    for (size_t p = 0; p < idx.size(); ++p)
+      if (idx[p] >= 0 && idx[p] < int32_t(kN))
+        for (uint32_t d = 0; d < kD; ++d) {
+          float &r = acc[idx[p] * kD + d];
+          r = r + src[p * kD + d];
+          if (dt == DType::BF16)
+            r = roundBf16(r);
+        }
+    CHECK(y == acc);
+  }
+}
+
+TEST_CASE("dma_indirect costs one descriptor per row", "[sim][indirect]") {
+  Instruction g = indirect(false, 128);
+  g.dst = sbuf(DType::F32, 0, 128, 64, {16});
+  g.src0 = hbm(0, DType::F32, 0, 50000, 16, {16});
+  // P rows of 64 bytes move, not the N rows of the table; the rows never
+  // merge into one long descriptor as a contiguous dma_copy's would.
+  CHECK(sim::dmaBytes(g) == 128 * 64);
+  CHECK(sim::dmaHbmBytes(g) == 128 * 64);
+  CHECK(sim::dmaRowBytes(g) == 64);
+  Instruction s = indirect(true, 128);
+  s.flags |= kFlagAccumulate;
+  s.src0 = g.dst;
+  s.dst = g.src0;
+  CHECK(sim::dmaBytes(s) == 128 * 64);
+  CHECK(sim::dmaHbmBytes(s) == 2 * 128 * 64); // read-modify-write
+}
+
+TEST_CASE("dma_indirect operand rules", "[verify][indirect]") {
+  auto verifyGather = [](auto mutate) {
+    Builder b;
+    uint32_t table = b.input(DType::F32, kN * kD * 4);
+    b.output(DType::F32, 4);
+    Instruction g = indirect(false, 8);
+    g.dst = sbuf(DType::F32, 0, 8, 64, {kD});
+    g.src0 = hbm(table, DType::F32, 0, kN, kD, {kD});
+    mutate(g);
+    b.add(g);
+    return errorText(verifyProgram(b.p));
+  };
+  CHECK(verifyGather([](Instruction &) {}) == "");
+  CHECK(contains(verifyGather([](Instruction &g) { g.src1.dtype = DType::F32; }),
+                 "index src1 must be an SBUF i32 tile, found sbuf f32"));
+  CHECK(contains(verifyGather([](Instruction &g) {
+                   g.src1 = hbm(0, DType::I32, 0, 8, 1, {1});
+                 }),
+                 "index src1 must be an SBUF i32 tile"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.src1.count[0] = 2; }),
+                 "index src1 must be [8, 1]"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.src1.partitionCount = 4; }),
+                 "index src1 must be [8, 1]"));
+  // Every one of the table's N rows must lie inside its region.
+  CHECK(contains(verifyGather([](Instruction &g) { g.src0.partitionCount = kN + 1; }),
+                 "outside its 240 bytes"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.dst.count[0] = kD - 1; }),
+                 "dst has 5 elements per partition but a row of src0 has 6"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.flags |= kFlagAccumulate; }),
+                 "accumulates only when it scatters"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.flags |= kFlagScatter; }),
+                 "src0 must be in SBUF"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.flags = kFlagReverse0; }),
+                 "not valid for dma_indirect"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.dmaQueue = 16; }),
+                 "at most 15"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.engine = Engine::GpSimd; }),
+                 "cannot run on the gpsimd engine"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.dst.dtype = DType::I64; }),
+                 "i64 is only valid"));
+}
