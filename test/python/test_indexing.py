@@ -1,0 +1,202 @@
+"""Indexing: the trnc.gather_rows / trnc.scatter_rows custom ops (the indirect
+rows contract) and the decompositions built on them (decomp_indexing.py):
+embedding, index_select, gather, scatter(_add), index/index_put, nll_loss,
+cross_entropy, upsample through F.interpolate, forward and backward.
+
+Each case runs twice: decomposed by trnc's table and executed eagerly (the
+custom ops' CPU implementations; checks the rules alone, no extension needed),
+and compiled through backend="neuron" on the simulator.
+"""
+
+import collections
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._dynamo.backends.common import aot_autograd
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import trnc
+from trnc import decomp_indexing
+from trnc.decompositions import decomposition_table
+from helpers import check_against_eager, compile_neuron, needs_native, trnc_error
+
+gather_rows = torch.ops.trnc.gather_rows
+scatter_rows = torch.ops.trnc.scatter_rows
+
+# ---------------------------------------------------------------------------
+# The custom ops' reference semantics (the contract the DmaIndirect lowering meets)
+
+
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+def test_gather_rows_out_of_range_gives_zero_rows(index_dtype):
+    table = torch.arange(12.0).view(4, 3)
+    out = gather_rows(table, torch.tensor([3, -1, 0, 4, 3], dtype=index_dtype))
+    expected = torch.stack([table[3], torch.zeros(3), table[0], torch.zeros(3), table[3]])
+    torch.testing.assert_close(out, expected)
+
+
+def test_scatter_rows_last_writer_wins_and_drops_out_of_range():
+    base = torch.zeros(3, 2)
+    src = torch.arange(10.0).view(5, 2)
+    out = scatter_rows(base, torch.tensor([2, -1, 2, 3, 0]), src, False)
+    torch.testing.assert_close(out, torch.tensor([[8.0, 9.0], [0.0, 0.0], [4.0, 5.0]]))
+    torch.testing.assert_close(base, torch.zeros(3, 2))  # functional
+
+
+def test_scatter_rows_accumulates_in_fp32():
+    base = torch.full((2, 1), 256.0, dtype=torch.bfloat16)
+    src = torch.ones(4, 1, dtype=torch.bfloat16)
+    out = scatter_rows(base, torch.tensor([0, 0, 0, 0]), src, True)
+    # bf16 adds one at a time would stay at 256 (ulp 2); fp32 reaches 260.
+    assert out.dtype == torch.bfloat16 and out[0, 0].item() == 260.0 and out[1, 0].item() == 256.0
+
+
+def test_row_ops_opcheck_and_names():
+    table = torch.randn(5, 3, requires_grad=True)
+    index = torch.tensor([0, 4, -1, 5, 2, 4])
+    torch.library.opcheck(gather_rows.default, (table, index))
+    for accumulate in (True, False):
+        torch.library.opcheck(scatter_rows.default, (table, index, torch.randn(6, 3, requires_grad=True), accumulate))
+    assert str(gather_rows.default) == "trnc.gather_rows.default"
+    assert str(scatter_rows.default) == "trnc.scatter_rows.default"
+
+
+# ---------------------------------------------------------------------------
+# Decompositions vs eager
+
+W = torch.tensor  # short alias for literal index tensors
+CLASS_WEIGHT = torch.linspace(0.2, 1.4, 5)
+
+
+def _put(x, i, v):
+    y = x.clone()
+    y[:, i] = v
+    return y
+
+
+def _cases():
+    x3 = lambda: torch.randn(3, 5, 4)  # noqa: E731
+    cases = {
+        "embedding": (lambda w, i: F.embedding(i, w), lambda: [torch.randn(10, 4), W([[1, 3, 3], [0, 9, 3]])]),
+        "embedding_padding_idx": (lambda w, i: F.embedding(i, w, padding_idx=3),
+                                  lambda: [torch.randn(10, 4), W([[1, 3, 3], [0, 9, 3]])]),
+        "embedding_scale_grad_by_freq": (lambda w, i: F.embedding(i, w, padding_idx=0, scale_grad_by_freq=True),
+                                         lambda: [torch.randn(10, 4), W([1, 3, 3, 0, 9, 3, 3])]),
+        "index_select_dim1": (lambda x, i: torch.index_select(x, 1, i), lambda: [x3(), W([4, 0, 0, 2])]),
+        "index_select_dim0": (lambda x, i: torch.index_select(x, 0, i), lambda: [x3(), W([2, 2, 1])]),
+        "index_negative": (lambda x, i: x[i] * 2, lambda: [x3(), W([-1, 0, 2])]),
+        "index_dim1_2d_index": (lambda x, i: x[:, i], lambda: [x3(), W([[-1, 0], [2, 2]])]),
+        "index_adjacent_dims": (lambda x, i, j: x[:, i, j], lambda: [x3(), W([[-1, 0], [2, 2]]), W([1, 3])]),
+        "index_split_dims": (lambda x, i, j: x[i, :, j], lambda: [x3(), W([[-1, 0], [2, 2]]), W([1, 3])]),
+        "index_put": (_put, lambda: [x3(), W([4, 1]), torch.randn(3, 2, 4)]),
+        "index_put_accumulate_duplicates": (
+            lambda x, i, v: torch.ops.aten.index_put(x, [None, i], v, True),
+            lambda: [x3(), W([4, 1, 4, 4]), torch.randn(3, 4, 4)]),
+        "index_put_two_indices_broadcast": (
+            lambda x, i, j, v: torch.ops.aten.index_put(x, [i, None, j], v, True),
+            lambda: [x3(), W([0, 2, 0]), W([1]), torch.randn(5)]),
+        "cross_entropy": (lambda x, t: F.cross_entropy(x, t), lambda: [torch.randn(6, 5), W([0, 4, -100, 2, 2, 1])]),
+        "cross_entropy_ignore_index_label_smoothing": (
+            lambda x, t: F.cross_entropy(x, t, ignore_index=2, label_smoothing=0.1),
+            lambda: [torch.randn(6, 5), W([0, 4, 3, 2, 2, 1])]),
+        "cross_entropy_weight_label_smoothing_sum": (
+            lambda x, t: F.cross_entropy(x, t, weight=CLASS_WEIGHT, label_smoothing=0.2, reduction="sum"),
+            lambda: [torch.randn(6, 5), W([0, 4, -100, 2, 2, 1])]),
+        "nll_loss_2d": (lambda x, t: F.nll_loss(F.log_softmax(x, 1), t), lambda: [torch.randn(2, 3, 4, 4), torch.randint(0, 3, (2, 4, 4))]),
+        "upsample_nearest": (lambda x: F.interpolate(x, scale_factor=2, mode="nearest"), lambda: [torch.randn(1, 2, 5, 6)]),
+        "upsample_nearest_size": (lambda x: F.interpolate(x, size=(7, 4), mode="nearest"), lambda: [torch.randn(1, 2, 5, 6)]),
+        "upsample_bilinear": (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), lambda: [torch.randn(1, 2, 5, 6)]),
+        "upsample_bilinear_align_corners": (
+            lambda x: F.interpolate(x, size=(3, 9), mode="bilinear", align_corners=True), lambda: [torch.randn(1, 2, 5, 6)]),
+    }
+    for red in ("none", "mean", "sum"):
+        cases[f"nll_loss_weight_{red}"] = (
+            lambda x, t, red=red: F.nll_loss(F.log_softmax(x, 1), t, weight=CLASS_WEIGHT, reduction=red, ignore_index=1),
+            lambda: [torch.randn(6, 5), W([0, 4, 1, 2, 2, 1])])
+    for d in (0, 1, 2):
+        shape = [2, 3, 3]
+        cases[f"gather_dim{d}"] = (lambda x, i, d=d: torch.gather(x, d, i),
+                                   lambda d=d: [x3(), torch.randint(0, (3, 5, 4)[d], shape)])
+        cases[f"scatter_add_dim{d}"] = (lambda x, i, s, d=d: torch.scatter_add(x, d, i, s),
+                                        lambda d=d: [x3(), torch.randint(0, (3, 5, 4)[d], shape), torch.randn(shape)])
+    cases["scatter"] = (lambda x, i, s: torch.scatter(x, 1, i, s),
+                        lambda: [x3(), W([[[0, 1, 2, 3]], [[1, 2, 3, 4]]]), torch.randn(2, 1, 4)])
+    cases["scatter_value"] = (lambda x, i: torch.scatter(x, 1, i, 2.5), lambda: [x3(), W([[[0, 1, 2, 3]], [[1, 2, 3, 4]]])])
+    return cases
+
+
+CASES = _cases()
+
+# What a decomposed indexing graph may contain: the two row ops and ops the
+# compiler lowers (never aten.index / gather / scatter / embedding / nll_loss).
+ALLOWED = {
+    "trnc.gather_rows.default", "trnc.scatter_rows.default", "aten._to_copy.default", "aten.add.Tensor",
+    "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor", "aten.arange.start_step", "aten.clone.default",
+    "aten.expand.default", "aten.full.default", "aten.view.default", "aten.permute.default", "aten.where.self",
+    "aten.lt.Scalar", "aten.eq.Scalar", "aten.eq.Tensor", "aten.ne.Scalar", "aten.logical_and.default",
+    "aten.sum.default", "aten.sum.dim_IntList", "aten._log_softmax.default", "aten.exp.default",
+    "aten.detach.default", "aten.clamp.default", "aten.bitwise_not.default", "aten.scalar_tensor.default",
+    "aten.neg.default", "aten.mean.default", "aten._log_softmax_backward_data.default",
+}
+
+
+def _eager_decomposed_backend(seen: collections.Counter):
+    def compiler(gm, example_inputs):
+        seen.update(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return gm.forward
+
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=decomposition_table())
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_decomposition_runs_eagerly(name):
+    fn, make = CASES[name]
+    inputs = make()
+    seen = collections.Counter()
+    eager_in = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    ours_in = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    expected = fn(*eager_in)
+    actual = torch.compile(fn, backend=_eager_decomposed_backend(seen), dynamic=False)(*ours_in)
+    torch.testing.assert_close(actual, expected)
+    g = torch.randn(expected.shape, generator=torch.Generator().manual_seed(1))
+    expected.backward(g)
+    actual.backward(g.clone())
+    for a, e in zip(ours_in, eager_in):
+        if e.grad is not None:
+            torch.testing.assert_close(a.grad, e.grad)
+    assert set(seen) <= ALLOWED, f"ops outside the lowered set: {set(seen) - ALLOWED}"
+
+
+@needs_native
+@pytest.mark.parametrize("name", list(CASES))
+def test_compiled_matches_eager(name):
+    fn, make = CASES[name]
+    check_against_eager(fn, make())
+
+
+@needs_native
+def test_embedding_bfloat16():
+    check_against_eager(lambda w, i: F.embedding(i, w), [torch.randn(10, 8).bfloat16(), W([[1, 3, 3], [0, 9, 3]])])
+
+
+# ---------------------------------------------------------------------------
+# What is refused, and how
+
+
+@needs_native
+def test_scatter_multiply_is_reported_unsupported():
+    fn = compile_neuron(lambda x, i, s: torch.scatter(x, 1, i, s, reduce="multiply"))
+    with pytest.raises(Exception) as excinfo:
+        fn(torch.randn(3, 5), W([[0, 1], [2, 3], [4, 0]]), torch.randn(3, 2))
+    err = trnc_error(excinfo)
+    assert isinstance(err, trnc.UnsupportedOperatorError), err
+    assert "aten.scatter.reduce" in str(err)
+
+
+def test_index_arithmetic_beyond_fp32_exact_range_is_refused():
+    with FakeTensorMode():
+        x = torch.empty(decomp_indexing.EXACT_INDEX_LIMIT + 8)
+        index = torch.zeros(4, dtype=torch.int64)
+        with pytest.raises(trnc.CompileError, match=r"beyond 2\*\*24"):
+            decomp_indexing._gather(x, 0, index)
