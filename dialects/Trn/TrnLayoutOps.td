@@ -110,14 +110,16 @@ def Trn_ConcatOp : Trn_Op<"concat", [Pure]> {
 def Trn_IotaOp : Trn_Op<"iota", [Pure]> {
   let summary = "arange: result[i] = start + step * i";
   let description = [{
-    A 1-D tensor; lowered to one GpSimd `iota` per tile.
+    A 1-D tensor; lowered to one GpSimd `iota` per tile. An integer result
+    is written by the iota into an int32 tile (exact while |value| <= 2^24;
+    int64 is widened by the store DMA); its start and step are integers.
 
     ```mlir
     %r = trn.iota start = 3.0 step = 2.0 : tensor<4xf32>
     ```
   }];
   let arguments = (ins F64Attr:$start, F64Attr:$step);
-  let results = (outs Trn_FloatTensor:$result);
+  let results = (outs Trn_NumericTensor:$result);
   let assemblyFormat = "`start` `=` $start `step` `=` $step attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -127,14 +129,15 @@ def Trn_TriangleOp : Trn_Op<"triangle", [Pure]> {
   let description = [{
     Over the last two dims (i, j): `tril` keeps `j - i <= diagonal`, `triu`
     (`upper`) keeps `j - i >= diagonal`; other elements become 0. Lowered to
-    one GpSimd `affine_select` per tile.
+    one GpSimd `affine_select` per tile. Integer and bool tensors are
+    selected in their own tiles (int64 through int32, as every engine op).
 
     ```mlir
     %t = trn.triangle %x diagonal = 0 upper = false : tensor<4x4xf32> -> tensor<4x4xf32>
     ```
   }];
-  let arguments = (ins Trn_FloatTensor:$input, I64Attr:$diagonal, BoolAttr:$upper);
-  let results = (outs Trn_FloatTensor:$result);
+  let arguments = (ins Trn_Tensor:$input, I64Attr:$diagonal, BoolAttr:$upper);
+  let results = (outs Trn_Tensor:$result);
   let assemblyFormat = "$input `diagonal` `=` $diagonal `upper` `=` $upper attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -2,8 +2,9 @@
 //
 // trn.iota: the result is walked as tiles together with a contiguous
 // "logical index" view, so each tile's index is base + rowStride * p + f;
-// one GpSimd iota writes start + step * index into an fp32 tile and a DMA
-// stores it (casting to the result type).
+// one GpSimd iota writes start + step * index into an fp32 tile (an int32
+// tile for integer results: the engine's store converts) and a DMA stores
+// it (casting to the result type; int64 widened from int32).
 // trn.triangle (tril/triu): per matrix of the leading dims, [rows <= 128,
 // cols <= maxFree] tiles are loaded, one GpSimd affine_select keeps the
 // elements on the kept side of the diagonal (column - row compared with
@@ -34,10 +35,11 @@ LogicalResult lowerIota(LoweringContext &ctx, trn::IotaOp op) {
   double start = op.getStart().convertToDouble();
   double step = op.getStep().convertToDouble();
   Type f32 = ctx.b.getF32Type();
+  Type tileType = isa<FloatType>(dst.elementType()) ? f32 : dst.elementType();
   forEachTile(space, ctx.partitions(), ctx.maxFree({f32, dst.elementType()}),
               [&](const TileTask &task) {
                 int64_t p = task.partitions, f = task.freeElements;
-                Value t = ctx.allocSbuf(loc, p, f, f32);
+                Value t = ctx.allocSbuf(loc, p, f, tileType);
                 // Within a tile of the contiguous index view the free walk
                 // is consecutive indices; rows are strides[1][0] apart.
                 int64_t base = task.offsets[1];

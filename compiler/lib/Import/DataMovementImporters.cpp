@@ -11,6 +11,7 @@
 
 #include "dialects/Trn/TrnOps.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -154,12 +155,16 @@ FailureOr<Value> importArange(NodeContext &ctx) {
     return failure();
   if (ctx.resultType().getRank() != 1)
     return ctx.invalid("arange must produce a 1-D tensor");
-  if (!isa<FloatType>(ctx.resultElementType()))
-    return ctx.unsupported("integer arange: iota writes fp32 tiles and "
-                           "integer results are not lowered yet");
+  // An integer arange computes in its own type: ATen casts start and step
+  // to it (truncation) before start + step * i.
+  double first = *start, delta = *step;
+  if (!isa<FloatType>(ctx.resultElementType())) {
+    first = std::trunc(first);
+    delta = std::trunc(delta);
+  }
   return ctx.create<trn::IotaOp>(ctx.resultType(),
-                                 ctx.builder.getF64FloatAttr(*start),
-                                 ctx.builder.getF64FloatAttr(*step));
+                                 ctx.builder.getF64FloatAttr(first),
+                                 ctx.builder.getF64FloatAttr(delta));
 }
 
 /// tril / triu (self, diagonal=0).
@@ -172,10 +177,6 @@ FailureOr<Value> importTriangle(NodeContext &ctx) {
   if (typeOf(*x).getRank() < 2)
     return ctx.invalid(std::string(Upper ? "triu" : "tril") +
                        " needs a tensor of at least 2 dims");
-  if (!isa<FloatType>(typeOf(*x).getElementType()))
-    return ctx.unsupported(std::string(Upper ? "triu" : "tril") +
-                           " of an integer or bool tensor: affine_select "
-                           "tiles are float only for now");
   return ctx.create<trn::TriangleOp>(typeOf(*x), *x,
                                      ctx.builder.getI64IntegerAttr(*diagonal),
                                      ctx.builder.getBoolAttr(Upper));

@@ -57,3 +57,25 @@ func.func @triu(%x: tensor<200x8xf32>) -> tensor<200x8xf32> {
   %0 = trn.triangle %x diagonal = -1 upper = true : tensor<200x8xf32> -> tensor<200x8xf32>
   return %0 : tensor<200x8xf32>
 }
+
+// An integer arange: the iota writes an i32 tile, the DMA widens it to i64.
+// CHECK-LABEL: func.func @iota_i64
+// CHECK: %[[T:.*]] = nisa.alloc : <sbuf, 6, 1, i32>
+// CHECK: nisa.iota %[[T]] <0, [1, 1], [6, 1]>, base = -2.000000e+00, scale = 3.000000e+00
+// CHECK: nisa.dma_copy %arg0 <0, [1, 1], [6, 1]>, %[[T]] {{.*}} : memref<6xi64>, !nisa.tile<sbuf, 6, 1, i32>
+func.func @iota_i64() -> tensor<6xi64> {
+  %0 = trn.iota start = -2.0 step = 3.0 : tensor<6xi64>
+  return %0 : tensor<6xi64>
+}
+
+// tril of int64 and bool: the same affine_select on an i32 / i1 tile.
+// CHECK-LABEL: func.func @tril_int_bool
+// CHECK: nisa.dma_copy %[[A:.*]] <0, [4, 1], [3, 4]>, %arg0 <0, [4, 1], [3, 4]> : !nisa.tile<sbuf, 3, 4, i32>, memref<12xi64>
+// CHECK: nisa.affine_select is_le %[[B:.*]] <0, [4, 1], [3, 4]>, %[[A]]
+// CHECK: nisa.dma_copy %arg2 <0, [4, 1], [3, 4]>, %[[B]]
+// CHECK: nisa.affine_select is_ge {{.*}} : <sbuf, 3, 4, i1>, <sbuf, 3, 4, i1>
+func.func @tril_int_bool(%x: tensor<3x4xi64>, %y: tensor<3x4xi1>) -> (tensor<3x4xi64>, tensor<3x4xi1>) {
+  %0 = trn.triangle %x diagonal = 0 upper = false : tensor<3x4xi64> -> tensor<3x4xi64>
+  %1 = trn.triangle %y diagonal = 0 upper = true : tensor<3x4xi1> -> tensor<3x4xi1>
+  return %0, %1 : tensor<3x4xi64>, tensor<3x4xi1>
+}
