@@ -177,7 +177,8 @@ def _gather(x, dim, index, sparse_grad=False):
     if index.numel() == 0:
         return _zeros(index.shape, x)
     if x.dim() == 0:
-        return aten.view.default(_gather(aten.view.default(x, [1]), 0, aten.view.default(index, [1])), [])
+        return aten.view.default(_gather(aten.view.default(x, [1]), 0, aten.view.default(index, [1])),
+                                 list(index.shape))
     dim = dim % x.dim()
     rows = trnc_ops.gather_rows(_reshape(x, [x.numel(), 1]), _linear_index(x, dim, index, "gather"))
     return aten.view.default(rows, list(index.shape))
@@ -288,18 +289,27 @@ def _index(x, indices):
 
 
 def _mask_put(x, mask, values, accumulate):
-    """x[mask] = v for a broadcast (one-element) v: a where, no indexing."""
-    shape = list(mask.shape) + [1] * (x.dim() - mask.dim())
-    m = aten.view.default(aten._to_copy.default(mask, dtype=torch.bool), shape)
-    v = aten.view.default(aten._to_copy.default(values, dtype=x.dtype), [])
-    new = aten.add.Tensor(x, v) if accumulate else aten.expand.default(v, list(x.shape))
+    """``x[mask] = v`` where v does not vary along the selected-element dim
+    (it broadcasts over x's trailing dims): a where, no indexing. Returns
+    NotImplemented when v has one value per selected element (data-dependent)."""
+    k = mask.dim()
+    rest = list(x.shape[k:])
+    v = list(values.shape)
+    if len(v) == len(rest) + 1 and v[0] == 1:
+        values = aten.view.default(values, v[1:])
+    elif len(v) > len(rest):
+        return NotImplemented
+    m = aten.view.default(aten._to_copy.default(mask, dtype=torch.bool), list(mask.shape) + [1] * len(rest))
+    if values.dtype != x.dtype:
+        values = aten._to_copy.default(values, dtype=x.dtype)
+    new = aten.add.Tensor(x, values) if accumulate else aten.expand.default(values, list(x.shape))
     return aten.where.self(m, new, x)
 
 
 def _index_put(x, indices, values, accumulate=False):
     indices = list(indices)
     if _has_bool(indices):
-        if len(indices) == 1 and values.numel() == 1:
+        if len(indices) == 1:
             return _mask_put(x, indices[0], values, accumulate)
         return NotImplemented  # a mask with per-element values: data-dependent count
     adv = _Advanced(x, indices, "index_put")
