@@ -199,10 +199,10 @@ LogicalResult SchedulePass::schedule(InstructionOpInterface inst) {
 
   auto engine = static_cast<isa::Engine>(inst.getExecutionEngine());
   unsigned queue = 0;
-  auto dma = dyn_cast<DmaCopyOp>(op);
-  if (dma) {
+  // Every DMA transfer (dma_copy, dma_gather, dma_scatter) has a `queue`.
+  if (llvm::isa<DmaCopyOp, DmaGatherOp, DmaScatterOp>(op)) {
     queue = chooseQueue(rec.footprints);
-    dma.setQueueAttr(b.getI64IntegerAttr(queue));
+    op->setAttr("queue", b.getI64IntegerAttr(queue));
   }
   unsigned self = isa::orderedAgent(engine, queue);
   Clock known = agentKnows[self];

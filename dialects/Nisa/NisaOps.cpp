@@ -47,7 +47,7 @@ int64_t trnc::nisa::getBufferElements(Type type) {
 Engine trnc::nisa::detail::getExecutionEngine(Operation *op) {
   if (auto engine = op->getAttrOfType<EngineAttr>("engine"))
     return engine.getValue();
-  if (isa<DmaCopyOp>(op))
+  if (isa<DmaCopyOp, DmaGatherOp, DmaScatterOp>(op))
     return Engine::dma;
   if (isa<MatmulOp>(op))
     return Engine::tensor;
@@ -210,6 +210,55 @@ LogicalResult DmaCopyOp::verify() {
       (s.isInteger(64) && !d.isInteger(32) && !d.isInteger(64)))
     return emitOpError("an i64 side needs i32 on the other side");
   return success();
+}
+
+/// dma_indirect (Isa.h DmaIndirect), shared by dma_gather and dma_scatter:
+/// `chip` is an SBUF tile of P partitions x one row, `table` an HBM pattern
+/// of N rows (all of them inside the buffer: verifyAccess), `index` an SBUF
+/// i32 tile [P, 1]; no i64 side (only dma_copy narrows int64).
+static LogicalResult verifyIndirect(Operation *op, Value chip,
+                                    AccessPatternAttr chipAp,
+                                    AccessPatternAttr tableAp, Value index,
+                                    AccessPatternAttr indexAp, int64_t queue) {
+  if (failed(verifyInstruction(op)))
+    return failure();
+  if (queue < 0 || queue >= 16)
+    return op->emitOpError("DMA queue must be in 0..15 (16 queues per engine)");
+  auto chipTile = cast<TileType>(chip.getType());
+  auto indexTile = cast<TileType>(index.getType());
+  if (chipTile.getSpace() != MemorySpace::sbuf)
+    return op->emitOpError("the row tile must be in SBUF");
+  if (indexTile.getSpace() != MemorySpace::sbuf ||
+      !indexTile.getElementType().isInteger(32))
+    return op->emitOpError("index must be an SBUF i32 tile");
+  TileAccessShape rows = shapeOf(chip, chipAp), idx = shapeOf(index, indexAp);
+  if (idx.partitions != rows.partitions || idx.freeElements != 1)
+    return op->emitOpError("index must be [")
+           << rows.partitions << ", 1] (one per row), not [" << idx.partitions
+           << ", " << idx.freeElements << "]";
+  int64_t rowElements = tableAp.getNumElements() / tableAp.getCounts()[0];
+  if (rowElements != rows.freeElements)
+    return op->emitOpError("a table row has ")
+           << rowElements << " elements but the tile has "
+           << rows.freeElements << " per partition";
+  for (Value v : op->getOperands()) {
+    auto tile = dyn_cast<TileType>(v.getType());
+    Type elt = tile ? tile.getElementType()
+                    : cast<MemRefType>(v.getType()).getElementType();
+    if (elt.isInteger(64))
+      return op->emitOpError("i64 rows are not supported (narrow with dma_copy)");
+  }
+  return success();
+}
+
+LogicalResult DmaGatherOp::verify() {
+  return verifyIndirect(*this, getDst(), getDstAp(), getSrc0Ap(), getSrc1(),
+                        getSrc1Ap(), getQueue());
+}
+
+LogicalResult DmaScatterOp::verify() {
+  return verifyIndirect(*this, getSrc0(), getSrc0Ap(), getDstAp(), getSrc1(),
+                        getSrc1Ap(), getQueue());
 }
 
 LogicalResult MatmulOp::verify() {

@@ -86,6 +86,66 @@ def Nisa_DmaCopyOp : Nisa_InstrOp<"dma_copy"> {
   }];
 }
 
+def Nisa_DmaGatherOp : Nisa_InstrOp<"dma_gather"> {
+  let summary = "DMA: gather HBM rows named by an SBUF index tile (dma_indirect)";
+  let description = [{
+    Partition p of `dst` (SBUF, P partitions x one row) receives row
+    `index[p]` of the HBM table `src0`, cast to dst's element type, or zeros
+    when the index is outside [0, N) (Isa.h DmaIndirect). `src0_ap` spans
+    the whole table: outer dim = N rows (stride = row stride), free dims =
+    one row. `src1` is the i32 index tile [P, 1], read when the DMA runs.
+
+    ```mlir
+    nisa.dma_gather %t <0, [64, 1], [128, 64]>, %table <0, [64, 1], [1000, 64]>,
+        %idx <0, [1, 1], [128, 1]>
+        : !nisa.tile<sbuf, 128, 64, f32>, memref<64000xf32>, !nisa.tile<sbuf, 128, 1, i32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Hbm, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src1,
+                            Nisa_AccessPatternAttr:$src1_ap,
+                            DefaultValuedAttr<I64Attr, "0">:$queue),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap attr-dict
+    `:` type($dst) `,` type($src0) `,` type($src1)
+  }];
+}
+
+def Nisa_DmaScatterOp : Nisa_InstrOp<"dma_scatter"> {
+  let summary = "DMA: scatter SBUF partitions to HBM rows named by an index tile";
+  let description = [{
+    For p = 0..P-1 in order, partition p of `src0` (SBUF) is written to row
+    `index[p]` of the HBM table `dst` (last writer wins), or with
+    `accumulate` added to it in fp32 (duplicates sum); indices outside
+    [0, N) are dropped (Isa.h DmaIndirect with kFlagScatter). `dst_ap`
+    spans the whole table (N rows, free dims = one row). `accumulate` reads
+    dst too; its write access already orders it against every other access.
+
+    ```mlir
+    nisa.dma_scatter %out <0, [64, 1], [1000, 64]>, %t <0, [64, 1], [128, 64]>,
+        %idx <0, [1, 1], [128, 1]> accumulate
+        : memref<64000xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Hbm, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src1,
+                            Nisa_AccessPatternAttr:$src1_ap,
+                            UnitAttr:$accumulate,
+                            DefaultValuedAttr<I64Attr, "0">:$queue),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap (`accumulate` $accumulate^)?
+    attr-dict `:` type($dst) `,` type($src0) `,` type($src1)
+  }];
+}
+
 def Nisa_MatmulOp : Nisa_InstrOp<"matmul"> {
   let summary = "Tensor Engine: psum[M, N] (+)= stationary[K, M]^T @ moving[K, N]";
   let description = [{

@@ -10,5 +10,6 @@ include "dialects/Trn/TrnElementwiseOps.td"
 include "dialects/Trn/TrnMatmulOps.td"
 include "dialects/Trn/TrnReductionOps.td"
 include "dialects/Trn/TrnLayoutOps.td"
+include "dialects/Trn/TrnIndexingOps.td"
 
 #endif // TRN_OPS

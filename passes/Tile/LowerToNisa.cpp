@@ -193,6 +193,8 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
               return success();
             })
             .Case([&](trn::ConcatOp) { return lowerConcat(ctx, &op); })
+            .Case<trn::GatherRowsOp, trn::ScatterRowsOp>(
+                [&](Operation *o) { return lowerIndirect(ctx, o); })
             .Case<trn::IotaOp, trn::TriangleOp>(
                 [&](Operation *o) { return lowerIndexPattern(ctx, o); })
             .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, &op); })

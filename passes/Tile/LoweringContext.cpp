@@ -159,3 +159,23 @@ void LoweringContext::memset(Location loc, Value dst,
                            nisa::EngineAttr::get(b.getContext(), engine),
                            DenseI64ArrayAttr(), IntegerAttr());
 }
+
+void LoweringContext::dmaGather(Location loc, Value dst,
+                                nisa::AccessPatternAttr dstAp, Value table,
+                                nisa::AccessPatternAttr tableAp, Value index,
+                                nisa::AccessPatternAttr indexAp) {
+  b.create<nisa::DmaGatherOp>(loc, dst, dstAp, table, tableAp, index, indexAp,
+                              b.getI64IntegerAttr(0), DenseI64ArrayAttr(),
+                              IntegerAttr());
+}
+
+void LoweringContext::dmaScatter(Location loc, Value table,
+                                 nisa::AccessPatternAttr tableAp, Value src,
+                                 nisa::AccessPatternAttr srcAp, Value index,
+                                 nisa::AccessPatternAttr indexAp,
+                                 bool accumulate) {
+  b.create<nisa::DmaScatterOp>(loc, table, tableAp, src, srcAp, index, indexAp,
+                               accumulate ? b.getUnitAttr() : UnitAttr(),
+                               b.getI64IntegerAttr(0), DenseI64ArrayAttr(),
+                               IntegerAttr());
+}

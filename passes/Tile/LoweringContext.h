@@ -106,6 +106,16 @@ struct LoweringContext {
   void memset(mlir::Location loc, mlir::Value dst,
               nisa::AccessPatternAttr dstAp, double value,
               nisa::Engine engine = nisa::Engine::gpsimd);
+  /// dst partition p = HBM table row index[p] (zeros out of range).
+  void dmaGather(mlir::Location loc, mlir::Value dst,
+                 nisa::AccessPatternAttr dstAp, mlir::Value table,
+                 nisa::AccessPatternAttr tableAp, mlir::Value index,
+                 nisa::AccessPatternAttr indexAp);
+  /// HBM table row index[p] = (or += with `accumulate`) src partition p.
+  void dmaScatter(mlir::Location loc, mlir::Value table,
+                  nisa::AccessPatternAttr tableAp, mlir::Value src,
+                  nisa::AccessPatternAttr srcAp, mlir::Value index,
+                  nisa::AccessPatternAttr indexAp, bool accumulate);
 };
 
 /// Copies (with a cast when element types differ) `src` into `dst`, tile by
@@ -128,6 +138,8 @@ mlir::LogicalResult lowerSoftmax(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerScan(LoweringContext &ctx, mlir::Operation *op);
 /// trn.concat: one tiled copy per input into its window (LowerDataMovement).
 mlir::LogicalResult lowerConcat(LoweringContext &ctx, mlir::Operation *op);
+/// trn.gather_rows / trn.scatter_rows via dma_indirect (LowerIndirect.cpp).
+mlir::LogicalResult lowerIndirect(LoweringContext &ctx, mlir::Operation *op);
 /// trn.iota / trn.triangle: GpSimd iota / affine_select (LowerIndexPatterns).
 mlir::LogicalResult lowerIndexPattern(LoweringContext &ctx,
                                       mlir::Operation *op);

@@ -104,6 +104,7 @@ void printInstruction(llvm::raw_ostream &os, const Program &p,
     os << " value=" << inst.imm0;
     break;
   case isa::Opcode::DmaCopy:
+  case isa::Opcode::DmaIndirect:
     os << " queue=" << inst.dmaQueue;
     break;
   default:
@@ -115,6 +116,8 @@ void printInstruction(llvm::raw_ostream &os, const Program &p,
     os << " reverse0";
   if (inst.flags & isa::kFlagReverse1)
     os << " reverse1";
+  if (inst.flags & isa::kFlagScatter)
+    os << " scatter";
   if (inst.numWaits) {
     os << " waits=[";
     for (unsigned w = 0; w < inst.numWaits && w < isa::kMaxWaits; ++w) {

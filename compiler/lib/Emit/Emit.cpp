@@ -221,6 +221,19 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
         inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
         return true;
       })
+      .Case([&](DmaGatherOp o) {
+        inst.opcode = isa::Opcode::DmaIndirect;
+        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
+        return true;
+      })
+      .Case([&](DmaScatterOp o) {
+        inst.opcode = isa::Opcode::DmaIndirect;
+        inst.flags |= isa::kFlagScatter;
+        if (o.getAccumulate())
+          inst.flags |= isa::kFlagAccumulate;
+        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
+        return true;
+      })
       .Case([&](MatmulOp o) {
         inst.opcode = isa::Opcode::Matmul;
         if (o.getAccumulate())

@@ -148,3 +148,30 @@ func.func @many_waits(%in: memref<1024xf32> {nisa.input = 0 : i64}) {
   nisa.tensor_copy %u <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> on vector : !s, !s
   return
 }
+
+// -----
+
+// dma_gather/dma_scatter get a queue like dma_copy. The gather reads the
+// index tile its queue's previous DMA loaded (queue 1, no wait). The first
+// scatter reads the gathered tile (queue 1 again) and writes the whole
+// table the base copy wrote on queue 0: it waits for that copy (semaphore
+// 5 >= 1). The second scatter (WAW on %out) follows on the same queue,
+// keeping last-writer-wins order without a wait.
+// CHECK-LABEL: func.func @indirect
+func.func @indirect(%base: memref<640xf32> {nisa.input = 0 : i64},
+                   %idx: memref<128xi32> {nisa.input = 1 : i64},
+                   %out: memref<640xf32> {nisa.output = 0 : i64}) {
+  %i = nisa.alloc {address = 0 : i64} : !nisa.tile<sbuf, 128, 1, i32>
+  %t = nisa.alloc {address = 64 : i64} : !nisa.tile<sbuf, 128, 64, f32>
+  // CHECK: nisa.dma_copy {{.*}} {signal = 5 : i64}
+  nisa.dma_copy %out <0, [64, 1], [10, 64]>, %base <0, [64, 1], [10, 64]> : memref<640xf32>, memref<640xf32>
+  // CHECK: nisa.dma_copy {{.*}}queue = 1 : i64, signal = 6 : i64}
+  nisa.dma_copy %i <0, [1, 1], [128, 1]>, %idx <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 1, i32>, memref<128xi32>
+  // CHECK: nisa.dma_gather {{.*}}queue = 1 : i64, signal = 6 : i64}
+  nisa.dma_gather %t <0, [64, 1], [128, 64]>, %base <0, [64, 1], [10, 64]>, %i <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 64, f32>, memref<640xf32>, !nisa.tile<sbuf, 128, 1, i32>
+  // CHECK: nisa.dma_scatter {{.*}}accumulate {queue = 1 : i64, signal = 6 : i64, waits = array<i64: 5, 1>}
+  nisa.dma_scatter %out <0, [64, 1], [10, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> accumulate : memref<640xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+  // CHECK: nisa.dma_scatter {{.*}}{queue = 1 : i64, signal = 6 : i64}
+  nisa.dma_scatter %out <0, [64, 1], [10, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> : memref<640xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+  return
+}

@@ -1,0 +1,69 @@
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
+// trn.gather_rows / trn.scatter_rows -> dma_indirect (LowerIndirect.cpp).
+
+// Gather of 5 rows of a 10 x 6 table: the int64 index is narrowed into an
+// i32 [5, 1] tile by its load, one dma_gather spans all 10 table rows, then
+// the rows go to the output.
+// CHECK-LABEL: func.func @gather
+// CHECK: %[[I:.*]] = nisa.alloc : <sbuf, 128, 1, i32>
+// CHECK: nisa.dma_copy %[[I]] <0, [1, 1], [5, 1]>, %arg1 <0, [1, 1], [5, 1]> : !nisa.tile<sbuf, 128, 1, i32>, memref<5xi64>
+// CHECK: %[[R:.*]] = nisa.alloc : <sbuf, 128, 2048, f32>
+// CHECK: nisa.dma_gather %[[R]] <0, [2048, 1], [5, 6]>, %arg0 <0, [6, 1], [10, 6]>, %[[I]] <0, [1, 1], [5, 1]>
+// CHECK: nisa.dma_copy %arg2 <0, [6, 1], [5, 6]>, %[[R]] <0, [2048, 1], [5, 6]>
+// CHECK-NEXT: return
+func.func @gather(%t: tensor<10x6xf32>, %i: tensor<5xi64>) -> tensor<5x6xf32> {
+  %g = trn.gather_rows %t, %i : tensor<10x6xf32>, tensor<5xi64> -> tensor<5x6xf32>
+  return %g : tensor<5x6xf32>
+}
+
+// 200 indices: two blocks (128 + 72 rows), each with its own index tile.
+// CHECK-LABEL: func.func @gather_blocks
+// CHECK: nisa.dma_copy %{{.*}} <0, [1, 1], [128, 1]>, %arg1 <0, [1, 1], [128, 1]>
+// CHECK: nisa.dma_gather %{{.*}} <0, [2048, 1], [128, 4]>, %arg0 <0, [4, 1], [10, 4]>
+// CHECK: nisa.dma_copy %arg2 <0, [4, 1], [128, 4]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [1, 1], [72, 1]>, %arg1 <128, [1, 1], [72, 1]>
+// CHECK: nisa.dma_gather %{{.*}} <0, [2048, 1], [72, 4]>, %arg0 <0, [4, 1], [10, 4]>
+// CHECK: nisa.dma_copy %arg2 <512, [4, 1], [72, 4]>
+func.func @gather_blocks(%t: tensor<10x4xf32>, %i: tensor<200xi32>) -> tensor<200x4xf32> {
+  %g = trn.gather_rows %t, %i : tensor<10x4xf32>, tensor<200xi32> -> tensor<200x4xf32>
+  return %g : tensor<200x4xf32>
+}
+
+// Scatter: base is copied into the output first, then the src rows are
+// loaded and scattered over the whole table (all 10 rows).
+// CHECK-LABEL: func.func @scatter
+// CHECK: nisa.dma_copy %{{.*}}, %arg0
+// CHECK: nisa.dma_copy %arg3 {{.*}}
+// CHECK: nisa.dma_copy %{{.*}} <0, [1, 1], [4, 1]>, %arg1 <0, [1, 1], [4, 1]>
+// CHECK: nisa.dma_copy %[[S:.*]] <0, [2048, 1], [4, 6]>, %arg2 <0, [6, 1], [4, 6]>
+// CHECK: nisa.dma_scatter %arg3 <0, [6, 1], [10, 6]>, %[[S]] <0, [2048, 1], [4, 6]>, %{{.*}} <0, [1, 1], [4, 1]> accumulate
+// CHECK-NEXT: return
+func.func @scatter(%b: tensor<10x6xf32>, %i: tensor<4xi64>, %s: tensor<4x6xf32>) -> tensor<10x6xf32> {
+  %r = trn.scatter_rows %b, %i, %s accumulate : tensor<10x6xf32>, tensor<4xi64>, tensor<4x6xf32> -> tensor<10x6xf32>
+  return %r : tensor<10x6xf32>
+}
+
+// A bf16 accumulate sums in an fp32 copy of base, then rounds once.
+// CHECK-LABEL: func.func @scatter_bf16
+// CHECK: %[[A:.*]] = nisa.dram_alloc : memref<60xf32>
+// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [10, 6]>, %{{.*}} <0, [2048, 1], [4, 6]>, %{{.*}} accumulate : memref<60xf32>, <sbuf, 128, 2048, bf16>
+// CHECK: nisa.dma_copy %{{.*}}, %[[A]]
+// CHECK: nisa.dma_copy %arg3
+// CHECK-NEXT: return
+func.func @scatter_bf16(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
+  %r = trn.scatter_rows %b, %i, %s accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
+  return %r : tensor<10x6xbf16>
+}
+
+// A table of 70000 rows is two ranges (65535 + 4465 rows): the second
+// gathers with the index shifted by 65535 and is added to the first.
+// CHECK-LABEL: func.func @gather_big_table
+// CHECK: nisa.dma_gather %[[R:.*]] <0, [2048, 1], [3, 2]>, %arg0 <0, [2, 1], [65535, 2]>
+// CHECK: nisa.tensor_scalar %[[J:.*]] <0, [1, 1], [3, 1]>, %{{.*}} <0, [1, 1], [3, 1]> subtract 6.553500e+04
+// CHECK: nisa.dma_gather %[[P:.*]] <0, [2048, 1], [3, 2]>, %arg0 <131070, [2, 1], [4465, 2]>, %[[J]]
+// CHECK: nisa.tensor_tensor add %[[R]] {{.*}}, %[[R]] {{.*}}, %[[P]]
+func.func @gather_big_table(%t: tensor<70000x2xf32>, %i: tensor<3xi32>) -> tensor<3x2xf32> {
+  %g = trn.gather_rows %t, %i : tensor<70000x2xf32>, tensor<3xi32> -> tensor<3x2xf32>
+  return %g : tensor<3x2xf32>
+}
