@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The Hugging Face causal-LM sweep: every architecture transformers ships, through backend="neuron".
+
+    python3 benchmarks/hf_sweep/sweep.py                 # all (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+    python3 benchmarks/hf_sweep/sweep.py gpt2 llama      # some
+    python3 benchmarks/hf_sweep/sweep.py --jobs 2 --timeout 300
+
+Architectures run in worker processes (worker.py), one after another in each (the
+imports are paid once), under a per-architecture timeout and a memory limit: an
+architecture that crashes or hangs its process is recorded as such and a fresh
+process takes the rest, so nothing is fatal. Writes the HF section of
+benchmarks/RESULTS.md (between the hf-sweep markers; the rest of the file is kept)
+and every record to benchmarks/RESULTS-hf.json. Run after scripts/build.sh
+(trnc installed) with transformers installed (scripts/setup.sh pins it).
+Compile caches are off (TRNC_DISABLE_CACHE=1) so compile times are cold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from results_md import passed, write_results  # noqa: E402
+
+MEMORY_LIMIT = 8 << 30  # bytes of address space per worker: a runaway config is killed, not the machine
+
+
+def _limit_memory() -> None:
+    os.setsid()  # own process group: a timeout kills the worker and anything it started
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def _read(path: str):
+    try:
+        with open(path) as f:
+            return json.load(f) if path.endswith(".json") else f.read()
+    except (OSError, ValueError):
+        return None
+
+
+def run_queue(archs: list[str], timeout: float, all_unsupported: bool, report) -> None:
+    """Run `archs` in worker processes, one after another in each; an architecture that
+    crashes its process or passes `timeout` is recorded and a fresh process takes the rest."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", OMP_NUM_THREADS="1",
+               TRNC_DISABLE_CACHE="1")
+    todo = list(archs)
+    while todo:
+        with tempfile.TemporaryDirectory(prefix="hf-sweep-") as tmp:
+            cmd = [sys.executable, os.path.join(HERE, "worker.py"), tmp, *todo]
+            if all_unsupported:
+                cmd.append("--all-unsupported")
+            with open(os.path.join(tmp, "stderr"), "w+") as err:
+                proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                                        preexec_fn=_limit_memory, cwd=tmp)
+                current, since = None, time.perf_counter()
+                timed_out = False
+                while proc.poll() is None:
+                    time.sleep(0.5)
+                    now_arch = _read(os.path.join(tmp, "current"))
+                    if now_arch != current:
+                        # The previous one finished: hand it over.
+                        if current is not None:
+                            _finish(tmp, current, time.perf_counter() - since, report, todo)
+                        current, since = now_arch, time.perf_counter()
+                    elif current is not None and time.perf_counter() - since > timeout:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        timed_out = True
+                err.seek(0)
+                tail = [line for line in err.read().strip().splitlines() if line.strip()][-1:] or [""]
+            if current is None:  # died before the first architecture: record them all
+                current = todo[0]
+            problem = None
+            if timed_out:
+                problem = {"kind": "timeout", "message": f"no result after {timeout:.0f} s"}
+            elif proc.returncode != 0:
+                how = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
+                       else f"exit status {proc.returncode}")
+                problem = {"kind": "crash", "message": f"{how}: {tail[0][:200]}"}
+            _finish(tmp, current, time.perf_counter() - since, report, todo, problem)
+            if problem is None:  # a clean exit that left some out would loop forever
+                for arch in list(todo):
+                    _finish(tmp, arch, 0.0, report, todo, {"kind": "crash", "message": "not run by the worker"})
+
+
+def _finish(tmp: str, arch: str, seconds: float, report, todo: list[str], problem=None) -> None:
+    if arch not in todo:
+        return
+    todo.remove(arch)
+    record = _read(os.path.join(tmp, f"{arch}.json")) or {
+        "arch": arch, "stage": "start", "forward_ok": False, "backward_ok": False}
+    record["wall_s"] = round(seconds, 1)
+    if problem is not None:
+        stage = record.get("stage")
+        record["error"] = {"operator": "", "stage": stage, **problem,
+                           "message": f"{problem['message']} (in stage {stage})"}
+        record["forward_ok"] = record.get("forward_ok", False) and stage != "forward"
+        record["backward_ok"] = False
+    report(record)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("archs", nargs="*", help="model types (default: every causal-LM architecture)")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel workers (2 cores: 1 or 2)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per architecture")
+    parser.add_argument("--all-unsupported", action="store_true",
+                        help="for failures also list every operator that would not lower (slower)")
+    parser.add_argument("--json", default=os.path.join(os.path.dirname(HERE), "RESULTS-hf.json"))
+    parser.add_argument("--results-md", default=os.path.join(os.path.dirname(HERE), "RESULTS.md"))
+    parser.add_argument("--no-md", action="store_true", help="do not touch RESULTS.md")
+    args = parser.parse_args()
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import tiny
+
+    archs = args.archs or tiny.all_model_types()
+    records: dict[str, dict] = {}
+    if args.archs and os.path.exists(args.json):  # a partial run updates the previous one
+        with open(args.json) as f:
+            records = {r["arch"]: r for r in json.load(f)["records"]}
+    start = time.perf_counter()
+    lock = threading.Lock()
+
+    def report(record: dict) -> None:
+        with lock:
+            records[record["arch"]] = record
+            status = "PASS" if passed(record) else ("skip" if record.get("skipped") else "fail")
+            err = record.get("error") or {}
+            print(f"[{len(records)}] {record['arch']:28s} {status}  {record.get('wall_s', 0):6.1f}s  "
+                  f"{err.get('kind', '')} {err.get('operator', '')}", flush=True)
+
+    jobs = max(1, min(args.jobs, 2))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(lambda q: run_queue(q, args.timeout, args.all_unsupported, report),
+                      [archs[i::jobs] for i in range(jobs)]))
+    ordered = [records[a] for a in sorted(records)]
+    meta = {"seconds": round(time.perf_counter() - start, 1), "jobs": args.jobs, "timeout": args.timeout,
+            "archs_run": len(archs)}
+    with open(args.json, "w") as f:
+        json.dump({"meta": meta, "records": ordered}, f, indent=1, default=str)
+    summary = write_results(ordered, meta, None if args.no_md else args.results_md)
+    print(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
