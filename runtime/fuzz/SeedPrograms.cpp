@@ -167,9 +167,31 @@ Program reduction() {
   return m.p;
 }
 
+/// dma_indirect: gather table rows named by an index tile, then scatter
+/// them (accumulating) into a copy of the table.
+Program indirect() {
+  Emitter m("indirect");
+  uint32_t table = m.region(Region::Kind::Input, DType::F32, 8 * 4 * 4, 0);
+  uint32_t index = m.region(Region::Kind::Input, DType::I32, 6 * 4, 1);
+  uint32_t out = m.region(Region::Kind::Output, DType::F32, 8 * 4 * 4, 0);
+  auto i = m.emit(op(Opcode::DmaCopy, Engine::Dma, sb(DType::I32, 6, 0, 1),
+                     hb(index, DType::I32, 6, 1)), {});
+  auto g = m.emit(op(Opcode::DmaIndirect, Engine::Dma, sb(DType::F32, 6, 64, 4),
+                     hb(table, DType::F32, 8, 4), sb(DType::I32, 6, 0, 1)), {i});
+  auto c = m.emit(op(Opcode::DmaCopy, Engine::Dma, hb(out, DType::F32, 8, 4),
+                     hb(table, DType::F32, 8, 4)), {});
+  Instruction scatter = op(Opcode::DmaIndirect, Engine::Dma, hb(out, DType::F32, 8, 4),
+                           sb(DType::F32, 6, 64, 4), sb(DType::I32, 6, 0, 1));
+  scatter.flags = kFlagScatter | kFlagAccumulate;
+  m.emit(scatter, {g, c});
+  return m.p;
+}
+
 } // namespace
 
-std::vector<Program> seedPrograms() { return {elementwise(), matmul(), reduction()}; }
+std::vector<Program> seedPrograms() {
+  return {elementwise(), matmul(), reduction(), indirect()};
+}
 
 void fixChecksums(std::vector<uint8_t> &bytes) {
   // Artifact.cpp's layout: a 24-byte header, then 9 table entries of 32
