@@ -3,13 +3,15 @@
 // dma_indirect (Isa.h DmaIndirect) against reference loops: gather with
 // out-of-range zero rows and a bf16 cast, scatter with last-writer-wins and
 // with fp32 accumulation of duplicate indices; its cost (one descriptor per
-// row); and the verifier's operand rules.
+// row); the race checker's footprint (every table row); and the verifier's
+// operand rules.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
 
 #include "sim/CostModel.h"
+#include "sim/RaceChecker.h"
 
 using namespace trnc;
 using namespace trnc::test;
@@ -208,4 +210,50 @@ TEST_CASE("dma_indirect operand rules", "[verify][indirect]") {
                  "cannot run on the gpsimd engine"));
   CHECK(contains(verifyGather([](Instruction &g) { g.dst.dtype = DType::I64; }),
                  "i64 is only valid"));
+}
+
+TEST_CASE("dma_indirect: the race checker sees every row of the table",
+          "[sim][indirect][race]") {
+  // A scatter on queue 1 and a copy into row 9 on queue 0 touch different
+  // bytes at run time (the index names row 0), but nothing orders them and
+  // the scatter may write any row: a race. Ordered by the queue-0
+  // semaphore, none.
+  for (bool ordered : {false, true}) {
+    Program p;
+    p.target = "trn2";
+    p.name = "race";
+    Builder b;
+    uint32_t in = b.input(DType::F32, kN * kD * 4);
+    uint32_t out = b.output(DType::F32, kN * kD * 4);
+    p.regions = b.p.regions;
+    auto &dma = p.streams[size_t(Engine::Dma)];
+    Instruction idx = make(Opcode::Memset, Engine::Vector);
+    idx.dst = sbuf(DType::I32, 0, 1, 0, {1});
+    idx.signal = uint8_t(Engine::Vector);
+    p.streams[size_t(Engine::Vector)].push_back(idx);
+    Instruction row = make(Opcode::DmaCopy, Engine::Dma);
+    row.dst = hbm(out, DType::F32, 9 * kD * 4, 1, kD, {kD});
+    row.src0 = hbm(in, DType::F32, 0, 1, kD, {kD});
+    row.signal = completionSemaphore(Engine::Dma, 0);
+    dma.push_back(row);
+    Instruction s = indirect(true, 1);
+    s.dmaQueue = 1;
+    s.src0 = sbuf(DType::F32, 0, 1, 64, {kD});
+    s.dst = hbm(out, DType::F32, 0, kN, kD, {kD});
+    s.waits[s.numWaits++] = {uint8_t(Engine::Vector), 1};
+    if (ordered)
+      s.waits[s.numWaits++] = {completionSemaphore(Engine::Dma, 0), 1};
+    dma.push_back(s);
+    REQUIRE(errorText(verifyProgram(p)) == "");
+    Simulator sim(*lookupMachineModel(p.target));
+    RaceChecker checker;
+    RunOptions options;
+    options.observer = &checker;
+    std::vector<float> x(kN * kD, 1.0f), y(kN * kD, 0.0f);
+    std::string err = errorText(sim.run(p, {x.data()}, {y.data()}, options, nullptr));
+    if (ordered)
+      CHECK(err == "");
+    else
+      CHECK(contains(err, "race"));
+  }
 }
