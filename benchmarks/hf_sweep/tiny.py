@@ -131,10 +131,14 @@ def config_class_of(model_type: str):
     return own if isinstance(own, type) and hasattr(own, "model_type") else CONFIG_MAPPING[model_type]
 
 
-def tiny_config(model_type: str):
-    """The architecture's config with tiny sizes, zero dropout and in-vocabulary token ids."""
+def tiny_config(model_type: str, **overrides):
+    """The architecture's config with tiny sizes, zero dropout and in-vocabulary token ids;
+    `overrides` (config attributes the class has) go last."""
     config_class = config_class_of(model_type)
-    config = config_class(**tiny_kwargs(config_class))
+    kwargs = tiny_kwargs(config_class)
+    known = _field_names(config_class)
+    kwargs.update({k: v for k, v in overrides.items() if k in known})
+    config = config_class(**kwargs)
     config.use_cache = False
     if hasattr(config, "get_text_config"):
         text = config.get_text_config()
@@ -149,9 +153,9 @@ def causal_lm_class(model_type: str):
     return getattr(transformers, modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type])
 
 
-def build_model(model_type: str, seed: int = 0) -> torch.nn.Module:
+def build_model(model_type: str, seed: int = 0, **overrides) -> torch.nn.Module:
     """Seeded random weights, float32, eager attention (the portable path)."""
-    config = tiny_config(model_type)
+    config = tiny_config(model_type, **overrides)
     torch.manual_seed(seed)
     cls = causal_lm_class(model_type)
     try:
