@@ -398,6 +398,29 @@ LogicalResult IotaOp::verify() {
   return verifyEngine(*this, getEngine(), {Engine::gpsimd});
 }
 
+/// random (Isa.h Random): GpSimd only; a floating dst; the seed an i32 tile
+/// of two words on each of dst's partitions; the counter base fits the
+/// instruction's two 24-bit immediates (Isa.h).
+LogicalResult RandomOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyEngine(*this, getEngine(), {Engine::gpsimd})))
+    return failure();
+  Type elt = cast<TileType>(getDst().getType()).getElementType();
+  if (!elt.isF32() && !elt.isBF16() && !elt.isF16())
+    return emitOpError("dst must be f32, bf16 or f16, not ") << elt;
+  if (!cast<TileType>(getSrc0().getType()).getElementType().isInteger(32))
+    return emitOpError("seed must be an i32 tile");
+  TileAccessShape d = shapeOf(getDst(), getDstAp()),
+                  s = shapeOf(getSrc0(), getSrc0Ap());
+  if (s.partitions != d.partitions || s.freeElements != 2)
+    return emitOpError("seed must be [") << d.partitions << ", 2], not ["
+                                         << s.partitions << ", "
+                                         << s.freeElements << "]";
+  if (getCounterBase() < 0 || getCounterBase() >= (int64_t(1) << 48))
+    return emitOpError("counter base must be in [0, 2^48)");
+  return success();
+}
+
 /// affine_select (Isa.h AffineSelect): GpSimd only, a comparison, dst shaped
 /// like src0.
 LogicalResult AffineSelectOp::verify() {

@@ -421,6 +421,36 @@ def Nisa_AffineSelectOp : Nisa_InstrOp<"affine_select"> {
   }];
 }
 
+def Nisa_RandomOp : Nisa_InstrOp<"random"> {
+  let summary = "GpSimd: uniform [0, 1) numbers from a counter-based generator";
+  let description = [{
+    `dst[p, f]` = Philox-4x32-10 (Isa.h Random) of the counter
+    `counter_base + partition_coef * p + free_coef * f`, keyed by the two i32
+    words of partition p of `src0` (the seed, read when the instruction
+    runs), scaled to [0, 1) exactly in dst's element type. Each value
+    depends only on (seed, counter), never on tiling.
+
+    ```mlir
+    nisa.random %o <0, [512, 1], [128, 512]>, %seed <0, [2, 1], [128, 2]>,
+        base = 0, coefs = [512, 1] on gpsimd
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 2, i32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Tile, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            I64Attr:$counter_base,
+                            I32Attr:$partition_coef, I32Attr:$free_coef,
+                            Nisa_Engine:$engine),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap `,` `base` `=` $counter_base `,` `coefs`
+    `=` `[` $partition_coef `,` $free_coef `]` `on` $engine attr-dict `:`
+    type($dst) `,` type($src0)
+  }];
+}
+
 def Nisa_NopOp : Nisa_InstrOp<"nop"> {
   let summary = "wait-only instruction: no operands, no work";
   let description = [{

@@ -10,6 +10,7 @@ include "dialects/Trn/TrnElementwiseOps.td"
 include "dialects/Trn/TrnMatmulOps.td"
 include "dialects/Trn/TrnReductionOps.td"
 include "dialects/Trn/TrnLayoutOps.td"
+include "dialects/Trn/TrnRandomOps.td"
 include "dialects/Trn/TrnIndexingOps.td"
 
 #endif // TRN_OPS

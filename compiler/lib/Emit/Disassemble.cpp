@@ -103,6 +103,10 @@ void printInstruction(llvm::raw_ostream &os, const Program &p,
   case isa::Opcode::Memset:
     os << " value=" << inst.imm0;
     break;
+  case isa::Opcode::Random: // the counter base's two 24-bit halves (Isa.h)
+    os << " base=" << ((uint64_t(inst.imm0) << 24) + uint64_t(inst.imm1))
+       << " coefs=[" << inst.partitionCoef << ", " << inst.freeCoef << "]";
+    break;
   case isa::Opcode::DmaCopy:
   case isa::Opcode::DmaIndirect:
     os << " queue=" << inst.dmaQueue;

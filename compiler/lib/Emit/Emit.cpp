@@ -304,6 +304,16 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
         inst.freeCoef = o.getFreeCoef();
         return true;
       })
+      .Case([&](RandomOp o) {
+        inst.opcode = isa::Opcode::Random;
+        // The counter base as two exact 24-bit halves (Isa.h Random).
+        uint64_t base = uint64_t(o.getCounterBase());
+        inst.imm0 = float(base >> 24);
+        inst.imm1 = float(base & 0xffffff);
+        inst.partitionCoef = o.getPartitionCoef();
+        inst.freeCoef = o.getFreeCoef();
+        return true;
+      })
       .Case([&](NopOp) {
         inst.opcode = isa::Opcode::Nop; // waits only: no operands
         return true;

@@ -81,7 +81,10 @@ FailureOr<Value> importScalarTensor(NodeContext &ctx) {
 
 } // namespace
 
+void registerRandomImporters(OpRegistry &r); // RandomImporters.cpp
+
 void registerCreationImporters(OpRegistry &r) {
+  registerRandomImporters(r);
   r.add("aten.full.default", importFull);
   r.add("aten.zeros.default", importZeros);
   r.add("aten.ones.default", importOnes);
