@@ -1,0 +1,82 @@
+"""The DmaIndirect lowering of trnc.gather_rows / trnc.scatter_rows, compiled
+through backend="neuron" and run on the simulator, against the custom ops'
+CPU implementations (python/trnc/indirect_ops.py, the contract): blocks of
+128 indices, row chunks wider than one tile, out-of-range indices, int32 and
+int64 indices and tables, last-writer-wins and fp32 accumulation of
+duplicates across blocks, tables past the 65535-row pattern limit.
+"""
+
+import pytest
+import torch
+
+import trnc  # noqa: F401  (registers torch.ops.trnc.*)
+from helpers import check_against_eager, compile_neuron, needs_native
+
+pytestmark = needs_native
+
+gather_rows = torch.ops.trnc.gather_rows
+scatter_rows = torch.ops.trnc.scatter_rows
+
+
+def _index(m, n, dtype=torch.int64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    # Mostly valid rows, some -1 and some past the end (out of range).
+    return torch.randint(-2, n + 2, (m,), generator=g).to(dtype)
+
+
+def _same(fn, *args):
+    expected = fn(*args)
+    actual = compile_neuron(fn)(*args)
+    torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64]
+)
+def test_gather_rows_exact(dtype, index_dtype):
+    table = (torch.randn(37, 5) * 100).to(dtype)
+    _same(lambda t, i: gather_rows(t, i), table, _index(300, 37, index_dtype))
+
+
+def test_gather_rows_wide_rows_and_blocks():
+    # 3000 f32 columns = two chunks (2048 + 952); 130 indices = two blocks.
+    _same(lambda t, i: gather_rows(t, i), torch.randn(9, 3000), _index(130, 9))
+
+
+def test_gather_rows_table_past_65535_rows():
+    table = torch.randn(70000, 2)
+    index = torch.tensor([0, 65534, 65535, 69999, 70000, -1, 12345, 66000])
+    _same(lambda t, i: gather_rows(t, i), table, index)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
+def test_scatter_rows_last_writer_wins(dtype):
+    base = (torch.randn(20, 6) * 10).to(dtype)
+    src = (torch.randn(260, 6) * 10).to(dtype)
+    # 260 rows in three blocks, many duplicates across blocks.
+    _same(lambda b, i, s: scatter_rows(b, i, s, False), base, _index(260, 20, seed=3), src)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_scatter_rows_accumulate_duplicates(dtype):
+    base = torch.randn(7, 3000).to(dtype)
+    src = torch.randn(200, 3000).to(dtype)
+    fn = lambda b, i, s: scatter_rows(b, i, s, True)  # noqa: E731
+    index = _index(200, 7, seed=5)
+    expected, actual = fn(base, index, src), compile_neuron(fn)(base, index, src)
+    # fp32 sums in index order, rounded once: as the CPU op, up to fp32 rounding.
+    tol = {} if dtype == torch.float32 else {"rtol": 0, "atol": 0}
+    torch.testing.assert_close(actual, expected, **tol)
+
+
+def test_scatter_rows_table_past_65535_rows():
+    base = torch.zeros(66000, 1)
+    src = torch.arange(6.0).view(6, 1)
+    index = torch.tensor([65535, 1, 65999, 66000, 65535, -1])
+    _same(lambda b, i, s: scatter_rows(b, i, s, True), base, index, src)
+
+
+def test_gather_rows_backward_accumulates():
+    # The backward of gather_rows is scatter_rows(zeros, index, grad, True).
+    check_against_eager(lambda t, i: gather_rows(t, i) * 2.0, [torch.randn(11, 4), _index(150, 11)])
