@@ -130,6 +130,30 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sc
     return trnc_ops.scatter_rows(out, index, grad, True)
 
 
+def _embedding_renorm(weight, indices, max_norm, norm_type):
+    """The functional form of embedding(max_norm=...)'s in-place renorm: the
+    referenced rows whose norm exceeds max_norm are scaled by
+    max_norm / (norm + 1e-7) (ATen's constant). Duplicate indices rewrite the
+    same scaled row."""
+    if indices.numel() == 0:
+        return aten.clone.default(weight)
+    index = _reshape(indices, [-1])
+    rows = trnc_ops.gather_rows(weight, index)
+    x = aten._to_copy.default(rows, dtype=torch.float32)
+    if norm_type == 2:
+        norm = aten.sqrt.default(aten.sum.dim_IntList(aten.mul.Tensor(x, x), [1], True))
+    elif norm_type == 1:
+        norm = aten.sum.dim_IntList(aten.abs.default(x), [1], True)
+    else:
+        p = aten.pow.Tensor_Scalar(aten.abs.default(x), float(norm_type))
+        norm = aten.pow.Tensor_Scalar(aten.sum.dim_IntList(p, [1], True), 1.0 / norm_type)
+    scale = aten.div.Tensor(aten.full.default([], float(max_norm), dtype=torch.float32),
+                            aten.add.Tensor(norm, 1e-7))
+    scaled = aten._to_copy.default(aten.mul.Tensor(x, scale), dtype=weight.dtype)
+    new = aten.where.self(aten.gt.Scalar(norm, float(max_norm)), scaled, rows)
+    return trnc_ops.scatter_rows(weight, index, new, False)
+
+
 # index_select ----------------------------------------------------------------
 
 
@@ -387,6 +411,7 @@ def rules() -> dict:
     return {
         aten.embedding.default: _embedding,
         aten.embedding_dense_backward.default: _embedding_dense_backward,
+        aten.embedding_renorm.default: _embedding_renorm,
         aten.index_select.default: _index_select,
         aten.gather.default: _gather,
         aten.scatter.src: _scatter_src,

@@ -19,7 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 import trnc
 from trnc import decomp_indexing
 from trnc.decompositions import decomposition_table
-from helpers import check_against_eager, compile_neuron, needs_native, trnc_error
+from helpers import BACKEND, check_against_eager, compile_neuron, needs_native, trnc_error
 
 gather_rows = torch.ops.trnc.gather_rows
 scatter_rows = torch.ops.trnc.scatter_rows
@@ -178,6 +178,20 @@ def test_compiled_matches_eager(name):
 @needs_native
 def test_embedding_bfloat16():
     check_against_eager(lambda w, i: F.embedding(i, w), [torch.randn(10, 8).bfloat16(), W([[1, 3, 3], [0, 9, 3]])])
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_native)], ids=["decomposed", "compiled"])
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embedding_max_norm_renorms_the_weight_in_place(compiled, norm_type):
+    weight = torch.randn(10, 4) * 2
+    index = W([[1, 3, 3], [0, 9, 3]])
+    fn = lambda w, i: F.embedding(i, w, max_norm=1.5, norm_type=norm_type) * 2  # noqa: E731
+    w_eager, w_ours = weight.clone(), weight.clone()
+    expected = fn(w_eager, index)
+    backend = BACKEND if compiled else _eager_decomposed_backend(collections.Counter())
+    actual = torch.compile(fn, backend=backend, dynamic=False)(w_ours, index)
+    torch.testing.assert_close(actual, expected)
+    torch.testing.assert_close(w_ours, w_eager)  # the renorm's write-back
 
 
 # ---------------------------------------------------------------------------
