@@ -138,12 +138,7 @@ def tiny_config(model_type: str, **overrides):
     kwargs = tiny_kwargs(config_class)
     known = _field_names(config_class)
     kwargs.update({k: v for k, v in overrides.items() if k in known})
-    config = config_class(**kwargs)
-    config.use_cache = False
-    if hasattr(config, "get_text_config"):
-        text = config.get_text_config()
-        text.use_cache = False
-    return config
+    return config_class(**kwargs)
 
 
 def causal_lm_class(model_type: str):
@@ -153,13 +148,16 @@ def causal_lm_class(model_type: str):
     return getattr(transformers, modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type])
 
 
-def build_model(model_type: str, seed: int = 0, **overrides) -> torch.nn.Module:
-    """Seeded random weights, float32, eager attention (the portable path)."""
+def build_model(model_type: str, seed: int = 0, attn_implementation: str | None = None,
+                **overrides) -> torch.nn.Module:
+    """Seeded random weights, float32; attention as transformers picks it by default
+    (SDPA where the architecture supports it) unless `attn_implementation` says."""
     config = tiny_config(model_type, **overrides)
     torch.manual_seed(seed)
     cls = causal_lm_class(model_type)
+    kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
     try:
-        model = cls._from_config(config, attn_implementation="eager", dtype=torch.float32)
+        model = cls._from_config(config, dtype=torch.float32, **kwargs)
     except (TypeError, ValueError):
         model = cls(config)
     return model.float()

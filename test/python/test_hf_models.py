@@ -97,7 +97,6 @@ def test_static_cache_generation_matches_eager(arch: str) -> None:
     # runner-up by >= 2e-2 at every step (checked below), far above any fp32
     # summation-order difference, so a near-tie cannot flip a token.
     model = tiny.build_model(arch, initializer_range=0.2).eval()
-    model.config.use_cache = True
     model.generation_config.disable_compile = True  # eager is eager (HF auto-compiles on accelerators only)
     ids = tiny.example_batch(model)[:1, :8]
     expected = _generate(model, ids, output_scores=True, return_dict_in_generate=True)
