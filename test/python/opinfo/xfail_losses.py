@@ -5,7 +5,4 @@ Seeded from a real sweep by seed_xfails.py.
 """
 
 XFAIL = {
-    ('nn.functional.cross_entropy', '', '*', 'bwd'): 'not lowered yet: aten.gather.default (selecting the target class; DmaIndirect, data-movement area)',
-    ('nn.functional.cross_entropy', '', 'float32', 'fwd'): 'not lowered yet: aten.gather.default (selecting the target class; DmaIndirect, data-movement area)',
-    ('nn.functional.nll_loss', '', '*', '*'): 'not lowered yet: aten.gather.default (selecting the target class; DmaIndirect, data-movement area)',
 }

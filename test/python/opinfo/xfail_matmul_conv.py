@@ -15,6 +15,4 @@ XFAIL = {
     ('nn.functional.conv2d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('nn.functional.max_pool2d', '', '*', '*'): 'max_pool2d_with_indices not lowered: needs window max plus first-argmax indices (Iota + compare/select) and a backward scattering to them',
     ('nn.functional.avg_pool2d', '', 'int64', 'fwd'): 'integer avg_pool2d: lowered as a floating-point convolution; integer rounding not implemented',
-    ('nn.functional.interpolate', 'nearest', '*', '*'): "decomposed by PyTorch (above trnc's table) into aten.index.Tensor / index_put (gather, data-movement area)",
-    ('nn.functional.interpolate', 'bilinear', '*', '*'): "decomposed by PyTorch (above trnc's table) into aten.index.Tensor / index_put (gather, data-movement area)",
 }
