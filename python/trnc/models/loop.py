@@ -25,6 +25,7 @@ class TrainResult:
     losses: list[float] = field(default_factory=list)
     step_seconds: list[float] = field(default_factory=list)
     lrs: list[float] = field(default_factory=list)
+    run: Optional[Callable] = None  # the (compiled) model the loop called
 
 
 def train(
@@ -48,7 +49,7 @@ def train(
     run = torch.compile(model, backend=neuron, dynamic=False, options=options or {}) if compiled else model
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=max(1, steps // 4), gamma=0.5) if schedule else None
-    result = TrainResult()
+    result = TrainResult(run=run)
     model.train()
     for step in range(steps):
         start = time.perf_counter()

@@ -1,0 +1,155 @@
+"""Real training loops through ``torch.compile(model, backend="neuron", dynamic=False)``.
+
+The models are trnc.models' ResNet-style CNN and nanoGPT-style decoder, trained
+with AdamW for 20 steps by trnc.models.loop.train (gradient accumulation,
+``zero_grad(set_to_none=True)``, ``clip_grad_norm_`` and a StepLR scheduler
+inside the loop), once eagerly and once compiled from the same weights and
+batches; the loss trajectories must agree step by step.
+
+Tolerances (float32): both runs round every op correctly but sum in different
+orders (the Tensor Engine accumulates K-tiles of 128 sequentially; MKL/oneDNN
+block), and a training loop amplifies last-bit differences: AdamW divides each
+gradient coordinate by its own running RMS, so near-zero coordinates turn
+rounding noise into lr-sized steps, and clipping couples all coordinates.
+Measured on the ResNet loop (16x16 images): eager float32 itself drifts from an eager
+float64 run of the same loop by up to 1.2e-4 relative by step 16 (and trnc is
+within 2e-6 of float64). rtol 5e-4 (4x eager's own drift) for the whole
+trajectory, 1e-5 for the first steps, before any drift can build up.
+"""
+
+import copy
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import trnc
+from helpers import BACKEND, needs_native
+from trnc.models import gpt, resnet
+from trnc.models.loop import train
+
+pytestmark = needs_native
+
+STEPS = 20
+FP32_TRAJECTORY = {"rtol": 5e-4, "atol": 0.0}
+FP32_FIRST_STEPS = {"rtol": 1e-5, "atol": 0.0}
+# bfloat16 autocast: eager's own autocast run of the ResNet loop differs from
+# its float32 run by up to 9e-4 relative (measured); two bf16 implementations
+# (conv/matmul outputs rounded to bf16 after different accumulation orders)
+# differ by the same order. rtol 5e-3 is 5x that, below one bf16 ulp (7.8e-3).
+BF16_TRAJECTORY = {"rtol": 5e-3, "atol": 0.0}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Eager PyTorch on one intra-op thread: on a loaded 2-core machine its
+    default thread pool spins against the simulator (measured: an eager AdamW
+    step 0.03 s on one thread, 1.7 s on two)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _batches(make, seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    while True:
+        yield make(gen)
+
+
+def _resnet_loss(run, batch):
+    x, y = batch
+    return F.cross_entropy(run(x), y)
+
+
+def _train_resnet(model, compiled, autocast=False):
+    # 2 micro-batches of 4 8x8 images per step: the 3x3 convs contract over
+    # 288 and 576 terms (3 and 5 K-tiles of 128), stage 1 has 256 output
+    # pixels (2 tiles); 16x16 images take twice the time and check nothing new.
+    return train(model, _resnet_loss, _batches(lambda g: resnet.batch(4, g, size=8)), steps=STEPS,
+                 compiled=compiled, accumulate=2, lr=1e-3, clip=1.0, schedule=True, autocast=autocast,
+                 options={})
+
+
+def test_resnet_adamw_fp32_matches_eager_then_eval_is_forward_only():
+    torch.manual_seed(0)
+    model = resnet.ResNet()
+    eager_model, trnc_model = copy.deepcopy(model), copy.deepcopy(model)
+    eager = _train_resnet(eager_model, compiled=False)
+    ours = _train_resnet(trnc_model, compiled=True)
+    torch.testing.assert_close(ours.losses[:3], eager.losses[:3], **FP32_FIRST_STEPS)
+    torch.testing.assert_close(ours.losses, eager.losses, **FP32_TRAJECTORY)
+    assert ours.lrs == eager.lrs and len(set(ours.lrs)) == 4  # the scheduler ran
+    assert eager.losses[-1] < eager.losses[0] - 0.3  # it does learn
+    counts = trnc.neuron.stats.counts
+    assert (counts["forward"], counts["backward"], counts["inference"]) == (1, 1, 0)
+    # Batch norm's running statistics are input mutations of the forward graph.
+    for (name, b), e in zip(trnc_model.named_buffers(), eager_model.buffers()):
+        # They follow the weights, which drift like the losses (measured max
+        # |dw| 6.5e-4); a lost write-back would leave them at 0 / 1 (O(0.1) off).
+        tol = {} if b.dtype == torch.int64 else {"rtol": 5e-3, "atol": 5e-3}
+        torch.testing.assert_close(b, e, **tol, msg=lambda m: f"{name}: {m}")
+        if name.endswith("num_batches_tracked"):
+            assert b.item() == 2 * STEPS
+
+    # Inference: eval mode under no_grad compiles one forward-only graph that
+    # normalises with the running statistics.
+    trnc.neuron.stats.reset()
+    trnc_model.eval()
+    x, _ = resnet.batch(4, torch.Generator().manual_seed(7), size=8)
+    with torch.no_grad():
+        out = ours.run(x)
+        expected = trnc_model(x)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert dict(trnc.neuron.stats.counts) == {"inference": 1}
+
+
+def _bf16_body():
+    torch.manual_seed(0)
+    model = resnet.ResNet()
+    eager = _train_resnet(copy.deepcopy(model), compiled=False, autocast=True)
+    ours = _train_resnet(copy.deepcopy(model), compiled=True, autocast=True)
+    torch.testing.assert_close(ours.losses, eager.losses, **BF16_TRAJECTORY)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the compiler aborts (LLVM ERROR 'SmallVector unable to grow' in HbmView tileRows, via "
+    "lowerConv2d -> emitCopy) on the bf16 backward graph; matmul_conv area"))
+def test_resnet_adamw_bf16_autocast_matches_eager():
+    # In a child process: an abort in the compiler must fail this test, not the run.
+    script = "import torch; torch.set_num_threads(1); import test_training as t; t._bf16_body()"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.xfail(strict=True, raises=torch._dynamo.exc.BackendCompilerFailed,
+                   reason="max_pool2d_with_indices is not lowered (window max + first-argmax indices; matmul_conv area)")
+def test_resnet_with_max_pool_stem_compiles():
+    model = resnet.ResNet(stem_pool=True)
+    x, y = resnet.batch(2, torch.Generator().manual_seed(0))
+    F.cross_entropy(torch.compile(model, backend=BACKEND, dynamic=False)(x), y).backward()
+
+
+def _gpt_loss(run, batch):
+    return run(*batch)[1]
+
+
+def test_gpt_adamw_fp32_matches_eager():
+    # d_model 256, 2 layers, 4 heads, vocab 512, seq 128, batch 2: every
+    # projection contracts over >= 2 K-tiles and the 256 tokens fill 2 tiles.
+    config = gpt.GPTConfig()
+    torch.manual_seed(0)
+    model = gpt.GPT(config)
+    make = lambda g: gpt.batch(config, 2, g)  # noqa: E731
+    kwargs = dict(steps=STEPS, accumulate=1, lr=3e-3, clip=1.0, schedule=True)
+    eager = train(copy.deepcopy(model), _gpt_loss, _batches(make), compiled=False, **kwargs)
+    ours = train(copy.deepcopy(model), _gpt_loss, _batches(make), compiled=True, **kwargs)
+    torch.testing.assert_close(ours.losses[:3], eager.losses[:3], **FP32_FIRST_STEPS)
+    torch.testing.assert_close(ours.losses, eager.losses, **FP32_TRAJECTORY)
+    counts = trnc.neuron.stats.counts
+    assert (counts["forward"], counts["backward"]) == (1, 1)
