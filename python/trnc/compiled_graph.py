@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from . import profiling
+from .decomp_random import draw_seed
 from .errors import TrncError
 from .graph_export import ExportedGraph, TensorSpec
 
@@ -68,14 +69,18 @@ class CompiledGraph:
         self.output_plan = graph.output_plan
         self.float64_inputs = graph.float64_inputs
         self.float64_outputs = graph.float64_outputs
+        # The trailing inputs that were trnc.seed nodes: drawn from torch's
+        # default generator before every call (decomp_random.py).
+        self.seed_inputs = graph.seed_inputs
         self.executable = executable
         self.calls = 0
         self.run_seconds = 0.0
 
     def __call__(self, args: list) -> list:
-        if len(args) != len(self.inputs):
-            raise TrncError(f"trnc: graph '{self.name}' takes {len(self.inputs)} inputs, got {len(args)}")
-        originals = list(args)
+        expected = len(self.inputs) - len(self.seed_inputs)
+        if len(args) != expected:
+            raise TrncError(f"trnc: graph '{self.name}' takes {expected} inputs, got {len(args)}")
+        originals = list(args) + [draw_seed() for _ in self.seed_inputs]
         args.clear()
         narrowed = [
             t.to(torch.float32) if i in self.float64_inputs and isinstance(t, torch.Tensor) and t.dtype == torch.float64 else t

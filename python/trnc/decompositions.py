@@ -91,7 +91,20 @@ def _full_like(x, fill_value, *, dtype=None, layout=None, device=None, pin_memor
     )
 
 
+def _empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    # empty's contents are unspecified: zeros are one valid choice, and a fill is one
+    # memset-like instruction per tile where the importer has no "uninitialised" tensor.
+    return aten.full.default(list(size), 0, dtype=dtype or torch.get_default_dtype(),
+                             layout=layout, device=device, pin_memory=False)
+
+
+def _empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _empty(size, dtype=dtype, layout=layout, device=device)
+
+
 _TRNC_RULES = {
+    aten.empty.memory_format: _empty,  # new_empty/empty_like then filled (HF MLA keys, MoE)
+    aten.empty_permuted.default: _empty_permuted,
     aten.neg.default: _neg,
     aten.add.Scalar: _scalar_to_tensor_overload(aten.add.Tensor),
     aten.sub.Scalar: _scalar_to_tensor_overload(aten.sub.Tensor),

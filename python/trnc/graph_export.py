@@ -27,6 +27,8 @@ import torch.fx
 
 from .errors import CompileError
 
+SEED_TARGET = "trnc.seed.default"  # decomp_random.py: becomes a graph input
+
 __all__ = [
     "ExportedGraph",
     "TensorSpec",
@@ -78,6 +80,9 @@ class ExportedGraph:
     # (``inputs``/``program_outputs`` hold the float32 specs the program uses).
     float64_inputs: frozenset[int] = frozenset()
     float64_outputs: frozenset[int] = frozenset()
+    # Inputs that were ``trnc.seed`` nodes (decomp_random.py): the last ones,
+    # filled by the caller with fresh words from torch's generator per call.
+    seed_inputs: tuple[int, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(self.document, allow_nan=False)
@@ -229,12 +234,20 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
     program_outputs: list[TensorSpec] = []
     plan: list[OutputSource] = []
     program_output_of: dict[tuple, int] = {}
+    seed_inputs: list[int] = []
 
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             spec = tensor_spec(node.meta.get("val"), name, f"input '{node.name}'")
             input_index[node] = len(inputs)
             inputs.append(spec)
+            enc.refs[node] = {"node": node.name}
+        elif node.op == "call_function" and _target_name(node.target) == SEED_TARGET:
+            # A random operator's seed: an int32[2] graph input (after every
+            # placeholder, which FX orders first), filled before each call.
+            input_index[node] = len(inputs)
+            inputs.append(TensorSpec((2,), (1,), torch.int32))
+            seed_inputs.append(input_index[node])
             enc.refs[node] = {"node": node.name}
         elif node.op == "call_function" and node.target is operator.getitem:
             base, index = node.args
@@ -301,4 +314,4 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
         document = _narrow_document(document)
         inputs = [_narrow(s) for s in inputs]
         program_outputs = [_narrow(s) for s in program_outputs]
-    return ExportedGraph(name, document, inputs, program_outputs, plan, wide_in, wide_out)
+    return ExportedGraph(name, document, inputs, program_outputs, plan, wide_in, wide_out, tuple(seed_inputs))

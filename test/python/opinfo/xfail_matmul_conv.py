@@ -10,7 +10,6 @@ XFAIL = {
     ('addmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('baddbmm', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('nn.functional.linear', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
-    ('nn.functional.scaled_dot_product_attention', '', 'float32', 'fwd'): "a dropout_p > 0 sample: aten.native_dropout (norms/dropout area); attention weights' dropout is not recomputable in our backward rule",
     ('nn.functional.conv1d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('nn.functional.conv2d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('nn.functional.max_pool2d', '', '*', '*'): 'max_pool2d_with_indices not lowered: needs window max plus first-argmax indices (Iota + compare/select) and a backward scattering to them',

@@ -6,5 +6,4 @@ Seeded from a real sweep by seed_xfails.py.
 
 XFAIL = {
     ('nn.functional.group_norm', '', '*', '*'): "not lowered yet: aten.as_strided.default, from PyTorch's group_norm decomposition (layout area)",
-    ('nn.functional.dropout', '', 'float32', 'fwd'): 'not lowered yet: aten.native_dropout.default needs an on-device RNG (Random opcode #11, not implemented yet)',
 }
