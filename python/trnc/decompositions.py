@@ -22,6 +22,7 @@ from trnc import decomp_data_movement
 from trnc import decomp_indexing
 from trnc import decomp_matmul_conv
 from trnc import decomp_optim
+from trnc import decomp_random
 from trnc import decomp_reductions
 
 __all__ = ["decomposition_table", "KEPT_OPERATORS"]
@@ -129,6 +130,7 @@ def _table() -> dict:
     table.update(decomp_indexing.rules())
     table.update(decomp_matmul_conv.rules())
     table.update(decomp_optim.rules())
+    table.update(decomp_random.rules())
     return table
 
 
