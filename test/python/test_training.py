@@ -146,10 +146,25 @@ def test_gpt_adamw_fp32_matches_eager():
     torch.manual_seed(0)
     model = gpt.GPT(config)
     make = lambda g: gpt.batch(config, 2, g)  # noqa: E731
-    kwargs = dict(steps=STEPS, accumulate=1, lr=3e-3, clip=1.0, schedule=True)
+    kwargs = dict(steps=STEPS, accumulate=1, lr=1e-3, clip=1.0, schedule=True)
     eager = train(copy.deepcopy(model), _gpt_loss, _batches(make), compiled=False, **kwargs)
     ours = train(copy.deepcopy(model), _gpt_loss, _batches(make), compiled=True, **kwargs)
     torch.testing.assert_close(ours.losses[:3], eager.losses[:3], **FP32_FIRST_STEPS)
     torch.testing.assert_close(ours.losses, eager.losses, **FP32_TRAJECTORY)
+    assert eager.losses[-1] < eager.losses[0] - 0.5  # it does learn
     counts = trnc.neuron.stats.counts
     assert (counts["forward"], counts["backward"]) == (1, 1)
+
+
+def test_demo_prints_losses_compile_time_cache_and_simulated_step(capsys):
+    from trnc import demo
+
+    demo.main(["--steps", "2"])
+    out = capsys.readouterr().out
+    assert "GPT (nanoGPT-style)" in out and "neuron loss" in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit() and len(line.split()) == 4]
+    assert [int(r[0]) for r in rows] == [0, 1]
+    for _, eager_loss, neuron_loss, _ in rows:
+        assert abs(float(eager_loss) - float(neuron_loss)) <= 1e-4 * abs(float(eager_loss))
+    for text in ("compile time:", "artifact cache: 0 hits, 2 misses", "simulated NeuronCore time per training step"):
+        assert text in out
