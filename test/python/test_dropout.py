@@ -141,3 +141,30 @@ def test_randn_and_bernoulli_statistics():
     assert abs(z.std().item() - 1) < 0.02
     assert set(b.unique().tolist()) <= {0.0, 1.0}
     assert abs(b.mean().item() - 0.2) < _keep_bound(n, 0.2)
+
+
+def test_sdpa_with_dropout_forward_and_backward_use_one_mask():
+    """SDPA with dropout_p > 0 takes PyTorch's math path: softmax, native_dropout
+    (our mask), matmul; the backward reuses the saved mask."""
+    p, scale = 0.4, 0.5
+    q, k, v = (torch.randn(2, 3, 6, 4) for _ in range(3))
+
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+
+    f = compile_neuron(attention)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    f(*leaves)
+    torch.manual_seed(5)
+    out = f(*leaves)
+    g = torch.randn(out.shape)
+    out.backward(g)
+    torch.manual_seed(5)
+    mask = _reference_mask((2, 3, 6, 6), p, draw_seed())
+    ref = [t.clone().requires_grad_() for t in (q, k, v)]
+    weights = torch.softmax(ref[0] @ ref[1].transpose(-2, -1) * scale, dim=-1)
+    expected = (weights * mask / (1 - p)) @ ref[2]
+    expected.backward(g)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+    for a, e in zip(leaves, ref):
+        torch.testing.assert_close(a.grad, e.grad, rtol=1e-5, atol=1e-5)
