@@ -17,7 +17,8 @@
 // Tables of more than 65535 rows (an HBM pattern's row count is 16-bit)
 // are cut into row ranges with the index shifted per range (tensor_scalar
 // subtract on the index tile): a scatter simply drops the rows outside its
-// range; a gather sums its ranges' tiles (every other range gives zeros).
+// range; a gather takes each later range's rows where index >= its start
+// (copy_predicated on Vector).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
@@ -116,13 +117,20 @@ LogicalResult lowerGather(LoweringContext &ctx, trn::GatherRowsOp op,
                         low.rowsAp(table, r0, n, c0, w), idx, idxAp);
           continue;
         }
-        // Later ranges: gather into a second tile and add (zeros elsewhere).
+        // Later ranges: gather into a second tile and take its rows where
+        // index >= r0 (a later range overwrites those past its end; past N
+        // the last range's zeros stay), exact for every dtype.
         Value part = ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt);
         auto partAp = ctx.tileAp(part, blk.rows, w);
         ctx.dmaGather(loc, part, partAp, table.root,
                       low.rowsAp(table, r0, n, c0, w), idx, idxAp);
-        ctx.tensorTensor(loc, nisa::AluOp::add, rows, rowsAp, rows, rowsAp,
-                         part, partAp);
+        Value take = ctx.allocSbuf(loc, ctx.partitions(), 1, ctx.b.getI32Type());
+        ctx.tensorScalar(loc, take, ctx.tileAp(take, blk.rows, 1), blk.tile,
+                         ctx.tileAp(blk.tile, blk.rows, 1), nisa::AluOp::is_ge,
+                         double(r0));
+        // The [P, 1] predicate broadcast along the row (free stride 0).
+        ctx.copyPredicated(loc, rows, rowsAp, take, ctx.ap(0, {1, 0}, {blk.rows, w}),
+                           part, partAp);
       }
       ctx.dma(loc, out.root, low.rowsAp(out, blk.first, blk.rows, c0, w),
               rows, rowsAp);

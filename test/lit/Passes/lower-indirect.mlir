@@ -57,12 +57,14 @@ func.func @scatter_bf16(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6
 }
 
 // A table of 70000 rows is two ranges (65535 + 4465 rows): the second
-// gathers with the index shifted by 65535 and is added to the first.
+// gathers with the index shifted by 65535, and its rows replace the first's
+// where index >= 65535 (copy_predicated with the [3, 1] mask broadcast).
 // CHECK-LABEL: func.func @gather_big_table
-// CHECK: nisa.dma_gather %[[R:.*]] <0, [2048, 1], [3, 2]>, %arg0 <0, [2, 1], [65535, 2]>
-// CHECK: nisa.tensor_scalar %[[J:.*]] <0, [1, 1], [3, 1]>, %{{.*}} <0, [1, 1], [3, 1]> subtract 6.553500e+04
+// CHECK: nisa.dma_gather %[[R:.*]] <0, [2048, 1], [3, 2]>, %arg0 <0, [2, 1], [65535, 2]>, %[[I:[0-9]+]]
+// CHECK: nisa.tensor_scalar %[[J:.*]] <0, [1, 1], [3, 1]>, %[[I]] <0, [1, 1], [3, 1]> subtract 6.553500e+04
 // CHECK: nisa.dma_gather %[[P:.*]] <0, [2048, 1], [3, 2]>, %arg0 <131070, [2, 1], [4465, 2]>, %[[J]]
-// CHECK: nisa.tensor_tensor add %[[R]] {{.*}}, %[[R]] {{.*}}, %[[P]]
+// CHECK: nisa.tensor_scalar %[[M:.*]] <0, [1, 1], [3, 1]>, %[[I]] <0, [1, 1], [3, 1]> is_ge 6.553500e+04
+// CHECK: nisa.copy_predicated %[[R]] <0, [2048, 1], [3, 2]>, %[[M]] <0, [1, 0], [3, 2]>, %[[P]] <0, [2048, 1], [3, 2]> on vector
 func.func @gather_big_table(%t: tensor<70000x2xf32>, %i: tensor<3xi32>) -> tensor<3x2xf32> {
   %g = trn.gather_rows %t, %i : tensor<70000x2xf32>, tensor<3xi32> -> tensor<3x2xf32>
   return %g : tensor<3x2xf32>
