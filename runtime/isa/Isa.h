@@ -117,7 +117,7 @@ enum class Opcode : uint16_t {
   /// SBUF i32 pattern [P, 1] (one index per partition), read when the DMA
   /// runs. The HBM side is a table of N rows: partitionCount = N,
   /// partitionStride = the row stride, free dims = one row of D elements.
-  /// Gather (no flag): dst (SBUF/PSUM, P partitions x D) partition p =
+  /// Gather (no flag): dst (SBUF, P partitions x D) partition p =
   ///   cast(HBM src0 row index[p]), or zeros if index[p] is outside [0, N).
   /// Scatter (kFlagScatter): for p = 0..P-1 in order, if 0 <= index[p] < N,
   ///   HBM dst row index[p] = cast(src0 partition p) (last writer wins), or
