@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 import trnc
-from helpers import BACKEND, needs_native
+from helpers import BACKEND, fp32_matmul_tol, needs_native
 from trnc.models import gpt, resnet
 from trnc.models.loop import train
 
@@ -153,7 +153,19 @@ def test_gpt_adamw_fp32_matches_eager():
     torch.testing.assert_close(ours.losses, eager.losses, **FP32_TRAJECTORY)
     assert eager.losses[-1] < eager.losses[0] - 0.5  # it does learn
     counts = trnc.neuron.stats.counts
-    assert (counts["forward"], counts["backward"]) == (1, 1)
+    assert (counts["forward"], counts["backward"], counts["inference"]) == (1, 1, 0)
+
+    # Inference with the trained weights: one forward-only graph, no backward.
+    trnc.neuron.stats.reset()
+    trained = ours.run._orig_mod
+    trained.eval()
+    idx, _ = make(torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        logits, loss = ours.run(idx)
+        expected, _ = trained(idx)
+    assert loss is None
+    torch.testing.assert_close(logits, expected, **fp32_matmul_tol(4 * config.n_embd))
+    assert dict(trnc.neuron.stats.counts) == {"inference": 1}
 
 
 def test_gpt_adamw_bf16_autocast_matches_eager():
