@@ -44,8 +44,10 @@ def test_gather_rows_wide_rows_and_blocks():
     _same(lambda t, i: gather_rows(t, i), torch.randn(9, 3000), _index(130, 9))
 
 
-def test_gather_rows_table_past_65535_rows():
-    table = torch.randn(70000, 2)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_gather_rows_table_past_65535_rows(dtype):
+    # int32 values past 2**24: the ranges combine without arithmetic (exact).
+    table = (torch.randn(70000, 2) * 1e8).to(dtype)
     index = torch.tensor([0, 65534, 65535, 69999, 70000, -1, 12345, 66000])
     _same(lambda t, i: gather_rows(t, i), table, index)
 
