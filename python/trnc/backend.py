@@ -33,6 +33,7 @@ from . import collect
 from . import cache
 from ._native import native
 from .compiled_graph import CompiledGraph
+from .constants import lift_constants, with_constants
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
@@ -108,11 +109,12 @@ class NeuronBackend:
         def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> CompiledGraph:
             start = time.perf_counter()
             name = f"{kind}_{next(self._ids[kind])}"
+            constants = lift_constants(gm)  # get_attr tensors -> trailing inputs (constants.py)
             graph = export_graph(gm, name)
             eager = collect.intercept(graph, options, gm)  # trnc compile / precompile
             if eager is not None:
-                return eager
-            compiled = CompiledGraph(graph, compile_exported(graph, options))
+                return with_constants(eager, constants)
+            compiled = with_constants(CompiledGraph(graph, compile_exported(graph, options)), constants)
             self.stats.counts[kind] += 1
             self.stats.graphs.append(name)
             if kind == "backward":  # forward/inference time is counted by __call__
