@@ -149,13 +149,14 @@ def causal_lm_class(model_type: str):
 
 
 def build_model(model_type: str, seed: int = 0, attn_implementation: str | None = None,
-                **overrides) -> torch.nn.Module:
-    """Seeded random weights, float32; attention as transformers picks it by default
-    (SDPA where the architecture supports it) unless `attn_implementation` says."""
+                experts_implementation: str | None = None, **overrides) -> torch.nn.Module:
+    """Seeded random weights, float32; attention and MoE experts as transformers picks
+    them by default (SDPA, grouped_mm) unless the `*_implementation` arguments say."""
     config = tiny_config(model_type, **overrides)
     torch.manual_seed(seed)
     cls = causal_lm_class(model_type)
-    kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
+    kwargs = {k: v for k, v in (("attn_implementation", attn_implementation),
+                                ("experts_implementation", experts_implementation)) if v}
     try:
         model = cls._from_config(config, dtype=torch.float32, **kwargs)
     except (TypeError, ValueError):

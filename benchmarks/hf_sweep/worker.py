@@ -114,6 +114,10 @@ def run(model_type: str, record: dict, save) -> None:
     import trnc
 
     torch.set_num_threads(1)
+    torch._dynamo.reset()
+    from torch._dynamo.utils import counters
+
+    counters.clear()  # graph breaks are counted per architecture
     t0 = time.perf_counter()
     record["stage"] = "build"
     model = tiny.build_model(model_type)
