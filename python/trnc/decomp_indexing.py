@@ -348,6 +348,12 @@ def _index_put(x, indices, values, accumulate=False):
     return _permute(aten.view.default(out, permuted), _inverse(adv.perm))
 
 
+def _put(x, index, source, accumulate=False):
+    """put (take's backward): index_put on the flattened tensor."""
+    flat = _index_put(_reshape(x, [x.numel()]), [_reshape(index, [-1])], _reshape(source, [-1]), accumulate)
+    return aten.view.default(flat, list(x.shape))
+
+
 # nll_loss ---------------------------------------------------------------------
 
 
@@ -424,6 +430,7 @@ def rules() -> dict:
         aten._unsafe_index.Tensor: _index,
         aten.index_put.default: _index_put,
         aten._unsafe_index_put.default: _index_put,
+        aten.put.default: _put,
         aten.nll_loss_forward.default: _nll_loss_forward,
         aten.nll_loss_backward.default: _nll_loss_backward,
         aten.nll_loss2d_forward.default: _nll_loss_forward,

@@ -110,6 +110,10 @@ def _cases():
         "upsample_bilinear_align_corners": (
             lambda x: F.interpolate(x, size=(3, 9), mode="bilinear", align_corners=True), lambda: [torch.randn(1, 2, 5, 6)]),
     }
+    cases["take_negative"] = (lambda x: torch.take(x, W([[0, 19], [7, -1], [7, 3]])), lambda: [torch.randn(5, 4)])
+    cases["index_add_duplicates"] = (lambda x, s: x.index_add(0, W([1, 3, 1]), s, alpha=2),
+                                     lambda: [torch.randn(5, 4), torch.randn(3, 4)])
+    cases["index_copy_dim1"] = (lambda x, s: x.index_copy(1, W([2, 0]), s), lambda: [torch.randn(5, 4), torch.randn(5, 2)])
     for red in ("none", "mean", "sum"):
         cases[f"nll_loss_weight_{red}"] = (
             lambda x, t, red=red: F.nll_loss(F.log_softmax(x, 1), t, weight=CLASS_WEIGHT, reduction=red, ignore_index=1),
@@ -138,6 +142,7 @@ ALLOWED = {
     "aten.sum.default", "aten.sum.dim_IntList", "aten._log_softmax.default", "aten.exp.default",
     "aten.detach.default", "aten.clamp.default", "aten.bitwise_not.default", "aten.scalar_tensor.default",
     "aten.neg.default", "aten.mean.default", "aten._log_softmax_backward_data.default",
+    "aten.lift_fresh_copy.default",
 }
 
 
