@@ -199,6 +199,21 @@ def test_embedding_max_norm_renorms_the_weight_in_place(compiled, norm_type):
     torch.testing.assert_close(w_ours, w_eager)  # the renorm's write-back
 
 
+@needs_native
+def test_lm_head_sizes_span_several_tiles():
+    """300 tokens (3 partition tiles), vocab 700, ignore_index on some targets:
+    embedding forward/backward and cross_entropy across tiles."""
+    def fn(w, ids, targets):
+        h = F.embedding(ids, w)  # [300, 64]
+        logits = h @ w.t()  # tied head: [300, 700]
+        return F.cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.05)
+
+    targets = torch.randint(0, 700, (300,))
+    targets[::7] = -100
+    check_against_eager(fn, [torch.randn(700, 64) * 0.1, torch.randint(0, 700, (300,)), targets],
+                        rtol=1e-4, atol=1e-5)
+
+
 # ---------------------------------------------------------------------------
 # What is refused, and how
 
