@@ -19,6 +19,7 @@ import torch
 from torch._decomp import core_aten_decompositions
 
 from trnc import decomp_data_movement
+from trnc import decomp_indices
 from trnc import decomp_indexing
 from trnc import decomp_matmul_conv
 from trnc import decomp_optim
@@ -129,6 +130,7 @@ def _table() -> dict:
     table.update(decomp_data_movement.rules())
     table.update(decomp_indexing.rules())
     table.update(decomp_matmul_conv.rules())
+    table.update(decomp_indices.rules())
     table.update(decomp_optim.rules())
     table.update(decomp_random.rules())
     return table

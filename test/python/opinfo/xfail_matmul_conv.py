@@ -12,6 +12,5 @@ XFAIL = {
     ('nn.functional.linear', '', 'int64', 'fwd'): 'integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('nn.functional.conv1d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
     ('nn.functional.conv2d', '', 'int64', 'fwd'): 'integer convolution: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)',
-    ('nn.functional.max_pool2d', '', '*', '*'): 'max_pool2d_with_indices not lowered: needs window max plus first-argmax indices (Iota + compare/select) and a backward scattering to them',
     ('nn.functional.avg_pool2d', '', 'int64', 'fwd'): 'integer avg_pool2d: lowered as a floating-point convolution; integer rounding not implemented',
 }

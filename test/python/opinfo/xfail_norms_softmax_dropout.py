@@ -5,5 +5,4 @@ Seeded from a real sweep by seed_xfails.py.
 """
 
 XFAIL = {
-    ('nn.functional.group_norm', '', '*', '*'): "not lowered yet: aten.as_strided.default, from PyTorch's group_norm decomposition (layout area)",
 }
