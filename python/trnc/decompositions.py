@@ -22,6 +22,7 @@ from trnc import decomp_data_movement
 from trnc import decomp_indices
 from trnc import decomp_indexing
 from trnc import decomp_matmul_conv
+from trnc import decomp_moe
 from trnc import decomp_optim
 from trnc import decomp_random
 from trnc import decomp_reductions
@@ -138,4 +139,6 @@ def _table() -> dict:
 
 def decomposition_table() -> dict[torch._ops.OpOverload, Callable]:
     """A fresh copy of trnc's table (callers may extend it)."""
-    return dict(_table())
+    table = dict(_table())
+    table.update(decomp_moe.rules())  # per call: transformers' MoE ops exist once it is imported
+    return table
