@@ -133,11 +133,8 @@ def test_adaptive_avg_pool2d_divisible():
 
 # Under torch.compile a causal SDPA takes PyTorch's math path (decomposed above
 # trnc's table): a bool tril mask, where(-inf) and the eq/any/where guard of
-# fully masked rows, which other areas lower (trn.triangle takes no bool yet).
-CAUSAL_XFAIL = pytest.mark.xfail(reason="causal mask: tril on bool, where, eq, any (other areas)", strict=True)
-
-
-@pytest.mark.parametrize("causal", [False, pytest.param(True, marks=CAUSAL_XFAIL)])
+# fully masked rows.
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("scale", [None, 0.3])
 def test_scaled_dot_product_attention(causal, scale):
     # L != S for the plain case: the causal mask is top-left aligned as in eager.

@@ -37,7 +37,6 @@ def test_rms_norm():
                         [torch.randn(8, 32), torch.randn(32)], **TOL)
 
 
-@pytest.mark.xfail(strict=True, reason="PyTorch's group_norm decomposition uses aten.as_strided (layout area), not lowered yet")
 def test_group_norm():
     check_against_eager(lambda x, w, b: torch.nn.functional.group_norm(x, 2, w, b),
                         [torch.randn(3, 8, 5), torch.randn(8), torch.randn(8)], **TOL)
