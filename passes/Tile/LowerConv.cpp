@@ -98,7 +98,9 @@ LogicalResult trnc::tile::lowerConv2d(LoweringContext &ctx, Operation *op) {
   auto wIt = ctx.views.find(conv.getWeight());
   if (inIt == ctx.views.end() || wIt == ctx.views.end())
     return op->emitOpError("operand has no lowered HBM view");
-  const HbmView w = wIt->second;
+  // Copies: inserting the result's view below may grow the DenseMap and
+  // invalidate both iterators.
+  const HbmView w = wIt->second, in = inIt->second;
   HbmView out = ctx.destination(loc, conv.getResult());
   ctx.views[conv.getResult()] = out;
 
@@ -112,7 +114,7 @@ LogicalResult trnc::tile::lowerConv2d(LoweringContext &ctx, Operation *op) {
   if (cg == 0 || kh == 0 || kw == 0)
     return op->emitOpError("conv_empty: an empty contraction (no input "
                            "channels or an empty kernel) is unsupported");
-  const HbmView x = paddedInput(ctx, loc, inIt->second, conv,
+  const HbmView x = paddedInput(ctx, loc, in, conv,
                                 (oh - 1) * s[0] + (kh - 1) * d[0] + 1,
                                 (ow - 1) * s[1] + (kw - 1) * d[1] + 1);
 

@@ -18,10 +18,6 @@ trajectory, 1e-5 for the first steps, before any drift can build up.
 """
 
 import copy
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 import torch
@@ -37,11 +33,14 @@ pytestmark = needs_native
 STEPS = 20
 FP32_TRAJECTORY = {"rtol": 5e-4, "atol": 0.0}
 FP32_FIRST_STEPS = {"rtol": 1e-5, "atol": 0.0}
-# bfloat16 autocast: eager's own autocast run of the ResNet loop differs from
-# its float32 run by up to 9e-4 relative (measured); two bf16 implementations
-# (conv/matmul outputs rounded to bf16 after different accumulation orders)
-# differ by the same order. rtol 5e-3 is 5x that, below one bf16 ulp (7.8e-3).
+# bfloat16 autocast: two bf16 implementations (conv/matmul outputs rounded to
+# bf16 after different accumulation orders) differ by about as much as eager's
+# own autocast run differs from its float32 run. Measured, max relative loss
+# difference over the loop: ResNet (8x8 images, 20 steps) eager bf16 vs fp32
+# 4.5e-3, trnc vs eager bf16 2.5e-3; GPT (10 steps) 1.2e-3 and 6.4e-4. rtol is
+# 2-4x eager's own drift per model (ResNet's 1e-2 is ~1.3 bf16 ulps, 7.8e-3).
 BF16_TRAJECTORY = {"rtol": 5e-3, "atol": 0.0}
+BF16_RESNET_TRAJECTORY = {"rtol": 1e-2, "atol": 0.0}
 
 
 @pytest.fixture(autouse=True)
@@ -108,24 +107,12 @@ def test_resnet_adamw_fp32_matches_eager_then_eval_is_forward_only():
     assert dict(trnc.neuron.stats.counts) == {"inference": 1}
 
 
-def _bf16_body():
+def test_resnet_adamw_bf16_autocast_matches_eager():
     torch.manual_seed(0)
     model = resnet.ResNet()
     eager = _train_resnet(copy.deepcopy(model), compiled=False, autocast=True)
     ours = _train_resnet(copy.deepcopy(model), compiled=True, autocast=True)
-    torch.testing.assert_close(ours.losses, eager.losses, **BF16_TRAJECTORY)
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "the compiler aborts (LLVM ERROR 'SmallVector unable to grow': a view with empty strides "
-    "reaches HbmView tileRows via lowerConv2d's paddedInput -> emitCopy) on this bf16 backward "
-    "graph only, not on its convolutions alone; matmul_conv area"))
-def test_resnet_adamw_bf16_autocast_matches_eager():
-    # In a child process: an abort in the compiler must fail this test, not the run.
-    script = "import torch; torch.set_num_threads(1); import test_training as t; t._bf16_body()"
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.abspath(__file__)))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    torch.testing.assert_close(ours.losses, eager.losses, **BF16_RESNET_TRAJECTORY)
 
 
 def test_resnet_with_max_pool_stem_matches_eager():
@@ -175,11 +162,8 @@ def test_gpt_adamw_fp32_matches_eager():
 
 
 def test_gpt_adamw_bf16_autocast_matches_eager():
-    # Autocast training of the transformer (the ResNet's is blocked above).
-    # Measured on this loop: eager bf16 autocast drifts from eager float32 by
-    # up to 1.2e-3 relative, trnc's bf16 run from eager's by up to 6.4e-4 over
-    # 20 steps; BF16_TRAJECTORY (5e-3) holds both with margin. 10 steps: the
-    # drift is there by step 5, and the test stays short.
+    # 10 steps (tolerance: BF16_TRAJECTORY): the drift is there by step 5,
+    # and the test stays short.
     config = gpt.GPTConfig()
     torch.manual_seed(0)
     model = gpt.GPT(config)
