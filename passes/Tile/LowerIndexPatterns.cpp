@@ -62,7 +62,7 @@ LogicalResult lowerTriangle(LoweringContext &ctx, trn::TriangleOp op) {
   auto it = ctx.views.find(op.getInput());
   if (it == ctx.views.end())
     return op.emitOpError("operand has no lowered HBM view");
-  const HbmView &src = it->second;
+  const HbmView src = it->second; // a copy: the insertion below may rehash
   HbmView dst = ctx.destination(loc, op.getResult());
   ctx.views[op.getResult()] = dst;
   int64_t rank = dst.shape.size();

@@ -40,7 +40,7 @@ LogicalResult trnc::tile::lowerRandom(LoweringContext &ctx, Operation *o) {
   auto seedIt = ctx.views.find(op.getSeed());
   if (seedIt == ctx.views.end())
     return op.emitOpError("seed has no lowered HBM view");
-  const HbmView &seed = seedIt->second;
+  const HbmView seed = seedIt->second; // a copy: the insertion below may rehash
   HbmView dst = ctx.destination(loc, op.getResult());
   ctx.views[op.getResult()] = dst;
   if (dst.numElements() == 0)
