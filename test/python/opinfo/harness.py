@@ -29,6 +29,7 @@ from torch.utils import _pytree as pytree
 
 import trnc
 from claims import AREA_OF, CALLABLES, CLAIMS, RANDOM, REDUCES
+import xfails
 
 FULL = os.environ.get("TRNC_OPINFO_FULL", "0") not in ("", "0")
 # Samples per (operator, dtype, mode) in the default (CI) run.
@@ -78,6 +79,7 @@ class Outcome:
     status: str
     kind: str = ""
     reason: str = ""
+    expected: str = ""  # an XFAIL_SAMPLES reason: this sample is expected to fail
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -259,6 +261,7 @@ def run_case(name: str, dtype: torch.dtype, mode: str) -> list[Outcome]:
     outcomes = []
     for index, sample in samples(name, dtype, mode):
         result = Outcome(name, area, dtype_name, mode, index, "pass")
+        result.expected = xfails.sample_reason(op.name, op.variant_test_name, dtype_name, mode, sample) or ""
         try:
             # Eager must accept the sample; a sample eager rejects is skipped.
             try:

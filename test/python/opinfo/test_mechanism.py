@@ -29,6 +29,21 @@ def test_lookup_prefers_the_most_specific_entry(monkeypatch):
     assert xfails.lookup("other", "", "float32", "fwd") is None
 
 
+def test_sample_entries_match_by_key_and_predicate(monkeypatch):
+    class Sample:
+        def __init__(self, **kwargs):
+            self.kwargs = kwargs
+
+    entries = [
+        (("scatter", "", "*", "fwd"), lambda s: s.kwargs.get("reduce") == "multiply", "multiply"),
+    ]
+    monkeypatch.setattr(xfails, "SAMPLE_ENTRIES", entries)
+    assert xfails.sample_reason("scatter", "", "float16", "fwd", Sample(reduce="multiply")) == "multiply"
+    assert xfails.sample_reason("scatter", "", "float16", "fwd", Sample(reduce="add")) is None
+    assert xfails.sample_reason("scatter", "", "float16", "bwd", Sample(reduce="multiply")) is None
+    assert xfails.sample_reason("gather", "", "float16", "fwd", Sample(reduce="multiply")) is None
+
+
 def test_fold_uses_wildcards_only_when_every_case_agrees():
     ran = {("float32", "fwd"), ("float32", "bwd"), ("int64", "fwd")}
     same = {case: "not lowered yet: aten.x" for case in ran}

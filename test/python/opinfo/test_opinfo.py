@@ -39,8 +39,15 @@ def test_opinfo(case):
                 f"({op.name!r}, {op.variant_test_name!r}, {dtype_name!r}, {mode!r}) ({expected})"
             )
         pytest.xfail(f"{expected} | observed: {failed[0].reason}" if failed else expected)
+    unexpected = [o for o in failed if not o.expected]
+    if unexpected:
+        details = "\n".join(f"  sample {o.sample}: {o.reason}" for o in unexpected)
+        pytest.fail(f"{len(unexpected)} of {len(outcomes)} sample(s) fail:\n{details}")
+    passed_but_expected = [o for o in ran if o.expected and o.status == "pass"]
+    if passed_but_expected:
+        details = "\n".join(f"  sample {o.sample}: {o.expected}" for o in passed_but_expected)
+        pytest.fail(f"unexpected pass (strict XFAIL_SAMPLES entry): delete the entry:\n{details}")
     if failed:
-        details = "\n".join(f"  sample {o.sample}: {o.reason}" for o in failed)
-        pytest.fail(f"{len(failed)} of {len(outcomes)} sample(s) fail:\n{details}")
+        pytest.xfail("; ".join(sorted({o.expected for o in failed})) + f" | observed: {failed[0].reason}")
     if not ran:
         pytest.skip("; ".join(sorted({o.reason for o in outcomes})) or "no samples")
