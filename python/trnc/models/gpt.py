@@ -106,9 +106,8 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: Optional[torch.Tensor] = None):
         _, t = idx.shape
-        # Positions 0..t-1 are a prefix of the table: a slice (a strided view,
-        # as minGPT does) gives nanoGPT's wpe(arange(t)) without a row gather.
-        x = self.drop(self.wte(idx) + self.wpe.weight[:t])
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)  # as nanoGPT
+        x = self.drop(self.wte(idx) + self.wpe(pos))
         for block in self.h:
             x = block(x)
         logits = self.lm_head(self.ln_f(x))
