@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from results_md import passed, write_results  # noqa: E402
 
-MEMORY_LIMIT = 8 << 30  # bytes of address space per worker: a runaway config is killed, not the machine
+MEMORY_LIMIT = 16 << 30  # bytes of address space per worker: a runaway config is killed, not the machine
 
 
 def _limit_memory() -> None:
@@ -68,10 +68,12 @@ def run_queue(archs: list[str], timeout: float, all_unsupported: bool, report) -
                 while proc.poll() is None:
                     time.sleep(0.5)
                     now_arch = _read(os.path.join(tmp, "current"))
-                    if now_arch != current:
-                        # The previous one finished: hand it over.
-                        if current is not None:
-                            _finish(tmp, current, time.perf_counter() - since, report, todo)
+                    if now_arch != current and now_arch in todo:
+                        # The worker goes in order: everything before now_arch has finished
+                        # (a fast one may have come and gone between two polls).
+                        for arch in todo[: todo.index(now_arch)]:
+                            _finish(tmp, arch, time.perf_counter() - since if arch == current else 0.0,
+                                    report, todo)
                         current, since = now_arch, time.perf_counter()
                     elif current is not None and time.perf_counter() - since > timeout:
                         os.killpg(proc.pid, signal.SIGKILL)
@@ -79,8 +81,8 @@ def run_queue(archs: list[str], timeout: float, all_unsupported: bool, report) -
                         timed_out = True
                 err.seek(0)
                 tail = [line for line in err.read().strip().splitlines() if line.strip()][-1:] or [""]
-            if current is None:  # died before the first architecture: record them all
-                current = todo[0]
+            last = _read(os.path.join(tmp, "current"))
+            current = last if last in todo else (current if current in todo else todo[0])
             problem = None
             if timed_out:
                 problem = {"kind": "timeout", "message": f"no result after {timeout:.0f} s"}
@@ -88,10 +90,16 @@ def run_queue(archs: list[str], timeout: float, all_unsupported: bool, report) -
                 how = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
                        else f"exit status {proc.returncode}")
                 problem = {"kind": "crash", "message": f"{how}: {tail[0][:200]}"}
-            _finish(tmp, current, time.perf_counter() - since, report, todo, problem)
-            if problem is None:  # a clean exit that left some out would loop forever
-                for arch in list(todo):
-                    _finish(tmp, arch, 0.0, report, todo, {"kind": "crash", "message": "not run by the worker"})
+            if problem is not None:
+                for arch in todo[: todo.index(current)]:  # finished before the crash or hang
+                    _finish(tmp, arch, 0.0, report, todo)
+                _finish(tmp, current, time.perf_counter() - since, report, todo, problem)
+                continue  # a fresh worker takes the rest
+            for arch in list(todo):  # a clean exit: every record is final
+                record = _read(os.path.join(tmp, f"{arch}.json")) or {}
+                done = record.get("stage") == "done" or "error" in record
+                _finish(tmp, arch, time.perf_counter() - since if arch == current else 0.0, report, todo,
+                        None if done else {"kind": "crash", "message": "no record from the worker"})
 
 
 def _finish(tmp: str, arch: str, seconds: float, report, todo: list[str], problem=None) -> None:

@@ -68,8 +68,11 @@ DERIVED_OK = ("head_dim", "num_key_value_heads", "intermediate_size", "num_exper
 SUB_CONFIG_HINTS = ("_config",)
 TOKEN_IDS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "decoder_start_token_id": 1,
              "sep_token_id": 2, "cls_token_id": 1, "mask_token_id": 3, "unk_token_id": 3}
-# Architectures whose config needs something only an external file provides.
-NEEDS_EXTERNAL: dict[str, str] = {}
+# The few constraints a size rename cannot satisfy (checked by the config class).
+QUIRKS: dict[str, dict[str, Any]] = {
+    "gpt_neo": {"attention_types": [[["global", "local"], LAYERS // 2]]},  # one entry per layer
+    "zaya": {"num_experts_per_tok": 1},  # "supports num_experts_per_tok=1 only"
+}
 
 
 def _field_names(config_class) -> dict[str, Any]:
@@ -137,7 +140,7 @@ def tiny_config(model_type: str, **overrides):
     config_class = config_class_of(model_type)
     kwargs = tiny_kwargs(config_class)
     known = _field_names(config_class)
-    kwargs.update({k: v for k, v in overrides.items() if k in known})
+    kwargs.update({k: v for k, v in {**QUIRKS.get(model_type, {}), **overrides}.items() if k in known})
     return config_class(**kwargs)
 
 
