@@ -118,7 +118,6 @@ def test_resnet_adamw_bf16_autocast_matches_eager():
 def test_resnet_with_max_pool_stem_matches_eager():
     # The ImageNet-layout stem (3x3 conv, BN, ReLU, 2x2 max pool): max_pool2d
     # with indices and its backward come from the indices area's rules.
-    pytest.importorskip("trnc.decomp_indices", reason="max_pool2d_with_indices lowers once decomp_indices lands")
     torch.manual_seed(0)
     model = resnet.ResNet(stem_pool=True)
     eager = train(copy.deepcopy(model), _resnet_loss, _batches(lambda g: resnet.batch(4, g, size=8)),
