@@ -92,8 +92,11 @@ def render(records: list[dict], meta: dict) -> tuple[str, str]:
         "Command: `python3 benchmarks/hf_sweep/sweep.py` (records: `benchmarks/RESULTS-hf.json`).",
         "",
         "Method: each architecture's config class with tiny sizes (hidden 64, 2 layers, 4 heads, 2 KV heads, "
-        "vocab 256, sequence 16, batch 2; dropout 0), seeded random weights, eager attention, float32, "
-        "`HF_HUB_OFFLINE=1`. Forward: `model.eval()` under `torch.no_grad()`, logits vs eager. Backward: "
+        "vocab 256, sequence 16, batch 2; dropout 0), seeded random weights, float32, transformers' default "
+        "attention (SDPA where supported) and MoE experts (grouped_mm), `HF_HUB_OFFLINE=1`. "
+        "\"sweep: tiny config rejected\" means eager itself failed on the shrunk config (a gap in "
+        "benchmarks/hf_sweep/tiny.py, not in trnc). "
+        "Forward: `model.eval()` under `torch.no_grad()`, logits vs eager. Backward: "
         "`model.train()`, loss with `labels=input_ids`, `loss.backward()`, the loss and every parameter's "
         "gradient vs eager. Both through `torch.compile(model, backend=\"neuron\", dynamic=False)`; ok means "
         "it ran and matched eager within rtol = atol = 1e-4. Compile time is trnc's (AOTAutograd + export + "
