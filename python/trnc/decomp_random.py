@@ -180,6 +180,12 @@ def _normal_functional(x: torch.Tensor, mean: float = 0.0, std: float = 1.0, *, 
     return _as(aten.add.Tensor(aten.mul.Tensor(_normal(x.shape), std), mean), x.dtype)
 
 
+def _exponential(x: torch.Tensor, lambd: float = 1.0, *, generator=None) -> torch.Tensor:
+    """Inverse CDF: -log1p(-u) / lambd, u uniform [0, 1) in fp32 (1 - u > 0, so finite)."""
+    e = aten.mul.Tensor(aten.log1p.default(aten.mul.Tensor(_uniform(x.shape), -1.0)), -1.0 / lambd)
+    return _as(e, x.dtype)
+
+
 def rules() -> dict:
     """The random operators' decompositions (merged into trnc's table)."""
     return {
@@ -192,4 +198,5 @@ def rules() -> dict:
         aten.randn.default: _randn,
         aten.randn_like.default: _randn_like,
         aten.normal_functional.default: _normal_functional,
+        aten.exponential.default: _exponential,
     }

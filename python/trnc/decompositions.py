@@ -18,6 +18,7 @@ from typing import Callable
 import torch
 from torch._decomp import core_aten_decompositions
 
+from trnc import decomp_creation
 from trnc import decomp_data_movement
 from trnc import decomp_indices
 from trnc import decomp_indexing
@@ -134,6 +135,7 @@ def _table() -> dict:
     table.update(decomp_indices.rules())
     table.update(decomp_optim.rules())
     table.update(decomp_random.rules())
+    table.update(decomp_creation.rules())
     return table
 
 
