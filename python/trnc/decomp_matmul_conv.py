@@ -9,14 +9,16 @@
 * ``_scaled_dot_product_flash_attention_for_cpu`` (what
   ``scaled_dot_product_attention`` becomes on CPU) without a mask or dropout:
   ``softmax(q k^T * scale) v`` in matmuls and the fused softmax, the causal mask
-  as an additive ``triu(full(min), 1)`` bias (no ``where``/``arange``). The core
+  as an additive ``triu(full(min), 1)`` bias (no ``where``/``arange``);
+  grouped-query attention (fewer kv heads, ``enable_gqa``) repeats each kv
+  head over its query group (expand + reshape). The core
   rule also guards fully masked rows (``eq``/``any``/``where``), which only an
-  explicit ``attn_mask`` can produce, so it keeps handling those (and dropout
-  and grouped-query attention).
+  explicit ``attn_mask`` can produce, so it keeps handling those (and dropout).
 * ``_scaled_dot_product_flash_attention_for_cpu_backward`` (what autograd emits
   for it): the textbook attention gradient in matmuls, from the probabilities
   the forward rules save in the logsumexp slot (recomputed from q, k and a real
-  logsumexp otherwise). Dropout is not recomputable (its mask is not saved):
+  logsumexp otherwise); with grouped-query attention the kv gradients are
+  summed over each query group. Dropout is not recomputable (its mask is not saved):
   such graphs keep the fused op (unsupported).
 """
 
@@ -78,11 +80,29 @@ def _scores(q, k, is_causal, scale):
     return s, scale
 
 
+def _repeat_heads(x, heads):
+    """Grouped-query attention: [N, Hkv, S, E] -> [N, heads, S, E], each kv head
+    serving heads / Hkv consecutive query heads (PyTorch's enable_gqa)."""
+    n, hkv, s, e = x.shape
+    if hkv == heads:
+        return x
+    return x[:, :, None].expand(n, hkv, heads // hkv, s, e).reshape(n, heads, s, e)
+
+
+def _sum_heads(g, hkv):
+    """The gradient of _repeat_heads: sum each group of query heads."""
+    n, heads, s, e = g.shape
+    if hkv == heads:
+        return g
+    return g.reshape(n, hkv, heads // hkv, s, e).sum(dim=2)
+
+
 def _sdpa_cpu(q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
-    if dropout_p > 0.0 or attn_mask is not None or q.shape[1] != k.shape[1]:
+    if dropout_p > 0.0 or attn_mask is not None:
         return core_aten_decompositions()[_SDPA](
             q, k, v, dropout_p, is_causal, attn_mask=attn_mask, scale=scale
         )
+    k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
     # Like the CPU kernel, 16-bit inputs compute scores and softmax in float32.
     wide = q.dtype in (torch.bfloat16, torch.float16)
     if wide:
@@ -96,9 +116,11 @@ def _sdpa_cpu(q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=
 
 
 def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, attn_mask=None, scale=None):
-    if dropout_p > 0.0 or q.shape[1] != k.shape[1]:
+    if dropout_p > 0.0:
         return NotImplemented
     dtypes = q.dtype, k.dtype, v.dtype
+    hkv = k.shape[1]
+    k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
     if q.dtype in (torch.bfloat16, torch.float16):  # as the forward rule
         grad_out, q, k, v = grad_out.float(), q.float(), k.float(), v.float()
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -115,7 +137,7 @@ def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, 
     ds = p * (dp - (dp * p).sum(dim=-1, keepdim=True))
     dq = torch.matmul(ds, k) * scale
     dk = torch.matmul(ds.transpose(-2, -1), q) * scale
-    return dq.to(dtypes[0]), dk.to(dtypes[1]), dv.to(dtypes[2])
+    return dq.to(dtypes[0]), _sum_heads(dk, hkv).to(dtypes[1]), _sum_heads(dv, hkv).to(dtypes[2])
 
 
 def rules() -> dict:

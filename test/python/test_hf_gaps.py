@@ -64,3 +64,27 @@ def test_exponential_in_phimoe_sparsemixer_form():
     assert idx.shape == (16,) and (idx >= 0).all() and (idx < 8).all()
     probs.sum().backward()
     assert scores.grad is not None
+
+
+# gemma3 / afmoe: transformers' SDPA with enable_gqa (no mask, causal, an
+# explicit scale) reaches _scaled_dot_product_flash_attention_for_cpu with
+# fewer kv heads; autograd emits its fused backward, which the backward rule
+# now decomposes with the kv gradients summed over each query group.
+@pytest.mark.parametrize("scale", [0.0625, None])
+def test_sdpa_grouped_query_causal_trains(scale):
+    def f(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale, enable_gqa=True)
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, h, 16, 16, generator=gen) for h in (4, 2, 2))
+    check_against_eager(f, [q, k, v])
+
+
+def test_sdpa_grouped_query_with_mask_trains():
+    def f(q, k, v, bias):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=0.25, enable_gqa=True)
+
+    gen = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(2, h, 8, 16, generator=gen) for h in (4, 2, 2))
+    bias = torch.randn(1, 1, 8, 8, generator=gen)
+    check_against_eager(f, [q, k, v, bias])
