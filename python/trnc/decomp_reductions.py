@@ -9,6 +9,11 @@ take PyTorch's own decompositions for them: each becomes ``var_mean`` plus
 elementwise ops (add, rsqrt, sub, mul), which lower, instead of one opaque
 op. Batch norm's running-stat update comes back from AOTAutograd as extra
 graph outputs (the input mutation is applied by the runtime wrapper).
+
+``_softmax`` / ``_log_softmax`` stay the compiler's fused trn.softmax while a
+row fits one SBUF tile; longer rows (a causal-LM loss over a 150k vocabulary:
+got_ocr2, moss_transcribe_diarize) become amax, sub, exp, sum (log), whose
+reductions chunk the free axis.
 """
 
 from __future__ import annotations
@@ -49,7 +54,29 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _torch_table[aten.linalg_vector_norm.default](x, ord, dim, keepdim)
 
 
+# The fused softmax keeps a whole row in one SBUF tile: 8 KiB of a partition,
+# 2048 float32 (passes/Tile/LoweringContext.h maxFree, HARDWARE.md SBUF).
+_FUSED_SOFTMAX_MAX_ROW = 2048
+
+
+def _long_row_softmax(log: bool):
+    def rule(x, dim, half_to_float):
+        if x.dim() == 0 or x.shape[dim] <= _FUSED_SOFTMAX_MAX_ROW:
+            return NotImplemented  # the fused trn.softmax
+        out_dtype = torch.float32 if half_to_float else x.dtype
+        xf = x if x.dtype == torch.float32 else aten._to_copy.default(x, dtype=torch.float32)
+        shifted = aten.sub.Tensor(xf, aten.amax.default(xf, [dim], True))
+        e = aten.exp.default(shifted)
+        total = aten.sum.dim_IntList(e, [dim], True)
+        y = aten.sub.Tensor(shifted, aten.log.default(total)) if log else aten.div.Tensor(e, total)
+        return y if y.dtype == out_dtype else aten._to_copy.default(y, dtype=out_dtype)
+
+    return rule
+
+
 def rules() -> dict:
     table = {op: _torch_table[op] for op in _FROM_TORCH if op in _torch_table}
     table[aten.linalg_vector_norm.default] = _vector_norm
+    table[aten._softmax.default] = _long_row_softmax(log=False)
+    table[aten._log_softmax.default] = _long_row_softmax(log=True)
     return table

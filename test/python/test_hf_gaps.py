@@ -88,3 +88,35 @@ def test_sdpa_grouped_query_with_mask_trains():
     q, k, v = (torch.randn(2, h, 8, 16, generator=gen) for h in (4, 2, 2))
     bias = torch.randn(1, 1, 8, 8, generator=gen)
     check_against_eager(f, [q, k, v, bias])
+
+
+def test_scalar_plus_alpha_times_bool_mask():
+    # phimoe: torch.add(0.3333, mask_for_one, alpha=0.6667) with a bool mask is float.
+    def f(x):
+        return torch.add(0.3333, x > 0, alpha=0.6667) * x
+
+    check_against_eager(f, [torch.randn(32, 1)])
+
+
+# got_ocr2 / moss_transcribe_diarize: the causal-LM loss's log_softmax over a
+# 151k vocabulary exceeds the fused softmax's one-tile rows (2048 fp32); longer
+# rows decompose to amax / sub / exp / sum / log (decomp_reductions.py).
+@pytest.mark.parametrize("n", [2048, 2049, 5000])
+def test_long_row_softmax_and_cross_entropy(n):
+    def f(x, y):
+        return torch.nn.functional.cross_entropy(x, y), torch.softmax(x * 2, dim=-1)
+
+    gen = torch.Generator().manual_seed(n)
+    x = torch.randn(4, n, generator=gen) * 4
+    y = torch.randint(0, n, (4,), generator=gen)
+    check_against_eager(lambda x: f(x, y)[0], [x])
+    torch.testing.assert_close(compile_neuron(f)(x, y), f(x, y))
+
+
+def test_long_row_log_softmax_bfloat16():
+    # Computed in float32 like the fused softmax and eager's CPU kernel, rounded once.
+    x = (torch.randn(3, 3000) * 3).to(torch.bfloat16)
+    f = lambda x: torch.log_softmax(x, -1)  # noqa: E731
+    actual = compile_neuron(f)(x)
+    assert actual.dtype == torch.bfloat16
+    torch.testing.assert_close(actual, f(x))

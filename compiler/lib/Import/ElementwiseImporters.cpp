@@ -51,7 +51,9 @@ FailureOr<Value> addSub(NodeContext &ctx, double sign, unsigned alphaPos) {
     if (failed(alpha) || failed(other))
       return failure();
     double lhs = *ctx.scalar(0, "self");
-    return ctx.addScalar(ctx.mulScalar(*other, sign * *alpha), lhs);
+    // In the result dtype first: `0.3 + alpha * bool_mask` is float (phimoe).
+    Value o = ctx.convert(*other, ctx.resultElementType());
+    return ctx.addScalar(ctx.mulScalar(o, sign * *alpha), lhs);
   }
   FailureOr<Value> x = self(ctx);
   FailureOr<double> alpha = ctx.scalar(alphaPos, "alpha", 1.0);
