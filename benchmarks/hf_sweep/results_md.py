@@ -89,13 +89,18 @@ def render(records: list[dict], meta: dict) -> tuple[str, str]:
         f"transformers {transformers.__version__}, torch {torch.__version__}, Python {platform.python_version()}; "
         f"{meta.get('seconds', 0):.0f} s wall for {meta.get('archs_run', total)} architectures, "
         f"{meta.get('jobs', 1)} worker(s), {meta.get('timeout', 0):.0f} s timeout each. "
-        "Command: `python3 benchmarks/hf_sweep/sweep.py` (records: `benchmarks/RESULTS-hf.json`).",
+        "Command: `python3 benchmarks/hf_sweep/sweep.py` (records: `benchmarks/RESULTS-hf.json`)."
+        + (f" Then {len(meta['update']['archs'])} architectures re-run at commit {commit} "
+           f"(`sweep.py ARCH...`, {meta['update']['seconds']:.0f} s wall, {meta['update']['jobs']} worker(s)); "
+           "their records replace the earlier ones." if meta.get("update") else ""),
         "",
         "Method: each architecture's config class with tiny sizes (hidden 64, 2 layers, 4 heads, 2 KV heads, "
         "vocab 256, sequence 16, batch 2; dropout 0), seeded random weights, float32, transformers' default "
         "attention (SDPA where supported) and MoE experts (grouped_mm), `HF_HUB_OFFLINE=1`. "
         "\"sweep: tiny config rejected\" means eager itself failed on the shrunk config (a gap in "
-        "benchmarks/hf_sweep/tiny.py, not in trnc). "
+        "benchmarks/hf_sweep/tiny.py, not in trnc). Generic shrinking rules keep derived sizes consistent "
+        "(per-layer kind lists resized to the layer count, MoE and SSM group sizes, sub-configs); the few "
+        "per-architecture exceptions are tiny.py's QUIRKS, POST_CONFIG, labels_for and extra_inputs. "
         "Forward: `model.eval()` under `torch.no_grad()`, logits vs eager. Backward: "
         "`model.train()`, loss with `labels=input_ids`, `loss.backward()`, the loss and every parameter's "
         "gradient vs eager. Both through `torch.compile(model, backend=\"neuron\", dynamic=False)`; ok means "

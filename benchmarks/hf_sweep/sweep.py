@@ -135,9 +135,12 @@ def main() -> int:
 
     archs = args.archs or tiny.all_model_types()
     records: dict[str, dict] = {}
-    if args.archs and os.path.exists(args.json):  # a partial run updates the previous one
+    previous_meta: dict = {}
+    if args.archs and os.path.exists(args.json):  # a partial run updates the previous one's records
         with open(args.json) as f:
-            records = {r["arch"]: r for r in json.load(f)["records"]}
+            previous = json.load(f)
+        records = {r["arch"]: r for r in previous["records"]}
+        previous_meta = {k: v for k, v in previous.get("meta", {}).items() if k != "update"}
     start = time.perf_counter()
     lock = threading.Lock()
 
@@ -156,6 +159,8 @@ def main() -> int:
     ordered = [records[a] for a in sorted(records)]
     meta = {"seconds": round(time.perf_counter() - start, 1), "jobs": args.jobs, "timeout": args.timeout,
             "archs_run": len(archs)}
+    if previous_meta:  # the full run's facts stay; this run is recorded as an update of some records
+        meta = {**previous_meta, "update": {**meta, "archs": sorted(archs)}}
     with open(args.json, "w") as f:
         json.dump({"meta": meta, "records": ordered}, f, indent=1, default=str)
     summary = write_results(ordered, meta, None if args.no_md else args.results_md)

@@ -30,27 +30,29 @@ VOCAB, SEQ, BATCH = 256, 16, 2
 SIZES: dict[str, int] = {
     **dict.fromkeys(
         ["hidden_size", "n_embd", "n_embed", "d_model", "embed_dim", "dim", "hidden_dim", "model_dim",
-         "word_embed_proj_dim", "embedding_size", "emb_size"], HIDDEN),
+         "word_embed_proj_dim", "embedding_size", "emb_size", "hidden_size_global"], HIDDEN),
     **dict.fromkeys(
         ["num_hidden_layers", "n_layer", "n_layers", "num_layers", "decoder_layers", "num_decoder_layers",
          "encoder_layers", "num_encoder_layers"], LAYERS),
     **dict.fromkeys(
         ["num_attention_heads", "n_head", "n_heads", "num_heads", "decoder_attention_heads",
          "encoder_attention_heads", "attention_heads"], HEADS),
-    **dict.fromkeys(["num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num"], KV_HEADS),
+    **dict.fromkeys(["num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num", "kv_n_heads"],
+                   KV_HEADS),
     **dict.fromkeys(["head_dim", "attention_head_size", "kv_channels", "d_kv", "d_head"], HEAD_DIM),
     **dict.fromkeys(
         ["intermediate_size", "n_inner", "ffn_dim", "d_ff", "d_inner", "ffn_hidden_size", "decoder_ffn_dim",
          "encoder_ffn_dim", "inner_hidden_size", "mlp_dim", "filter_size"], 2 * HIDDEN),
     **dict.fromkeys(
         ["moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size",
-         "moe_ffn_hidden_size"], HIDDEN // 2),
+         "moe_ffn_hidden_size", "expert_ffn_hidden_size"], HIDDEN // 2),
     **dict.fromkeys(
         ["max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "max_sequence_length",
          "seq_length", "max_length"], 4 * SEQ),
     **dict.fromkeys(["num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"], 4),
     **dict.fromkeys(["num_experts_per_tok", "num_experts_per_token", "moe_topk", "moe_k"], 2),
     **dict.fromkeys(["n_shared_experts", "num_shared_experts", "n_group", "topk_group"], 1),
+    "zero_expert_num": 2,  # LongCat's identity experts
     "rotary_dim": HEAD_DIM // 2,  # partial rotary (GPT-J, CodeGen): at most head_dim
     # Multi-head latent attention (DeepSeek-style).
     "kv_lora_rank": 16, "q_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
@@ -59,19 +61,70 @@ SIZES: dict[str, int] = {
     **dict.fromkeys(["state_size", "mamba_d_state", "ssm_state_size", "d_state"], 8),
     **dict.fromkeys(["mamba_n_heads", "mamba_num_heads"], 4),
     **dict.fromkeys(["mamba_d_head", "mamba_head_dim"], 32),
-    "vocab_size": VOCAB,
+    **dict.fromkeys(["n_groups", "mamba_n_groups"], 1),
+    # Linear attention (GatedDeltaNet): value heads a multiple of key heads.
+    "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+    **dict.fromkeys(["linear_key_head_dim", "linear_value_head_dim"], HEAD_DIM),  # SSM groups must divide the SSM heads
+    # Per-layer-input embeddings (Gemma 3n/4) and KV sharing (off: 2 layers cannot share).
+    "vocab_size_per_layer_input": VOCAB, "hidden_size_per_layer_input": HEAD_DIM, "num_kv_shared_layers": 0,
+    **dict.fromkeys(["vocab_size", "encoder_hash_byte_group_vocab"], VOCAB),
 }
 # Sizes that may be set even where the class default is None (None = "derive it" elsewhere).
 DERIVED_OK = ("head_dim", "num_key_value_heads", "intermediate_size", "num_experts", "n_routed_experts",
-              "num_local_experts", "moe_intermediate_size")
+              "num_local_experts", "moe_intermediate_size", "num_experts_per_tok", "n_shared_experts",
+              "num_shared_experts", "n_group", "topk_group")
+# Per-layer lists (layer kinds of hybrid models) are resized to the layer count, keeping one
+# layer of each kind: by these names, or any list of strings as long as the default layer count.
+PER_LAYER = ("layer_types", "layers_block_type", "block_types")
+LAYER_COUNTS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
+MAX_LAYERS = 4  # more layers only to keep up to this many distinct layer kinds
 # Sub-configs are shrunk the same way (vision towers of multimodal LMs too).
 SUB_CONFIG_HINTS = ("_config",)
 TOKEN_IDS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "decoder_start_token_id": 1,
              "sep_token_id": 2, "cls_token_id": 1, "mask_token_id": 3, "unk_token_id": 3}
-# The few constraints a size rename cannot satisfy (checked by the config class).
+# The few constraints a size rename cannot satisfy (checked by the config class or the
+# model). "sub.attr" keys go to the sub-config `sub`.
 QUIRKS: dict[str, dict[str, Any]] = {
     "gpt_neo": {"attention_types": [[["global", "local"], LAYERS // 2]]},  # one entry per layer
     "zaya": {"num_experts_per_tok": 1},  # "supports num_experts_per_tok=1 only"
+    "lfm2_moe": {"layer_types": ["conv", "full_attention"], "num_dense_layers": 1},  # no default layer_types
+    "reformer": {"is_decoder": True},  # ReformerModelWithLMHead asserts it
+    # input_ids are [batch * num_codebooks, seq]; the sweep's batch is 2.
+    "musicgen": {"num_codebooks": 1}, "musicgen_melody": {"num_codebooks": 1},
+    # The default rope_parameters has no entry per layer type (the model indexes by it).
+    "cohere_compass_text": {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10000.0}}},
+    # GIT's loss drops its image tokens from the logits: it trains on an image (extra_inputs).
+    "git": {"vision_config.image_size": 32, "vision_config.patch_size": 8},
+    "dbrx": {"attn_config.clip_qkv": 8.0},
+    "longcat_flash": {"head_dim": 8},  # its MLA rotary dim: = qk_rope_head_dim
+    # Each layer kind has its own full-size attention sizes (per_layer_config): one kind only.
+    **dict.fromkeys(["dots3_note", "dots3_note_text"], {"layer_types": ["indexed_attention"] * LAYERS}),
+    # Qwen4-Exp's indexed-attention layers have no default indexer sizes.
+    **dict.fromkeys(["qwen4_exp", "qwen4_exp_text"], {
+        f"{prefix}{k}": v for prefix in ("", "text_config.") for k, v in {
+            "indexer_n_heads": 2, "indexer_kv_heads": 1, "indexer_head_dim": HEAD_DIM, "indexer_budget": 8,
+            "indexer_compress_ratio": 4}.items()}),  # DbrxAttention clamps with it unconditionally
+    # The shared transformer block is tied across hybrid layers: it needs two of them.
+    "zamba": {"layers_block_type": ["linear_attention", "hybrid", "hybrid"], "num_hidden_layers": 3},
+    # The assistant shares every layer's KV with the backbone; no per-layer inputs.
+    **dict.fromkeys(["gemma4_assistant", "gemma4_unified_assistant"], {
+        "backbone_hidden_size": HIDDEN, "text_config.hidden_size_per_layer_input": 0,
+        "text_config.vocab_size_per_layer_input": 0, "text_config.num_kv_shared_layers": LAYERS}),
+}
+# Reformer: axial position factors sum to hidden and multiply to the sequence; chunks divide it.
+QUIRKS["reformer"].update({"axial_pos_embds_dim": [HIDDEN // 2, HIDDEN // 2], "axial_pos_shape": [4, SEQ // 4],
+                           "local_attn_chunk_length": 4, "lsh_attn_chunk_length": 4, "num_buckets": 4})
+# Config attributes the class has no field for but the model reads: model type -> config -> None.
+POST_CONFIG: dict[str, Any] = {
+    "dbrx": lambda config: setattr(config.attn_config, "rope_theta", 10000.0),  # read by DbrxAttention
+}
+# Architectures that are no standalone causal LM: model type -> why (recorded as skipped).
+NOT_STANDALONE: dict[str, str] = dict.fromkeys(
+    ["gemma4_assistant", "gemma4_unified_assistant"],
+    "a drafter: forward needs the target model's inputs_embeds and shared_kv_states")
+# Set-up after building that a config cannot express: model type -> model -> None.
+POST_BUILD: dict[str, Any] = {
+    "xmod": lambda model: model.set_default_language("en_XX"),  # per-language adapters
 }
 
 
@@ -94,8 +147,9 @@ def _is_dropout(name: str) -> bool:
     return "dropout" in name or "pdrop" in name or name in ("drop_rate", "attn_drop", "proj_drop")
 
 
-def tiny_kwargs(config_class) -> dict[str, Any]:
-    """Constructor overrides that shrink `config_class` (recursing into sub-configs)."""
+def tiny_kwargs(config_class, sub_overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Constructor overrides that shrink `config_class` (recursing into sub-configs);
+    `sub_overrides` maps a sub-config name to attributes set on it last."""
     defaults = _field_names(config_class)
     kwargs: dict[str, Any] = {}
     for name, default in defaults.items():
@@ -111,19 +165,66 @@ def tiny_kwargs(config_class) -> dict[str, Any]:
         kwargs.pop("head_dim", None)
         if "num_key_value_heads" in kwargs:
             kwargs["num_key_value_heads"] = HEADS
-    sub_configs = getattr(config_class, "sub_configs", None) or {}
-    for name, sub_class in sub_configs.items():
-        if (isinstance(sub_class, type) and hasattr(sub_class, "model_type") and sub_class.__name__ != "AutoConfig"
-                and SIZES.keys() & _field_names(sub_class).keys()):
+    for name, sub_class in _sub_config_classes(config_class).items():
+        if SIZES.keys() & _field_names(sub_class).keys() or name in (sub_overrides or {}):
             try:
-                kwargs[name] = sub_class(**tiny_kwargs(sub_class))
+                kwargs[name] = sub_class(**{**tiny_kwargs(sub_class), **(sub_overrides or {}).get(name, {})})
             except Exception:  # noqa: BLE001 - keep the class default for this sub-config
                 pass
-    if isinstance(defaults.get("layer_types"), list) and defaults["layer_types"]:
-        # Keep one layer of each kind (sliding and full attention, say) where possible.
-        kinds = list(dict.fromkeys(defaults["layer_types"]))[:LAYERS]
-        kwargs["layer_types"] = (kinds + [kinds[0]] * LAYERS)[:LAYERS]
+    kwargs.update(_per_layer_kwargs(config_class, defaults, kwargs))
+    _consistent_ssm(defaults, kwargs)
     return kwargs
+
+
+def _sub_config_classes(config_class) -> dict[str, type]:
+    """Sub-config name -> config class; an AutoConfig slot resolves to its default model type."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    specs = getattr(config_class, "sub_configs_defaults", None) or {}
+    out = {}
+    for name, sub_class in (getattr(config_class, "sub_configs", None) or {}).items():
+        if isinstance(sub_class, type) and sub_class.__name__ == "AutoConfig":
+            model_type = getattr(specs.get(name), "model_type", None)
+            sub_class = CONFIG_MAPPING[model_type] if model_type in CONFIG_MAPPING else None
+        if isinstance(sub_class, type) and hasattr(sub_class, "model_type"):
+            out[name] = sub_class
+    return out
+
+
+def _default_values(config_class) -> dict[str, Any]:
+    """Attribute values of a default instance (what __post_init__ derives from None)."""
+    try:
+        return dict(vars(config_class()))
+    except Exception:  # noqa: BLE001 - a class that needs arguments: its declared defaults
+        return _field_names(config_class)
+
+
+def _per_layer_kwargs(config_class, defaults: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Layer-kind lists resized to the layer count, one layer of each kind (up to MAX_LAYERS
+    layers where a model has more kinds; the layer count follows)."""
+    counts = [n for n in LAYER_COUNTS if n in kwargs]
+    if not counts:
+        return {}
+    values = _default_values(config_class)
+    full = values.get(counts[0])
+    lists = {}
+    for name, value in values.items():
+        if (name in defaults and isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+                and (name in PER_LAYER or len(value) == full)):
+            lists[name] = list(dict.fromkeys(value))
+    if not lists:
+        return {}
+    layers = max(LAYERS, min(MAX_LAYERS, max(len(k) for k in lists.values())))
+    out = {name: (kinds + [kinds[0]] * layers)[:layers] for name, kinds in lists.items()}
+    out.update(dict.fromkeys(counts, layers))
+    return out
+
+
+def _consistent_ssm(defaults: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    """Mamba-2 style blocks: SSM heads * head dim == hidden * expand."""
+    expand = defaults.get("expand")
+    if isinstance(expand, int) and "n_groups" in defaults and "num_heads" in kwargs and "head_dim" in defaults:
+        kwargs["head_dim"] = HIDDEN * expand // kwargs["num_heads"]
 
 
 def config_class_of(model_type: str):
@@ -138,10 +239,19 @@ def tiny_config(model_type: str, **overrides):
     """The architecture's config with tiny sizes, zero dropout and in-vocabulary token ids;
     `overrides` (config attributes the class has) go last."""
     config_class = config_class_of(model_type)
-    kwargs = tiny_kwargs(config_class)
+    quirks = {**QUIRKS.get(model_type, {}), **overrides}
+    sub: dict[str, dict[str, Any]] = {}
+    for key, value in quirks.items():
+        if "." in key:
+            name, attr = key.split(".", 1)
+            sub.setdefault(name, {})[attr] = value
+    kwargs = tiny_kwargs(config_class, sub)
     known = _field_names(config_class)
-    kwargs.update({k: v for k, v in {**QUIRKS.get(model_type, {}), **overrides}.items() if k in known})
-    return config_class(**kwargs)
+    kwargs.update({k: v for k, v in quirks.items() if k in known})
+    config = config_class(**kwargs)
+    if model_type in POST_CONFIG:
+        POST_CONFIG[model_type](config)
+    return config
 
 
 def causal_lm_class(model_type: str):
@@ -164,6 +274,8 @@ def build_model(model_type: str, seed: int = 0, attn_implementation: str | None 
         model = cls._from_config(config, dtype=torch.float32, **kwargs)
     except (TypeError, ValueError):
         model = cls(config)
+    if model_type in POST_BUILD:
+        POST_BUILD[model_type](model)
     return model.float()
 
 
@@ -174,6 +286,20 @@ def vocab_of(model: torch.nn.Module) -> int:
     if emb is not None and hasattr(emb, "num_embeddings"):
         sizes.append(emb.num_embeddings)
     return min(s for s in sizes if s) if any(sizes) else VOCAB
+
+
+def labels_for(model_type: str, ids: torch.Tensor) -> torch.Tensor:
+    """Causal-LM labels for `ids` (MusicGen's decoder wants [batch, seq, codebooks])."""
+    return ids.unsqueeze(-1) if model_type in ("musicgen", "musicgen_melody") else ids
+
+
+def extra_inputs(model_type: str, model: torch.nn.Module, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Inputs besides input_ids an architecture needs to train (GIT: pixel_values)."""
+    if model_type != "git":
+        return {}
+    size = model.config.vision_config.image_size
+    gen = torch.Generator().manual_seed(seed)
+    return {"pixel_values": torch.randn(BATCH, 3, size, size, generator=gen)}
 
 
 def example_batch(model: torch.nn.Module, seed: int = 0) -> torch.Tensor:

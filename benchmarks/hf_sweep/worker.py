@@ -102,12 +102,24 @@ def _graph_breaks() -> int:
 class LossOf(torch.nn.Module):
     """model(ids) -> causal-LM loss, for check_support's traced training step."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, model_type: str) -> None:
         super().__init__()
         self.model = model
+        self.labels = lambda ids: tiny.labels_for(model_type, ids)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=ids, labels=ids, use_cache=False).loss
+        return self.model(input_ids=ids, labels=self.labels(ids), use_cache=False).loss
+
+
+def _copy(model_type: str, model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of `model`: deepcopy, else (non-leaf parameters, e.g. RecurrentGemma's) the
+    same architecture rebuilt with `model`'s state dict."""
+    try:
+        return copy.deepcopy(model)
+    except RuntimeError:
+        fresh = tiny.build_model(model_type)
+        fresh.load_state_dict(model.state_dict())
+        return fresh
 
 
 def run(model_type: str, record: dict, save) -> None:
@@ -120,17 +132,23 @@ def run(model_type: str, record: dict, save) -> None:
     counters.clear()  # graph breaks are counted per architecture
     t0 = time.perf_counter()
     record["stage"] = "build"
+    if model_type in tiny.NOT_STANDALONE:
+        record["skipped"] = tiny.NOT_STANDALONE[model_type]
+        record["stage"] = "done"
+        return
     model = tiny.build_model(model_type)
     record["model_class"] = type(model).__name__
     record["params"] = sum(p.numel() for p in model.parameters())
     ids = tiny.example_batch(model)
+    labels = tiny.labels_for(model_type, ids)
+    extra = tiny.extra_inputs(model_type, model)
 
     record["stage"] = "eager"
     model.eval()
     with torch.no_grad():
-        ref_logits = model(input_ids=ids, use_cache=False).logits
+        ref_logits = model(input_ids=ids, use_cache=False, **extra).logits
     model.train()
-    ref_loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+    ref_loss = model(input_ids=ids, labels=labels, use_cache=False, **extra).loss
     ref_loss.backward()
     ref_grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     model.zero_grad(set_to_none=True)
@@ -139,12 +157,12 @@ def run(model_type: str, record: dict, save) -> None:
     stats = trnc.neuron.stats
     torch._dynamo.reset()
     record["stage"] = "forward"
-    fwd_model = copy.deepcopy(model).eval()
+    fwd_model = _copy(model_type, model).eval()
     compiled = torch.compile(fwd_model, backend="neuron", dynamic=False)
     stats.reset()
     start = time.perf_counter()
     with torch.no_grad():
-        logits = compiled(input_ids=ids, use_cache=False).logits
+        logits = compiled(input_ids=ids, use_cache=False, **extra).logits
     record["forward_wall_s"] = round(time.perf_counter() - start, 2)
     record["forward_compile_s"] = round(stats.compile_seconds, 2)
     record["forward_graphs"] = sum(stats.counts.values())
@@ -154,11 +172,11 @@ def run(model_type: str, record: dict, save) -> None:
     save()
 
     record["stage"] = "backward"
-    train_model = copy.deepcopy(model).train()
+    train_model = _copy(model_type, model).train()
     compiled = torch.compile(train_model, backend="neuron", dynamic=False)
     stats.reset()
     start = time.perf_counter()
-    loss = compiled(input_ids=ids, labels=ids, use_cache=False).loss
+    loss = compiled(input_ids=ids, labels=labels, use_cache=False, **extra).loss
     loss.backward()
     record["train_wall_s"] = round(time.perf_counter() - start, 2)
     record["train_compile_s"] = round(stats.compile_seconds, 2)
@@ -185,7 +203,7 @@ def unsupported_everywhere(model_type: str) -> list[str]:
 
     torch._dynamo.reset()
     model = tiny.build_model(model_type).train()
-    report = trnc.check_support(LossOf(model), tiny.example_batch(model), train=True)
+    report = trnc.check_support(LossOf(model, model_type), tiny.example_batch(model), train=True)
     return sorted(report.unsupported_operators)
 
 
