@@ -39,9 +39,9 @@ SIZES: dict[str, int] = {
          "encoder_attention_heads", "attention_heads"], HEADS),
     **dict.fromkeys(["num_key_value_heads", "num_kv_heads", "n_kv_heads", "multi_query_group_num", "kv_n_heads"],
                    KV_HEADS),
-    **dict.fromkeys(["head_dim", "attention_head_size", "kv_channels", "d_kv", "d_head"], HEAD_DIM),
+    **dict.fromkeys(["head_dim", "attention_head_size", "kv_channels", "d_kv", "d_head", "dim_head"], HEAD_DIM),
     **dict.fromkeys(
-        ["intermediate_size", "n_inner", "ffn_dim", "d_ff", "d_inner", "ffn_hidden_size", "decoder_ffn_dim",
+        ["intermediate_size", "n_inner", "ffn_dim", "d_ff", "dim_ff", "d_inner", "ffn_hidden_size", "decoder_ffn_dim",
          "encoder_ffn_dim", "inner_hidden_size", "mlp_dim", "filter_size"], 2 * HIDDEN),
     **dict.fromkeys(
         ["moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size",
