@@ -261,7 +261,7 @@ def run_case(name: str, dtype: torch.dtype, mode: str) -> list[Outcome]:
     outcomes = []
     for index, sample in samples(name, dtype, mode):
         result = Outcome(name, area, dtype_name, mode, index, "pass")
-        result.expected = xfails.sample_reason(op.name, op.variant_test_name, dtype_name, mode, sample) or ""
+        result.expected = xfails.sample_reason(op.name, op.variant_test_name, dtype_name, mode, sample, index) or ""
         try:
             # Eager must accept the sample; a sample eager rejects is skipped.
             try:

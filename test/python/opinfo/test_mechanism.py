@@ -57,7 +57,9 @@ def test_fold_uses_wildcards_only_when_every_case_agrees():
 def test_sample_choice_is_stable():
     first = [i for i, _ in harness.samples("add", torch.float32, "fwd")]
     again = [i for i, _ in harness.samples("add", torch.float32, "fwd")]
-    assert first == again and len(first) == min(harness.SAMPLES_PER_CASE, len(first) or 1)
+    assert first == again
+    if not harness.FULL:  # a full run takes every sample
+        assert len(first) == min(harness.SAMPLES_PER_CASE, len(first) or 1)
 
 
 def test_tolerances_grow_with_contraction_length_for_reductions_only():

@@ -6,3 +6,9 @@ Seeded from a real sweep by seed_xfails.py.
 
 XFAIL = {
 }
+
+
+XFAIL_SAMPLES = [
+    (('nn.functional.layer_norm', '', 'float32', 'bwd'), lambda s: s.input.numel() == 1,
+     'a one-element normalisation: the input gradient is 0 in exact arithmetic and the two rounding residues differ beyond atol'),
+]

@@ -27,6 +27,7 @@ import importlib
 from typing import Any, Callable, Optional
 
 from claims import CLAIMS
+from xfail_predicates import at
 
 Key = tuple[str, str, str, str]
 SampleEntry = tuple[Key, Callable[[Any], bool], str]
@@ -74,11 +75,16 @@ def lookup(name: str, variant: str, dtype: str, mode: str) -> Optional[str]:
     return None
 
 
-def sample_reason(name: str, variant: str, dtype: str, mode: str, sample: Any) -> Optional[str]:
+def sample_reason(
+    name: str, variant: str, dtype: str, mode: str, sample: Any, index: int = -1
+) -> Optional[str]:
     """The reason this one sample is expected to fail (XFAIL_SAMPLES), or None."""
     keys = set(_candidates(name, variant, dtype, mode))
     for key, predicate, reason in SAMPLE_ENTRIES:
-        if key in keys and predicate(sample):
+        if key not in keys:
+            continue
+        matched = index in predicate.indices if isinstance(predicate, at) else predicate(sample)
+        if matched:
             return reason
     return None
 
