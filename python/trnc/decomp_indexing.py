@@ -42,11 +42,12 @@ trnc_ops = torch.ops.trnc
 EXACT_INDEX_LIMIT = 1 << 24
 
 
-def _check_exact(n: int, op: str) -> None:
+def check_exact_index(n: int, op: str) -> None:
+    """Refuse index arithmetic over more than 2**24 positions (float32 lanes)."""
     if n > EXACT_INDEX_LIMIT:
         raise CompileError(
-            f"{op}: indexing a table of {n} rows/elements needs index arithmetic beyond 2**24, "
-            "which trnc computes in float32 (no integer iota yet) and cannot do exactly",
+            f"{op}: indexing {n} rows/elements/positions needs index arithmetic beyond 2**24, "
+            "which trnc computes in float32 lanes and cannot do exactly",
             error_kind="unsupported_operator",
         )
 
@@ -118,7 +119,7 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sc
     grad = _reshape(grad_output, [-1, d])
     index = _reshape(indices, [-1])
     if padding_idx >= 0:  # the padding row gets no gradient: index -1 drops it
-        _check_exact(num_weights, "embedding backward")
+        check_exact_index(num_weights, "embedding backward")
         f = _as_float(index)
         f = aten.where.self(aten.eq.Scalar(f, padding_idx), aten.full.default([], -1.0, dtype=torch.float32), f)
         index = _as_index(f)
@@ -187,7 +188,7 @@ def _index_select(x, dim, index):
 def _linear_index(x, dim: int, index, op: str):
     """int32 [numel(index)]: the row of x's [numel, 1] view that element i of
     ``index`` addresses along ``dim`` (its own coordinates elsewhere)."""
-    _check_exact(x.numel(), op)
+    check_exact_index(x.numel(), op)
     rank = x.dim()
     strides = [_numel(x.shape[d + 1:]) for d in range(rank)]
     f = aten.mul.Tensor(_as_float(index), float(strides[dim]))
@@ -277,7 +278,7 @@ class _Advanced:
         self.rows = _numel(sizes)
         self.table, self.perm, self.rest = _rows_view(x, self.dims)
         # Row index: sum over the indexed dims of wrap(i_k) * stride_k.
-        _check_exact(self.rows, op)
+        check_exact_index(self.rows, op)
         f = None
         for k, t in enumerate(tensors):
             term = _wrap(_as_float(t), sizes[k])

@@ -30,19 +30,9 @@ import math
 
 import torch
 
-from trnc.errors import CompileError
+from trnc.decomp_indexing import check_exact_index
 
 aten = torch.ops.aten
-
-# Positions are float32 iotas: integers are exact up to 2**24.
-_EXACT_POSITIONS = 1 << 24
-
-
-def _check_exact(n: int, what: str) -> None:
-    if n > _EXACT_POSITIONS:
-        raise CompileError(
-            f"{what}: {n} positions, more than the 2**24 a float32 index computes exactly"
-        )
 
 
 def _iota(n: int, rank: int, dim: int):
@@ -71,7 +61,7 @@ def _value_and_index(x, dim: int, keepdim: bool, largest: bool):
         return aten.clone.default(x), _scalar(0, torch.int64)
     dim = dim % x.dim()
     n = x.shape[dim]
-    _check_exact(n, "max/min index")
+    check_exact_index(n, "max/min index")
     work = aten._to_copy.default(x, dtype=torch.int32) if x.dtype == torch.bool else x
     reduce = aten.amax.default if largest else aten.amin.default
     value = reduce(work, [dim], True)
@@ -130,7 +120,7 @@ def _topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
         return aten.clone.default(x), _scalar(0, torch.int64)
     dim = dim % x.dim()
     n = x.shape[dim]
-    _check_exact(n, "topk index")
+    check_exact_index(n, "topk index")
     iota = _iota(n, x.dim(), dim)
     none = _scalar(float(n), torch.float32)
     floating = x.is_floating_point()
@@ -240,7 +230,7 @@ class _Pool:
         self.H, self.W = x.shape[-2], x.shape[-1]
         self.OH = _pool_out(self.H, self.kh, self.sh, self.ph, self.dh, ceil_mode)
         self.OW = _pool_out(self.W, self.kw, self.sw, self.pw, self.dw, ceil_mode)
-        _check_exact(self.H * self.W, "max_pool2d index")
+        check_exact_index(self.H * self.W, "max_pool2d index")
 
     def positions(self):
         for i in range(self.kh):
