@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import sys
 import tempfile
 import time
@@ -30,6 +31,11 @@ import machine  # noqa: E402
 import report  # noqa: E402
 from measure import compiled, eager  # noqa: E402
 from workloads import all_workloads, warmup_workload  # noqa: E402
+
+
+def kept_sections(old: str) -> list[str]:
+    """The marker-delimited sections of an earlier RESULTS.md, in order."""
+    return [m.group(0) for m in re.finditer(r"<!-- ([\w-]+):begin.*?<!-- \1:end -->", old, re.S)]
 
 
 def main() -> int:
@@ -68,12 +74,11 @@ def main() -> int:
     elapsed = time.perf_counter() - started
     text = report.render(rows, anchor, machine.facts(), elapsed, inductor_ok,
                          datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
-    # Keep the sections other harnesses write (benchmarks/hf_sweep: between its markers).
+    # Keep the sections other harnesses write, each between its own markers
+    # ("<!-- NAME:begin ...-->" .. "<!-- NAME:end -->": hf-sweep, demo-gpt).
     if os.path.exists(args.output):
-        old = open(args.output).read()
-        begin, end = "<!-- hf-sweep:begin", "<!-- hf-sweep:end -->"
-        if begin in old and end in old:
-            text = text.rstrip("\n") + "\n\n" + begin + old.split(begin, 1)[1].split(end, 1)[0] + end + "\n"
+        for section in kept_sections(open(args.output).read()):
+            text = text.rstrip("\n") + "\n\n" + section + "\n"
     with open(args.output, "w") as f:
         f.write(text)
     print(f"[bench] wrote {args.output} in {elapsed:.0f} s")
