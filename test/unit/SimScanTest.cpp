@@ -22,16 +22,9 @@ std::string verify(const Program &p) { return errorText(verifyProgram(p)); }
 /// there and writes an f32 [P, F] tile at `dstOffset`) and returns dst.
 std::vector<float> runScan(Instruction op, int P, int F,
                            std::vector<float> x, uint64_t dstOffset) {
-  Builder b;
-  uint32_t in = b.input(DType::F32, P * F * 4);
-  b.dma(sbuf(DType::F32, 0, P, 0, {uint32_t(F)}),
-        hbm(in, DType::F32, 0, P, F, {uint32_t(F)}));
-  b.add(op);
-  uint32_t out = b.output(DType::F32, P * F * 4);
-  b.dma(hbm(out, DType::F32, 0, P, F, {uint32_t(F)}),
-        sbuf(DType::F32, 0, P, dstOffset, {uint32_t(F)}));
+  Program p = f32TileProgram(op, P, F, dstOffset);
   std::vector<float> y(P * F, -123.0f);
-  REQUIRE(run(b.p, {x.data()}, {y.data()}) == "");
+  REQUIRE(run(p, {x.data()}, {y.data()}) == "");
   return y;
 }
 

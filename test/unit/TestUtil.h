@@ -154,6 +154,22 @@ struct Builder {
   }
 };
 
+/// A program that loads an f32 [P, F] input into SBUF at offset 0, runs `op`
+/// (which reads it there and writes an f32 [P, F] tile at byte `dstOffset`)
+/// and stores that tile to an f32 [P, F] output.
+inline Program f32TileProgram(const Instruction &op, int P, int F,
+                              uint64_t dstOffset) {
+  Builder b;
+  uint32_t in = b.input(DType::F32, P * F * 4);
+  b.dma(sbuf(DType::F32, 0, P, 0, {uint32_t(F)}),
+        hbm(in, DType::F32, 0, P, F, {uint32_t(F)}));
+  b.add(op);
+  uint32_t out = b.output(DType::F32, P * F * 4);
+  b.dma(hbm(out, DType::F32, 0, P, F, {uint32_t(F)}),
+        sbuf(DType::F32, 0, P, dstOffset, {uint32_t(F)}));
+  return b.p;
+}
+
 inline std::string errorText(llvm::Error e) {
   return e ? llvm::toString(std::move(e)) : std::string();
 }
