@@ -125,7 +125,23 @@ NOT_STANDALONE: dict[str, str] = dict.fromkeys(
 # Set-up after building that a config cannot express: model type -> model -> None.
 POST_BUILD: dict[str, Any] = {
     "xmod": lambda model: model.set_default_language("en_XX"),  # per-language adapters
+    "afmoe": lambda model: _random_routers(model),
 }
+
+
+def _random_routers(model: torch.nn.Module, seed: int = 0) -> None:
+    """AFMoE zero-initialises its router gate (as a checkpoint-less model would start
+    training): every token's expert scores tie exactly, and topk's order among exact ties
+    is unspecified (eager's differs from trnc's first-occurrence), so the sweep would
+    measure tie order, not the compiler. Normal weights (std = initializer_range, like
+    other MoE routers) give distinct scores; every tensor is seeded here."""
+    gen = torch.Generator().manual_seed(seed)
+    std = model.config.initializer_range
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if name.endswith("router") and isinstance(getattr(module, "gate", None), torch.nn.Linear):
+                w = module.gate.weight
+                w.copy_(torch.randn(w.shape, generator=gen) * std)
 
 
 def _field_names(config_class) -> dict[str, Any]:
