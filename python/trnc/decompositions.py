@@ -22,6 +22,7 @@ from trnc import decomp_creation
 from trnc import decomp_data_movement
 from trnc import decomp_indices
 from trnc import decomp_indexing
+from trnc import decomp_linalg
 from trnc import decomp_matmul_conv
 from trnc import decomp_moe
 from trnc import decomp_optim
@@ -136,6 +137,7 @@ def _table() -> dict:
     table.update(decomp_optim.rules())
     table.update(decomp_random.rules())
     table.update(decomp_creation.rules())
+    table.update(decomp_linalg.rules())
     return table
 
 
