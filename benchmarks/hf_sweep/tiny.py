@@ -96,6 +96,13 @@ QUIRKS: dict[str, dict[str, Any]] = {
     # GIT's loss drops its image tokens from the logits: it trains on an image (extra_inputs).
     "git": {"vision_config.image_size": 32, "vision_config.patch_size": 8},
     "dbrx": {"attn_config.clip_qkv": 8.0},
+    # PhiMoE's training router (sparsemixer) Gumbel-samples among the experts whose score is
+    # within 2 * router_jitter_noise (relative) of the best, and draws uniform noise for Heun's
+    # multiplier: trnc's Philox stream is not eager's, so the two steps would route differently.
+    # 0 leaves one candidate: the sampling (still compiled) always picks the top expert and the
+    # step is deterministic. The price: sparsemixer's router gradient (nonzero only where it
+    # sampled among several) is exactly 0, in eager as in trnc; experts and attention still train.
+    "phimoe": {"router_jitter_noise": 0.0},
     "longcat_flash": {"head_dim": 8},  # its MLA rotary dim: = qk_rope_head_dim
     # Each layer kind has its own full-size attention sizes (per_layer_config): one kind only.
     **dict.fromkeys(["dots3_note", "dots3_note_text"], {"layer_types": ["indexed_attention"] * LAYERS}),
