@@ -38,6 +38,18 @@ import tiny  # noqa: E402
 # float32 models of 2 layers at hidden 64: eager and the engines differ in summation
 # order only (fp32 accumulation in PSUM, HARDWARE.md), far below these bounds.
 RTOL, ATOL = 1e-4, 1e-4
+# Architectures whose fp32 rounding alone exceeds those bounds: model type -> (rtol, atol).
+# Each entry measured against a float64 eager run of the same model: trnc must be as close
+# to float64 as eager fp32 is; the bound is what two roundings that size can differ by.
+TOLERANCE: dict[str, tuple[float, float]] = {
+    # CPM-Ant draws every weight from N(0, init_std = 1.0), not N(0, 0.02): each 64-wide
+    # projection grows activations ~8x and the residual stream reaches 2.9e3, where an fp32
+    # ulp is 2.4e-4. Versus float64, eager fp32 is off by 1.7e-4 in the logits (|logits| <= 31)
+    # and 9.0e-4 in the gradients (|grad| <= 11, the first layer's norm weight); trnc by
+    # 1.6e-4 and 1.2e-3 (per block, every layer within 1.5x of eager's error: no lossy
+    # lowering). trnc vs eager: 2.6e-4 and 1.3e-3; atol 3e-3 leaves 2x margin.
+    "cpmant": (1e-4, 3e-3),
+}
 
 
 def _chain(exc: BaseException):
@@ -85,9 +97,9 @@ def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a.detach().float() - b.detach().float()).abs().max()) if a.numel() else 0.0
 
 
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+def _close(a: torch.Tensor, b: torch.Tensor, tol: tuple[float, float] = (RTOL, ATOL)) -> bool:
     try:
-        torch.testing.assert_close(a.detach(), b.detach(), rtol=RTOL, atol=ATOL)
+        torch.testing.assert_close(a.detach(), b.detach(), rtol=tol[0], atol=tol[1])
         return True
     except AssertionError:
         return False
@@ -138,6 +150,9 @@ def run(model_type: str, record: dict, save) -> None:
         return
     model = tiny.build_model(model_type)
     record["model_class"] = type(model).__name__
+    tol = TOLERANCE.get(model_type, (RTOL, ATOL))
+    if model_type in TOLERANCE:
+        record["tolerance"] = {"rtol": tol[0], "atol": tol[1]}
     record["params"] = sum(p.numel() for p in model.parameters())
     ids = tiny.example_batch(model)
     labels = tiny.labels_for(model_type, ids)
@@ -168,7 +183,7 @@ def run(model_type: str, record: dict, save) -> None:
     record["forward_graphs"] = sum(stats.counts.values())
     record["graph_breaks"] = _graph_breaks()
     record["logits_max_abs_err"] = _max_abs(logits, ref_logits)
-    record["forward_ok"] = _close(logits, ref_logits)
+    record["forward_ok"] = _close(logits, ref_logits, tol)
     save()
 
     record["stage"] = "backward"
@@ -188,8 +203,8 @@ def run(model_type: str, record: dict, save) -> None:
     record["grad_max_abs_err"] = max(
         [_max_abs(grads[n], g) for n, g in ref_grads.items() if n in grads] + [0.0]
     ) if not missing else float("inf")
-    record["backward_ok"] = (not missing and _close(loss, ref_loss)
-                             and all(_close(grads[n], g) for n, g in ref_grads.items()))
+    record["backward_ok"] = (not missing and _close(loss, ref_loss, tol)
+                             and all(_close(grads[n], g, tol) for n, g in ref_grads.items()))
     if missing:
         record["error"] = {"kind": "missing gradients", "operator": "", "operators": [],
                            "message": f"{len(missing)} parameters got no gradient, e.g. {missing[0]}"}
