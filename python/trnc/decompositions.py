@@ -21,6 +21,7 @@ from torch._decomp import core_aten_decompositions
 from trnc import decomp_creation
 from trnc import decomp_data_movement
 from trnc import decomp_indices
+from trnc import decomp_integer
 from trnc import decomp_indexing
 from trnc import decomp_linalg
 from trnc import decomp_matmul_conv
@@ -28,6 +29,7 @@ from trnc import decomp_moe
 from trnc import decomp_optim
 from trnc import decomp_random
 from trnc import decomp_reductions
+from trnc import decomp_windows
 
 __all__ = ["decomposition_table", "KEPT_OPERATORS"]
 
@@ -137,6 +139,8 @@ def _table() -> dict:
     table.update(decomp_optim.rules())
     table.update(decomp_random.rules())
     table.update(decomp_creation.rules())
+    table.update(decomp_windows.rules())
+    table.update(decomp_integer.rules())
     table.update(decomp_linalg.rules())
     return table
 

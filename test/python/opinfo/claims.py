@@ -26,6 +26,7 @@ CLAIMS: dict[str, list[str]] = {
         "div.floor_rounding", "pow", "maximum", "minimum", "remainder", "fmod",
         "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
         "bitwise_and", "bitwise_or", "bitwise_xor", "where", "lerp", "addcmul", "addcdiv",
+        "gcd", "lcm",
     ],
     "reductions": [
         "sum", "mean", "amax", "amin", "max.reduction_with_dim", "min.reduction_with_dim",
@@ -52,6 +53,7 @@ CLAIMS: dict[str, list[str]] = {
         "transpose", "expand", "view", "reshape", "squeeze", "unsqueeze", "clone",
         "contiguous", "to", "full", "zeros", "ones", "arange", "linspace",
         "nn.functional.one_hot", "topk", "sort", "argsort",
+        "unfold",
     ],
     "losses": [
         "nn.functional.cross_entropy", "nn.functional.nll_loss", "nn.functional.mse_loss",
