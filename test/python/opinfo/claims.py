@@ -9,6 +9,10 @@ which expected-failure table (xfail_<area>.py) covers the operator. Flags:
 * ``REDUCES``: the operator sums over many terms (reductions, matmuls, norms,
   losses), so float32 tolerances grow with the contraction length K
   (harness.tolerance).
+* ``FP64_ARBITRATED``: eager's own kernel is less accurate than the tolerance on
+  some samples, so a mismatch with eager is decided by a float64 eager run: trnc
+  passes where it is no further from float64 than eager is (plus the
+  tolerance), Inductor's fp64_ref rule (harness._no_less_accurate).
 """
 
 from __future__ import annotations
@@ -61,11 +65,19 @@ CLAIMS: dict[str, list[str]] = {
         "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
         "nn.functional.kl_div",
     ],
+    "linalg": ["linalg.solve_triangular"],
 }
 
 RANDOM = {"nn.functional.dropout"}
 
-REDUCES = set(CLAIMS["reductions"]) | set(CLAIMS["matmul_conv"]) | set(CLAIMS["losses"]) | {
+# SDPA backward: ds = p * (dp - rowsum(dp * p)) cancels when a row of p is nearly
+# one-hot (OpInfo's inputs in [-9, 9] give scores ~100), so gradient elements near
+# zero carry rounding errors of eps * |dp| * |k|; eager's CPU flash kernel (blocked,
+# D from the rounded output) is off by up to 5e-5 (float32) and 0.1 (bfloat16)
+# from float64 on such samples where trnc's matmul rule is within 2e-5 and 0.04.
+FP64_ARBITRATED = {"nn.functional.scaled_dot_product_attention"}
+
+REDUCES = set(CLAIMS["reductions"]) | set(CLAIMS["matmul_conv"]) | set(CLAIMS["losses"]) | set(CLAIMS["linalg"]) | {
     "softmax", "log_softmax", "nn.functional.layer_norm", "nn.functional.rms_norm",
     "nn.functional.batch_norm", "nn.functional.group_norm",
 }

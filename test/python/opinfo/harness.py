@@ -28,7 +28,7 @@ import torch._dynamo
 from torch.utils import _pytree as pytree
 
 import trnc
-from claims import AREA_OF, CALLABLES, CLAIMS, RANDOM, REDUCES
+from claims import AREA_OF, CALLABLES, CLAIMS, FP64_ARBITRATED, RANDOM, REDUCES
 import xfails
 
 FULL = os.environ.get("TRNC_OPINFO_FULL", "0") not in ("", "0")
@@ -232,14 +232,19 @@ def _run_bwd(name: str, fn: Any, sample: Any, dtype: torch.dtype) -> bool:
     args, kwargs = (sample.input, *sample.args), sample.kwargs
     leaves = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and t.requires_grad]
 
-    def run(f: Any) -> tuple[Any, Any]:
-        out = sample.output_process_fn_grad(f(*args, **kwargs))
+    def run(f: Any, wide: bool = False) -> tuple[Any, Any]:
+        # wide: the float64 reference, from the same (sample-dtype) values.
+        a, kw, xs = args, kwargs, leaves
+        if wide:
+            a, kw = pytree.tree_map(_widen, (args, kwargs))
+            xs = [t for t in pytree.tree_leaves((a, kw)) if isinstance(t, torch.Tensor) and t.requires_grad]
+        out = sample.output_process_fn_grad(f(*a, **kw))
         outs = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
-        if not leaves or not outs:
+        if not xs or not outs:
             return out, None
         gen = torch.Generator().manual_seed(1)
-        grads_out = [torch.randn(t.shape, generator=gen).to(t.dtype) for t in outs]
-        return out, torch.autograd.grad(outs, leaves, grads_out, allow_unused=True)
+        grads_out = [torch.randn(t.shape, generator=gen).to(dtype if wide else t.dtype).to(t.dtype) for t in outs]
+        return out, torch.autograd.grad(outs, xs, grads_out, allow_unused=True)
 
     if _is_random(name, sample):
         return False
@@ -248,9 +253,42 @@ def _run_bwd(name: str, fn: Any, sample: Any, dtype: torch.dtype) -> bool:
         return False
     actual, actual_grads = run(_compiled(fn))
     tol = tolerance(dtype, name, _contraction_length(sample, expected))
-    torch.testing.assert_close(actual, expected, equal_nan=True, **tol)
-    torch.testing.assert_close(actual_grads, expected_grads, equal_nan=True, **tol)
+    try:
+        torch.testing.assert_close(actual, expected, equal_nan=True, **tol)
+        torch.testing.assert_close(actual_grads, expected_grads, equal_nan=True, **tol)
+    except AssertionError:
+        if name not in FP64_ARBITRATED:
+            raise
+        _no_less_accurate((actual, actual_grads), (expected, expected_grads), run(fn, wide=True), tol)
     return True
+
+
+def _widen(x: Any) -> Any:
+    if not isinstance(x, torch.Tensor) or not x.dtype.is_floating_point:
+        return x
+    return x.detach().double().requires_grad_(x.requires_grad)
+
+
+def _no_less_accurate(actual: Any, expected: Any, reference: Any, tol: dict[str, float]) -> None:
+    """FP64_ARBITRATED operators, Inductor's fp64_ref rule (torch._dynamo.utils.same):
+    each tensor of ``actual`` has an RMS error against the float64 ``reference``
+    of at most ``m`` times eager's (``expected``) plus atol; m = 2 for float32
+    and 3 for 16-bit results (eager's rounding of each intermediate dominates),
+    NaNs where the reference or eager has them."""
+    for a, e, r in zip(*(pytree.tree_leaves(x) for x in (actual, expected, reference))):
+        if not isinstance(e, torch.Tensor):
+            continue
+        assert isinstance(a, torch.Tensor) and a.shape == e.shape, f"shape {getattr(a, 'shape', a)} != {e.shape}"
+        m = 2.0 if e.dtype == torch.float32 else 3.0
+        nan = r.isnan() | e.isnan()
+        assert torch.equal(a.isnan(), nan), f"Mismatched NaNs: {int((a.isnan() != nan).sum())} elements"
+        a, e, r = (t.detach().double()[~nan] for t in (a, e, r))
+        ours, eagers = ((t - r).square().mean().sqrt().item() if t.numel() else 0.0 for t in (a, e))
+        if ours > m * eagers + tol["atol"]:
+            raise AssertionError(
+                "Tensor-likes are not close (vs float64, as eager is)!\n"
+                f"Greatest RMS error vs float64: {ours:.3g} > {m} x eager's {eagers:.3g} + atol {tol['atol']:.3g}"
+            )
 
 
 def run_case(name: str, dtype: torch.dtype, mode: str) -> list[Outcome]:

@@ -29,10 +29,4 @@ XFAIL_SAMPLES = [
      'an equation with a repeated index in one operand (a diagonal): aten.diagonal is not lowered'),
     (('einsum', '', 'int64', 'fwd'), at(3, 5, 6, 7),
      'integer einsum reduces to an integer bmm: integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)') ,
-    (('nn.functional.scaled_dot_product_attention', '', 'float32', 'bwd'), at(8, 12, 13, 21),
-     'full sweep only: 2-4 gradient elements of these 4-D (L=3, S=6) samples exceed the tolerance; cause not yet found'),
-    (('nn.functional.scaled_dot_product_attention', '', 'bfloat16', 'bwd'), at(8, 9, 12, 13),
-     'full sweep only (bf16/f16): up to 10% of gradient elements of these 4-D (L=3, S=6) samples exceed the tolerance; cause not yet found'),
-    (('nn.functional.scaled_dot_product_attention', '', 'float16', 'bwd'), at(8, 9, 12, 13),
-     'full sweep only (bf16/f16): up to 10% of gradient elements of these 4-D (L=3, S=6) samples exceed the tolerance; cause not yet found'),
 ]
