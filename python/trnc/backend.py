@@ -33,6 +33,7 @@ from . import collect
 from . import cache
 from ._native import native
 from .compiled_graph import CompiledGraph
+from .complex_pairs import rewrite_complex, with_complex_pairs
 from .constants import lift_constants, with_constants
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
@@ -68,11 +69,12 @@ def _check_static(example_inputs: Sequence[Any]) -> None:
 
 
 def _check_tensor_kinds(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> None:
-    """Refuse complex, sparse, nested and quantized inputs by the user's name for them."""
+    """Refuse sparse, nested and quantized inputs by the user's name for them
+    (complex ones are taken as real pairs, complex_pairs.py)."""
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     for i, value in enumerate(example_inputs):
         kind = unsupported_tensor_kind(value) if isinstance(value, torch.Tensor) else None
-        if kind is not None:
+        if kind is not None and not kind.startswith("complex"):
             name = names[i] if i < len(names) else str(i)
             raise CompileError(f"graph input '{name}' (input {i}) is {kind}", error_kind="unsupported_dtype")
 
@@ -110,11 +112,13 @@ class NeuronBackend:
             start = time.perf_counter()
             name = f"{kind}_{next(self._ids[kind])}"
             constants = lift_constants(gm)  # get_attr tensors -> trailing inputs (constants.py)
+            pairs = rewrite_complex(gm, name)  # complex values -> real (re, im) pairs (complex_pairs.py)
             graph = export_graph(gm, name)
             eager = collect.intercept(graph, options, gm)  # trnc compile / precompile
             if eager is not None:
-                return with_constants(eager, constants)
-            compiled = with_constants(CompiledGraph(graph, compile_exported(graph, options)), constants)
+                return with_constants(with_complex_pairs(eager, pairs), constants)
+            compiled = CompiledGraph(graph, compile_exported(graph, options))
+            compiled = with_constants(with_complex_pairs(compiled, pairs), constants)
             self.stats.counts[kind] += 1
             self.stats.graphs.append(name)
             if kind == "backward":  # forward/inference time is counted by __call__

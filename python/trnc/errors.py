@@ -82,6 +82,7 @@ class UnsupportedOperator:
     target: str
     count: int
     locations: list[SourceLocation]
+    reason: str = ""  # why it cannot lower, when the reporter knows (complex_pairs.py)
 
     # Unpacks as the (target, count, locations) triple the API documents.
     def __iter__(self):
@@ -114,7 +115,7 @@ def _describe_unsupported(operators: Sequence[UnsupportedOperator]) -> str:
     total = sum(op.count for op in operators)
     lines = [f"{len(operators)} unsupported operator(s), {total} occurrence(s):"]
     for op in operators:
-        lines.append(f"  {op.target} (x{op.count})")
+        lines.append(f"  {op.target} (x{op.count})" + (f": {op.reason}" if op.reason else ""))
         lines.extend(f"    {loc}" for loc in op.locations)
     return "\n".join(lines)
 
