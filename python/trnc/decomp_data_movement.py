@@ -110,16 +110,19 @@ def _zero_pad(t, dim, low, high):
 def _pad_backward(grad, padding, fold):
     """Undoes _pad_dims in reverse order: per dim, the grad of the centre plus
     ``fold(low_grad, high_grad, dim, low, high, n)`` (the edges' grads moved
-    back onto the input positions they were copied from)."""
+    back onto the input positions they were copied from), then zeros for the
+    positions a negative pad cropped (the forward crops before padding)."""
     for i in reversed(range(len(padding) // 2)):
         dim = grad.dim() - 1 - i
         low, high = padding[2 * i], padding[2 * i + 1]
+        crop_low, crop_high = max(-low, 0), max(-high, 0)
+        low, high = max(low, 0), max(high, 0)
         n = grad.shape[dim] - low - high
         centre = aten.slice.Tensor(grad, dim, low, low + n)
         for extra in fold(aten.slice.Tensor(grad, dim, 0, low), aten.slice.Tensor(grad, dim, low + n, low + n + high),
                           dim, low, high, n):
             centre = aten.add.Tensor(centre, extra)
-        grad = centre
+        grad = _zero_pad(centre, dim, crop_low, crop_high) if crop_low or crop_high else centre
     return grad
 
 
