@@ -119,8 +119,13 @@ QUIRKS: dict[str, dict[str, Any]] = {
         "text_config.vocab_size_per_layer_input": 0, "text_config.num_kv_shared_layers": LAYERS}),
 }
 # Reformer: axial position factors sum to hidden and multiply to the sequence; chunks divide it.
+# LSH attention hashes with torch.randn rotations drawn on every call (eager differs from eager
+# by 0.02; trnc's Philox stream is not eager's): one LSH chunk spanning the sequence, no
+# neighbour chunks, makes every query see every key whatever the buckets, so the hashing,
+# sort, gather and unsort still run but the output no longer depends on the draw.
 QUIRKS["reformer"].update({"axial_pos_embds_dim": [HIDDEN // 2, HIDDEN // 2], "axial_pos_shape": [4, SEQ // 4],
-                           "local_attn_chunk_length": 4, "lsh_attn_chunk_length": 4, "num_buckets": 4})
+                           "local_attn_chunk_length": 4, "lsh_attn_chunk_length": SEQ, "num_buckets": 4,
+                           "lsh_num_chunks_before": 0, "lsh_num_chunks_after": 0})
 # Config attributes the class has no field for but the model reads: model type -> config -> None.
 POST_CONFIG: dict[str, Any] = {
     "dbrx": lambda config: setattr(config.attn_config, "rope_theta", 10000.0),  # read by DbrxAttention
