@@ -32,6 +32,12 @@ struct View {
   uint64_t freeElements() const;
 };
 
+/// Dims [firstDim, numDims) of a view with count-1 dims dropped and
+/// row-major-contiguous neighbours merged (outermost first); a single
+/// element is one dim of count 1. Returns the number of dims.
+unsigned mergeDims(const View &view, unsigned firstDim, int64_t *stride,
+                   uint64_t *count);
+
 /// Row-major walk over dims [firstDim, numDims) of a view, in runs along the
 /// innermost dim. firstDim = 0 walks every partition; firstDim = 1 walks one
 /// partition chosen with setPartition.

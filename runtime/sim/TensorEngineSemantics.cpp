@@ -11,6 +11,11 @@
 // in place (the partition stride is the leading dimension); other dtypes and
 // layouts are converted to fp32 once per instruction. Inputs are rounded to
 // their dtype before the product and the sums are fp32, like the hardware.
+// BLAS runs on the calling thread: a matmul is one <= 128 x 512 tile, too
+// small to gain from OpenBLAS's threads, whose hand-offs (and, on a busy
+// machine, their spinning against the caller's own threads) cost more than
+// the product. OpenBLAS splits M and N, never K, across threads, so the
+// sums, and the results, are the same bits either way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +70,8 @@ Matrix bind(const View &v, std::vector<float> &scratch, bool load) {
 } // namespace
 
 void execMatmul(ExecContext &ctx, const isa::Instruction &inst) {
+  static const bool singleThreaded = (openblas_set_num_threads(1), true);
+  (void)singleThreaded;
   View a = ctx.view(inst.src0), b = ctx.view(inst.src1), d = ctx.view(inst.dst);
   const size_t K = a.partitions(), M = a.freeElements(), N = b.freeElements();
   const bool accumulate = inst.flags & isa::kFlagAccumulate;

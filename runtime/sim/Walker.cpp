@@ -50,11 +50,11 @@ View ExecContext::view(const isa::AccessPattern &ap) const {
   return v;
 }
 
-Walker::Walker(const View &view, unsigned firstDim)
-    : start(view.base), cur(view.base), dtype(view.dtype),
-      partitionStride(view.strideBytes[0]) {
+unsigned mergeDims(const View &view, unsigned firstDim, int64_t *stride,
+                   uint64_t *count) {
   // Keep dims of count > 1, merging a dim into its outer neighbour when the
   // outer stride equals inner stride x inner count (row-major contiguous).
+  unsigned nd = 0;
   for (unsigned d = firstDim; d < view.numDims; ++d) {
     if (view.count[d] == 1)
       continue;
@@ -73,6 +73,13 @@ Walker::Walker(const View &view, unsigned firstDim)
     count[0] = 1;
     nd = 1;
   }
+  return nd;
+}
+
+Walker::Walker(const View &view, unsigned firstDim)
+    : start(view.base), cur(view.base), dtype(view.dtype),
+      partitionStride(view.strideBytes[0]) {
+  nd = mergeDims(view, firstDim, stride, count);
   inner = nd - 1;
   std::fill(idx, idx + nd, 0);
 }
