@@ -124,3 +124,30 @@ def test_fft_is_refused_by_name():
     err = trnc_error(excinfo)
     assert isinstance(err, trnc.UnsupportedOperatorError), repr(excinfo.value)
     assert "fft" in str(err) and "complex" in str(err)
+
+
+def _c(t: torch.Tensor) -> torch.Tensor:
+    return torch.view_as_complex(t)
+
+
+# (a, b: [3, 4, 2] pairs; r: [3, 4] real, >= 1) -> real; each exercises one pair rule.
+PAIR_RULES = {
+    "div_by_real": lambda a, b, r: torch.view_as_real(_c(a) / r),
+    "real_div_complex": lambda a, b, r: torch.view_as_real(r / _c(b)),
+    "sub_alpha": lambda a, b, r: torch.view_as_real(torch.sub(_c(a), _c(b), alpha=0.5)),
+    "add_real_broadcast": lambda a, b, r: torch.view_as_real(_c(a) + r[:, :1]),
+    "real_to_complex": lambda a, b, r: torch.view_as_real(r.to(torch.complex64) * _c(b)),
+    "complex_real_part": lambda a, b, r: (_c(a) * _c(b)).real * r,
+    "where": lambda a, b, r: torch.view_as_real(torch.where(r > 1.5, _c(a), _c(b))),
+    "mean": lambda a, b, r: torch.view_as_real((_c(a) * _c(b)).mean(0)),
+    "squeeze_times_i": lambda a, b, r: torch.view_as_real(_c(a)[:1].squeeze() * 1j),
+    "stack_cos_sin": lambda a, b, r: torch.view_as_real(_c(torch.stack([r.cos(), r.sin()], -1)) * _c(a)),
+    "neg_sum": lambda a, b, r: torch.view_as_real(-_c(a).sum()),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(PAIR_RULES))
+def test_pair_rule(rule):
+    torch.manual_seed(6)
+    a, b = torch.randn(3, 4, 2), torch.randn(3, 4, 2) + torch.tensor([2.0, 0.0])
+    check_against_eager(PAIR_RULES[rule], [a, b, torch.rand(3, 4) + 1], rtol=1e-5, atol=1e-5)
