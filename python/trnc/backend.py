@@ -38,6 +38,7 @@ from .constants import lift_constants, with_constants
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
+from .host_ints import split_int_bookkeeping
 from .options import CompilerOptions
 
 __all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported"]
@@ -139,6 +140,10 @@ class NeuronBackend:
         if mode not in (None, "default"):
             raise TrncError(f"trnc: torch.compile mode={mode!r} is not supported; use options={{...}}")
         _check_tensor_kinds(gm, example_inputs)  # first: a nested input also brings SymInts
+        # Python-int counters only read by guards (dynamic=None; host_ints.py) leave the graph.
+        split = split_int_bookkeeping(gm, example_inputs)
+        if split is not None:
+            gm, example_inputs, wrap_ints = split
         _check_static(example_inputs)
         opts = CompilerOptions.from_mapping(options)
         start = time.perf_counter()
@@ -149,6 +154,8 @@ class NeuronBackend:
             decompositions=decomposition_table(),
         )
         compiled = inner(gm, example_inputs)
+        if split is not None:
+            compiled = wrap_ints(compiled)
         # Includes AOTAutograd's tracing and the forward graph's compilation.
         self.stats.compile_seconds += time.perf_counter() - start
         return compiled
