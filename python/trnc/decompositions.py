@@ -20,6 +20,7 @@ from torch._decomp import core_aten_decompositions
 
 from trnc import decomp_creation
 from trnc import decomp_data_movement
+from trnc import decomp_diagonal
 from trnc import decomp_indices
 from trnc import decomp_integer
 from trnc import decomp_indexing
@@ -133,6 +134,7 @@ def _table() -> dict:
     table.update(_TRNC_RULES)
     table.update(decomp_reductions.rules())
     table.update(decomp_data_movement.rules())
+    table.update(decomp_diagonal.rules())
     table.update(decomp_indexing.rules())
     table.update(decomp_matmul_conv.rules())
     table.update(decomp_indices.rules())

@@ -25,8 +25,6 @@ XFAIL = {
 
 
 XFAIL_SAMPLES = [
-    (('einsum', '', '*', '*'), at(8),
-     'an equation with a repeated index in one operand (a diagonal): aten.diagonal is not lowered'),
     (('einsum', '', 'int64', 'fwd'), at(3, 5, 6, 7),
      'integer einsum reduces to an integer bmm: integer matmul: the Tensor Engine multiplies floating-point operands only (importer reports it unsupported)') ,
 ]
