@@ -151,3 +151,26 @@ def test_pair_rule(rule):
     torch.manual_seed(6)
     a, b = torch.randn(3, 4, 2), torch.randn(3, 4, 2) + torch.tensor([2.0, 0.0])
     check_against_eager(PAIR_RULES[rule], [a, b, torch.rand(3, 4) + 1], rtol=1e-5, atol=1e-5)
+
+
+def test_complex_parameter_gets_a_complex_gradient():
+    """A complex nn.Parameter: a complex forward input and a complex backward output."""
+
+    class Scale(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(4, 3, dtype=torch.complex64))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.view_as_real(self.w * torch.view_as_complex(x)).pow(2).sum()
+
+    torch.manual_seed(7)
+    eager, compiled = Scale(), Scale()
+    compiled.load_state_dict(eager.state_dict())
+    x = torch.randn(4, 3, 2)
+    expected, actual = eager(x), compile_neuron(compiled)(x)
+    expected.backward()
+    actual.backward()
+    torch.testing.assert_close(actual, expected)
+    assert compiled.w.grad.dtype == torch.complex64
+    torch.testing.assert_close(compiled.w.grad, eager.w.grad)
