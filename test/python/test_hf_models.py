@@ -44,6 +44,9 @@ TRAIN_STEP: dict[str, str | None] = {
     "mistral": None,
     "phi3": None,
     "gemma": None,
+    # MoE whose training router samples (sparsemixer: exponential, rand_like compiled);
+    # tiny.py's router_jitter_noise=0 leaves one candidate, so the step is deterministic.
+    "phimoe": None,
 }
 # case id -> (architecture, config overrides, new tokens, torch.compile's dynamic, None or
 # the cause of a strict expected failure).
