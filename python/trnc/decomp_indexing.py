@@ -31,6 +31,7 @@ from typing import Optional, Sequence
 
 import torch
 
+from . import decomp_scatter_minmax
 from . import indirect_ops  # noqa: F401  (defines torch.ops.trnc.*)
 from .errors import CompileError
 
@@ -255,7 +256,9 @@ def _scatter_value_reduce(x, dim, index, value, reduce):
 
 
 def _scatter_reduce_two(x, dim, index, src, reduce, include_self=True):
-    if reduce != "sum":  # prod/mean/amax/amin: not in DmaIndirect's write modes
+    if reduce in ("amax", "amin"):  # a dense one-hot reduction instead
+        return decomp_scatter_minmax.scatter_minmax(x, dim, index, src, reduce, include_self)
+    if reduce != "sum":  # prod/mean: not in DmaIndirect's write modes
         return NotImplemented
     if not include_self:  # zero the written elements first, then add
         x = _scatter_elements(x, dim, index, aten.zeros_like.default(src), False, "scatter_reduce")

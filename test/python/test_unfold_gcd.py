@@ -149,3 +149,35 @@ def test_euclid_steps_is_lames_bound():
     assert steps(_fib(k - 1), _fib(k)) <= euclid_steps(2**31)
     assert euclid_steps(2**31) == 46
     assert math.gcd(_fib(k), _fib(k - 1)) == 1
+
+
+# scatter_reduce amax / amin (blt's patch_reduce; trnc.decomp_scatter_minmax)
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("include_self", [False, True])
+def test_scatter_reduce_minmax_blt_patches(reduce, include_self):
+    """blt: token embeddings [B, T, D] pooled into P patches by patch id,
+    forward and backward (ties split the gradient, as PyTorch's formula)."""
+    g = torch.Generator().manual_seed(0)
+    patch_ids = torch.sort(torch.randint(0, 5, (2, 12), generator=g), dim=1).values
+
+    def pool(hidden):
+        index = patch_ids.unsqueeze(-1).expand(-1, -1, hidden.shape[-1])
+        base = torch.zeros(2, 6, hidden.shape[-1])
+        return base.scatter_reduce(1, index, hidden, reduce=reduce, include_self=include_self)
+
+    check_against_eager(pool, [torch.randn(2, 12, 8, generator=g)])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_scatter_reduce_minmax_partial_index(dtype):
+    """An index smaller than self in the other dims, along dim 0; rows no
+    index reaches keep self."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(-50, 50, (5, 4), generator=g).to(dtype)
+    src = torch.randint(-50, 50, (4, 6), generator=g).to(dtype)
+    index = torch.randint(0, 4, (3, 3), generator=g)
+    check_against_eager(lambda a, b: a.scatter_reduce(0, index, b, reduce="amax", include_self=False), [x, src],
+                        grad=False)
+    check_against_eager(lambda a, b: a.scatter_reduce(0, index, b, reduce="amin"), [x, src], grad=False)

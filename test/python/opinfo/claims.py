@@ -58,7 +58,7 @@ CLAIMS: dict[str, list[str]] = {
         "contiguous", "to", "full", "zeros", "ones", "arange", "linspace",
         "nn.functional.one_hot", "topk", "sort", "argsort",
         "diagonal", "linalg.diagonal", "diag", "diag_embed", "diagonal_scatter", "trace",
-        "unfold",
+        "unfold", "scatter_reduce.amax", "scatter_reduce.amin",
     ],
     "losses": [
         "nn.functional.cross_entropy", "nn.functional.nll_loss", "nn.functional.mse_loss",
