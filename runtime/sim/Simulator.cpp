@@ -16,8 +16,8 @@
 // holds back every later DMA) and hands each transfer to its queue; queues
 // overlap, so DMAs end, and signal, out of order across queues (hence one
 // semaphore per queue, isa/Isa.h). Nop costs nothing: it only carries
-// waits. SBUF, PSUM and the scratch arena are allocated once per Simulator
-// (scratch grows when a program needs more, and is zeroed for every run).
+// waits. SBUF, PSUM and the scratch arena (sim/ScratchArena.h: zeroed for
+// every run, lazily) are allocated once per Simulator.
 // Durations come from sim/Timing.cpp and sim/CostModel.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -26,10 +26,10 @@
 
 #include "artifact/Artifact.h"
 #include "sim/Exec.h"
+#include "sim/ScratchArena.h"
 #include "sim/Timing.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -76,32 +76,10 @@ llvm::Error fail(const std::string &msg) {
 
 } // namespace
 
-/// Every scratch region of a run, 64-byte aligned in one allocation that
-/// is kept across runs and zeroed before each: re-allocating tens of MiB
-/// per run cost more in page faults than the run's own copies.
-struct ScratchArena {
-  Buffer bytes;
-  size_t capacity = 0;
-  bool zero = true; // untouched since allocation
-
-  /// `size` zeroed bytes (null when out of memory).
-  uint8_t *zeroed(size_t size) {
-    if (!bytes || size > capacity) {
-      bytes = allocZeroed(size);
-      capacity = bytes ? size : 0;
-      zero = true;
-    } else if (!zero) {
-      std::memset(bytes.get(), 0, size);
-    }
-    zero = false;
-    return bytes.get();
-  }
-};
-
 struct Simulator::State {
   MachineModel model;
   Buffer sbuf, psum;
-  ScratchArena scratch;
+  sim::ScratchArena scratch;
   sim::ExecContext ctx;
   std::array<uint32_t, kNumSemaphores> semaphores{};
   std::array<EngineState, kNumEngines> engines{};
@@ -128,8 +106,8 @@ namespace {
 /// Bind every region to host memory: the caller's buffers, zeroed scratch
 /// (in the arena), and the program's constant bytes.
 llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
-                        llvm::ArrayRef<void *> outputs, ScratchArena &scratch,
-                        sim::ExecContext &ctx) {
+                        llvm::ArrayRef<void *> outputs,
+                        sim::ScratchArena &scratch, sim::ExecContext &ctx) {
   if (inputs.size() != program.numInputs())
     return fail("program '" + program.name + "' takes " +
                 std::to_string(program.numInputs()) + " inputs, " +
@@ -139,17 +117,8 @@ llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
                 std::to_string(program.numOutputs()) + " outputs, " +
                 std::to_string(outputs.size()) + " given");
   ctx.regions.assign(program.regions.size(), nullptr);
-  constexpr size_t kAlign = 64;
-  std::vector<size_t> offsets(program.regions.size());
-  size_t scratchBytes = 0;
-  for (size_t i = 0; i < program.regions.size(); ++i)
-    if (program.regions[i].kind == Region::Kind::Scratch) {
-      offsets[i] = scratchBytes;
-      scratchBytes += (program.regions[i].bytes + kAlign - 1) / kAlign * kAlign;
-    }
-  uint8_t *scratchBase = scratch.zeroed(scratchBytes);
-  if (!scratchBase)
-    return fail("cannot allocate " + std::to_string(scratchBytes) +
+  if (!scratch.bind(program, ctx))
+    return fail("cannot allocate " + std::to_string(scratch.bytes()) +
                 " bytes of scratch for program '" + program.name + "'");
   for (size_t i = 0; i < program.regions.size(); ++i) {
     const Region &r = program.regions[i];
@@ -164,8 +133,7 @@ llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
       ctx.regions[i] = static_cast<uint8_t *>(p);
       break;
     }
-    case Region::Kind::Scratch:
-      ctx.regions[i] = scratchBase + offsets[i];
+    case Region::Kind::Scratch: // bound by the arena
       break;
     case Region::Kind::Constant:
       // Read-only: the verifier refuses any write to a constant region.
@@ -338,6 +306,7 @@ llvm::Error Simulator::run(const Program &program,
     const Instruction &inst = program.streams[best][es.pc];
     if (observer)
       observer->onExecute(engine, index, inst);
+    s.scratch.beforeExecute(inst, s.ctx);
     execute(s.ctx, inst);
     double endNs = bestNs;
     if (options.timed) {
