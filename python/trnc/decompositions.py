@@ -25,6 +25,7 @@ from trnc import decomp_indices
 from trnc import decomp_integer
 from trnc import decomp_indexing
 from trnc import decomp_linalg
+from trnc import decomp_linspace
 from trnc import decomp_matmul_conv
 from trnc import decomp_moe
 from trnc import decomp_optim
@@ -144,6 +145,7 @@ def _table() -> dict:
     table.update(decomp_windows.rules())
     table.update(decomp_integer.rules())
     table.update(decomp_linalg.rules())
+    table.update(decomp_linspace.rules())
     return table
 
 

@@ -66,10 +66,6 @@ XFAIL_SAMPLES = [
      'one gradient element off by a half-precision ulp (reflected contributions summed in a different order)'),
     (('nn.functional.pad', 'reflect', 'float16', 'bwd'), at(10),
      'two gradient elements off by a half-precision ulp (reflected contributions summed in a different order)'),
-    (('linspace', '', 'int32', 'fwd'), at(32, 35, 38, 44, 60),
-     'integer linspace: trnc steps in fp32 (start + i*step) and truncates, PyTorch steps in double from both ends, so an element near an integer truncates differently'),
-    (('linspace', '', 'int64', 'fwd'), at(32, 35, 38, 44, 60),
-     'integer linspace: trnc steps in fp32 (start + i*step) and truncates, PyTorch steps in double from both ends, so an element near an integer truncates differently'),
     (('linspace', '', 'float16', 'fwd'), at(32),
      'one float16 element off by one ulp (steps computed in fp32 then rounded)'),
 ]
