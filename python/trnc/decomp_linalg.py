@@ -1,5 +1,6 @@
-"""trnc decomposition of ``aten.linalg_solve_triangular`` (docs/decompositions.md,
-"Linear algebra: triangular solves").
+"""trnc decomposition of ``aten.linalg_solve_triangular`` and the deprecated
+``aten.triangular_solve`` (docs/decompositions.md, "Linear algebra:
+triangular solves").
 
 GatedDeltaNet linear attention (olmo_hybrid, qwen3_5, qwen3_next, ...) solves a
 unit-lower-triangular chunk system (n = 64) per head and chunk. Forward
@@ -82,6 +83,17 @@ def _linalg_solve_triangular(a, b, *, upper, left=True, unitriangular=False):
     return solve_triangular(a, b, upper=upper, left=left, unitriangular=unitriangular)
 
 
+def _triangular_solve(b, a, upper=True, transpose=False, unitriangular=False):
+    """The deprecated torch.triangular_solve: A X = b (A^T X = b if transpose),
+    returning (X, A broadcast to the batch shape and copied)."""
+    coefficient = a.mT if transpose else a
+    x = solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    return x, a.expand(*x.shape[:-2], *a.shape[-2:]).clone()
+
+
 def rules() -> dict:
-    return {aten.linalg_solve_triangular.default: _linalg_solve_triangular}
+    return {
+        aten.linalg_solve_triangular.default: _linalg_solve_triangular,
+        aten.triangular_solve.default: _triangular_solve,
+    }
 

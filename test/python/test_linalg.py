@@ -2,8 +2,9 @@
 compared with eager: every argument form (upper/lower, left/right,
 unit/non-unit diagonal), broadcast batches, n in {1, 5, 64, 130}, forward and
 backward (autograd's formula is another solve_triangular, decomposed the same
-way), GatedDeltaNet's chunk system as transformers builds it, and bfloat16
-against eager's float32 solve (eager has no half-precision CPU solve).
+way), the deprecated torch.triangular_solve, GatedDeltaNet's chunk system as
+transformers builds it, and bfloat16 against eager's float32 solve (eager has
+no half-precision CPU solve).
 """
 
 from __future__ import annotations
@@ -75,6 +76,21 @@ def test_sizes(n, upper, left, unit):
         return torch.linalg.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit)
 
     check_against_eager(f, [a, b], **_tol(n))
+
+
+@needs_native
+@pytest.mark.parametrize("upper,transpose,unit", [(True, False, False), (False, True, True)])
+def test_deprecated_triangular_solve(upper, transpose, unit):
+    # torch.triangular_solve(b, A): A X = b (A^T X = b), and A copied to the batch shape.
+    n = 6
+    a = _system(n, (2, 1), unit, upper)
+    b = _rhs(n, 3, True, (3,))
+
+    def f(b, a):
+        return torch.triangular_solve(b, a, upper=upper, transpose=transpose, unitriangular=unit)
+
+    check_against_eager(lambda b, a: f(b, a).solution, [b, a], **_tol(n))
+    torch.testing.assert_close(compile_neuron(f)(b, a).cloned_coefficient, f(b, a).cloned_coefficient)
 
 
 def _gated_delta_chunk(key, value, beta, decay):
