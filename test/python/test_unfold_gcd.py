@@ -1,5 +1,7 @@
-"""Tensor.unfold (forward and unfold_backward) and integer gcd / lcm through
-backend="neuron", against eager (trnc.decomp_windows, trnc.decomp_integer)."""
+"""Tensor.unfold (forward and unfold_backward), integer gcd / lcm and
+scatter_reduce amax / amin through backend="neuron", against eager
+(trnc.decomp_windows, trnc.decomp_integer, trnc.decomp_scatter_minmax): the
+operators blt, inkling2 and reformer needed."""
 
 from __future__ import annotations
 
