@@ -1,5 +1,6 @@
-"""trnc decomposition rule for integer ``linspace`` (docs/decompositions.md,
-"Indexing, data movement and tensor creation").
+"""trnc decomposition rules for integer and 16-bit ``linspace``
+(docs/decompositions.md, "Indexing, data movement and tensor creation").
+float16 / bfloat16: see _half_linspace. Integers:
 
 PyTorch's CPU kernel (RangeFactoriesKernel.cpp) truncates start and end to
 the integer dtype, takes step = (end - start) / (steps - 1) in double and
@@ -24,6 +25,7 @@ points) divided by 2N and truncated by the cast. Exact while |2M| < 2**23
 from __future__ import annotations
 
 import math
+import struct
 from fractions import Fraction
 
 import torch
@@ -55,9 +57,44 @@ def _eager_moves(s: int, e: int, steps: int) -> list[tuple[int, int, int]]:
     return runs
 
 
+def _round(x: float, dtype: torch.dtype) -> float:
+    """x rounded to float32, then to dtype (float16 / bfloat16), nearest-even:
+    c10::Half / BFloat16 arithmetic is a float32 operation then a conversion."""
+    x = struct.unpack("<f", struct.pack("<f", x))[0]
+    if dtype == torch.float16:
+        return struct.unpack("<e", struct.pack("<e", x))[0]
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def _half_linspace(start, end, steps, dtype, device):
+    """float16 / bfloat16: the kernel's step_t is the 16-bit type itself, so every
+    operation rounds to it: step = (end - start) / (steps - 1), then
+    start + step * idx (idx converted to the type) or end - step * (steps - 1 - idx),
+    each product and sum rounded. The same casts on the device: a float32
+    product of two 16-bit values is exact, so casting it rounds once, as the
+    kernel does; sums round to float32 first, as the kernel's float math does."""
+    n = steps - 1
+    s, e = _round(float(start), dtype), _round(float(end), dtype)
+    step = _round(_round(e - s, dtype) / _round(float(n), dtype), dtype)
+
+    def narrow(t):  # round to the 16-bit type, keep computing in float32
+        return aten._to_copy.default(aten._to_copy.default(t, dtype=dtype), dtype=torch.float32)
+
+    i = aten.arange.default(steps, dtype=torch.float32, device=device)
+    low = aten.add.Tensor(narrow(aten.mul.Tensor(narrow(i), step)), s)
+    back = narrow(aten.mul.Tensor(narrow(aten.sub.Tensor(aten.mul.Tensor(i, -1), -n)), step))
+    high = aten.sub.Tensor(aten.full.default([steps], e, dtype=torch.float32, device=device), back)
+    out = aten.where.self(aten.lt.Scalar(i, steps // 2), low, high)
+    return aten._to_copy.default(out, dtype=dtype)
+
+
 def _linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     dtype = dtype or torch.get_default_dtype()
     scalars = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (start, end))
+    if scalars and steps >= 2 and dtype in (torch.float16, torch.bfloat16):
+        return _half_linspace(start, end, steps, dtype, device)
     if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool or not scalars or steps < 2:
         return core_aten_decompositions()[aten.linspace.default](
             start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)

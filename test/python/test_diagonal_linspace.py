@@ -1,6 +1,6 @@
 """Diagonals (einsum with a repeated index, torch.diagonal, diag_embed,
 diagonal_scatter; trnc.decomp_diagonal) forward and backward, and integer
-linspace equal to eager element for element (trnc.decomp_linspace), through
+and 16-bit linspace equal to eager bit for bit (trnc.decomp_linspace), through
 backend="neuron"."""
 
 from __future__ import annotations
@@ -57,6 +57,15 @@ def _linspace_cases():
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
 @pytest.mark.parametrize("start,end,steps", _linspace_cases())
 def test_integer_linspace_equals_eager(start, end, steps, dtype):
+    fn = lambda: torch.linspace(start, end, steps, dtype=dtype)  # noqa: E731
+    torch._dynamo.reset()
+    torch.testing.assert_close(compile_neuron(fn, fullgraph=True)(), fn(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("start,end,steps", _linspace_cases()[::3] + [(-100.7, 3000.1, 3000)])
+def test_half_linspace_equals_eager(start, end, steps, dtype):
+    # the kernel rounds step, each product and each sum to the 16-bit type
     fn = lambda: torch.linspace(start, end, steps, dtype=dtype)  # noqa: E731
     torch._dynamo.reset()
     torch.testing.assert_close(compile_neuron(fn, fullgraph=True)(), fn(), rtol=0, atol=0)

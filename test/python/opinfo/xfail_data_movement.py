@@ -66,6 +66,4 @@ XFAIL_SAMPLES = [
      'one gradient element off by a half-precision ulp (reflected contributions summed in a different order)'),
     (('nn.functional.pad', 'reflect', 'float16', 'bwd'), at(10),
      'two gradient elements off by a half-precision ulp (reflected contributions summed in a different order)'),
-    (('linspace', '', 'float16', 'fwd'), at(32),
-     'one float16 element off by one ulp (steps computed in fp32 then rounded)'),
 ]
