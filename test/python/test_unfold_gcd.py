@@ -183,3 +183,25 @@ def test_scatter_reduce_minmax_partial_index(dtype):
     check_against_eager(lambda a, b: a.scatter_reduce(0, index, b, reduce="amax", include_self=False), [x, src],
                         grad=False)
     check_against_eager(lambda a, b: a.scatter_reduce(0, index, b, reduce="amin"), [x, src], grad=False)
+
+
+def test_unfold_decomposes_to_views_and_cat():
+    """unfold and unfold_backward become slices/selects, cat and adds: no
+    index tensor, no indirect DMA (the core rule's index_put)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from trnc.decompositions import decomposition_table
+
+    aten = torch.ops.aten
+    table = decomposition_table()
+    allowed = {"aten.slice.Tensor", "aten.select.int", "aten.view.default", "aten.cat.default",
+               "aten.permute.default", "aten.add.Tensor", "aten.full.default", "aten.clone.default"}
+    for fn, example in [
+        (lambda x: aten.unfold(x, 1, 3, 2), torch.randn(2, 9, 4)),
+        (lambda x: aten.unfold(x, 1, 7, 1), torch.randn(2, 9, 4)),
+        (lambda g: aten.unfold_backward(g, [2, 9, 4], 1, 3, 2), torch.randn(2, 4, 4, 3)),
+        (lambda g: aten.unfold_backward(g, [2, 9, 4], 1, 7, 1), torch.randn(2, 3, 4, 7)),
+    ]:
+        graph = make_fx(fn, decomposition_table=table)(example).graph
+        targets = {str(n.target) for n in graph.nodes if n.op == "call_function"}
+        assert targets <= allowed, targets - allowed
