@@ -57,7 +57,7 @@ CLAIMS: dict[str, list[str]] = {
         "transpose", "expand", "view", "reshape", "squeeze", "unsqueeze", "clone",
         "contiguous", "to", "full", "zeros", "ones", "arange", "linspace",
         "nn.functional.one_hot", "topk", "sort", "argsort",
-        "diagonal", "linalg.diagonal", "diag", "diag_embed", "diagonal_scatter", "trace",
+        "diagonal", "diag", "diag_embed", "diagonal_scatter", "trace",
         "unfold", "scatter_reduce.amax", "scatter_reduce.amin",
     ],
     "losses": [
