@@ -42,8 +42,10 @@ def _eager_moves(s: int, e: int, steps: int) -> list[tuple[int, int, int]]:
     arithmetic truncates to k - sign(k) instead of the exact k."""
     n, d = steps - 1, e - s
     step = Fraction((float(e) - float(s)) / n)  # the double step, exactly
-    stride = n // math.gcd(d, n)  # M / N is an integer exactly at i = j * stride
     runs: list[tuple[int, int, int]] = []
+    if step == Fraction(d, n):  # an exact step: every product and sum is exact
+        return runs
+    stride = n // math.gcd(d, n)  # M / N is an integer exactly at i = j * stride
     for i in range(0, steps, stride):
         k = (s * n + d * i) // n
         v = Fraction(s) + step * i if i < steps // 2 else Fraction(e) - step * (n - i)
