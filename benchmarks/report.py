@@ -132,7 +132,8 @@ def _compile_table(rows: list[Row], inductor_ok: bool) -> list[str]:
     out = ["| workload | neuron compile | inductor compile | neuron / inductor |", "|---|---:|---:|---:|"]
     for r in rows:
         if r.inductor is None:
-            ind = "not run (no C++ compiler)" if not inductor_ok else "n/a"
+            ind = ("not run (no C++ compiler)" if not inductor_ok else
+                   "not run (a simulator-speed workload)" if not r.workload.inductor else "n/a")
         elif r.inductor.error:
             ind = f"failed: {r.inductor.error}"
         else:
@@ -200,7 +201,8 @@ def render(rows: list[Row], anchor: Optional[Anchor], facts: list, elapsed_s: fl
         *_simulated_table(rows),
         "",
         "FLOP per step counts the model's matmuls (2*M*K*N each; the MLP step: both forward matmuls, "
-        "both weight gradients and the second layer's input gradient). \"At 100% of peak\" is FLOP / per-core peak (128*128*2*clock). "
+        "both weight gradients and the second layer's input gradient; the GPT step: 3x its forward matmuls, "
+        "attention over the full T x T included). \"At 100% of peak\" is FLOP / per-core peak (128*128*2*clock). "
         "MFU = FLOP per step / (simulated time x peak); HFU counts all Tensor Engine FLOPs "
         "(including matmuls the compiler adds, e.g. for sums over the batch); MBU = HBM bytes / "
         "(simulated time x HBM bandwidth per core). Verdict rule (AWS performance guide): compute-bound "
@@ -215,7 +217,8 @@ def render(rows: list[Row], anchor: Optional[Anchor], facts: list, elapsed_s: fl
         "included) and the trnc-compiled step, whose time is the functional + timed simulation of every "
         "instruction (plus Dynamo/AOTAutograd call overhead). Medians of the timed steps after one "
         "warm-up (eager) or the first, compiling step (neuron); the neuron steps run inside "
-        "trnc.profiling.capture() (profile on, per-instruction trace off).",
+        "trnc.profiling.capture() (profile on, per-instruction trace off). The simulator runs on one "
+        "thread; eager PyTorch uses its intra-op threads (listed below).",
         "",
         "## Compile time: backend=\"neuron\" vs backend=\"inductor\"",
         "",
@@ -240,7 +243,7 @@ def render(rows: list[Row], anchor: Optional[Anchor], facts: list, elapsed_s: fl
         "- One process, workloads in the order above; for each: eager, then neuron, then inductor. "
         "First a warm-up compile of a different small model with each backend, so that one-time costs "
         "(imports, Inductor's C++ toolchain start-up) are charged to neither.",
-        "- Repetitions: 5 steps for the smaller matmuls, 9 for the MLP, 2 for the tutorial-sized matmul "
+        "- Repetitions: 5 steps for the smaller matmuls and the GPT, 9 for the MLP, 2 for the tutorial-sized matmul "
         "(each of its simulated steps executes 32,768 matmul instructions functionally on this CPU); medians.",
         "- Simulated numbers come from the profiles of the timed steps (the simulator is deterministic).",
         "- The tutorial-sized matmul is also compiled for trn1 (one profiled step) to compare with the "

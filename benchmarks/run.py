@@ -2,7 +2,8 @@
 """One command for trnc's benchmarks: ``python3 benchmarks/run.py`` writes benchmarks/RESULTS.md.
 
 Side by side, in one run, for bf16 matmuls (512^3 up to the NKI tutorial's
-[4096,8192]@[8192,8192]) and the MLP forward+backward:
+[4096,8192]@[8192,8192]), the MLP forward+backward and the demo's GPT
+forward+backward:
   - simulated time and Tensor Engine utilisation/MFU (trnc's timed simulator);
   - simulator wall time vs eager PyTorch on this CPU (ratio);
   - compile time of backend="neuron" vs backend="inductor" (ratio).
@@ -61,7 +62,7 @@ def main() -> int:
         print(f"[bench] {w.name}: neuron", flush=True)
         n, graphs = compiled(w, "neuron", profile=True)
         print(f"[bench] {w.name}: inductor", flush=True)
-        i = compiled(w, "inductor")[0] if inductor_ok else None
+        i = compiled(w, "inductor")[0] if inductor_ok and w.inductor else None
         rows.append(report.Row(w, e, n, i, graphs))
         print(f"[bench] {report.one_line(rows[-1])}", flush=True)
 

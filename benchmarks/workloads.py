@@ -1,4 +1,4 @@
-"""The graphs the benchmark harness measures: bf16 matmuls and the MLP step.
+"""The graphs the benchmark harness measures: bf16 matmuls, the MLP step and the GPT step.
 
 Each workload builds a fresh callable (a function or model), its inputs, and
 says whether a step includes ``backward()``. The same callable is handed to
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 
@@ -26,6 +26,8 @@ class Workload:
     train: bool  # step = forward + backward of the output's sum
     flops: float  # useful FLOPs of one step (2*M*K*N per matmul)
     repeats: int  # timed repetitions (medians)
+    loss: Optional[Callable] = None  # the scalar to differentiate (default: the output's sum)
+    inductor: bool = True  # also compile with Inductor (compile-time table)
 
     def step(self, fn: Callable, args: list) -> float:
         """One step; returns the seconds spent in backward() (0 without training)."""
@@ -33,7 +35,7 @@ class Workload:
         if not self.train:
             return 0.0
         start = time.perf_counter()
-        out.sum().backward()
+        (self.loss(out) if self.loss else out.sum()).backward()
         return time.perf_counter() - start
 
 
@@ -64,6 +66,29 @@ def _mlp(batch: int = 32) -> Workload:
                     train=True, flops=fwd + bwd, repeats=9)
 
 
+def _gpt(batch: int = 2) -> Workload:
+    # The model `python -m trnc.demo` trains (trnc.models.gpt defaults): the
+    # simulator-speed case, forward + backward of the causal-LM loss.
+    from trnc.models import gpt
+
+    config = gpt.GPTConfig()
+
+    def make():
+        torch.manual_seed(0)
+        return gpt.GPT(config)
+
+    def inputs():
+        return list(gpt.batch(config, batch, torch.Generator().manual_seed(0)))
+
+    c, t, layers = config.n_embd, config.block_size, config.n_layer
+    # Per token: c_attn, c_proj, the MLP's two, and the tied head; plus
+    # causal attention's QK^T and AV over the full T x T (as SDPA computes).
+    linear = layers * (c * 3 * c + c * c + 2 * c * 4 * c) + c * config.vocab_size
+    forward = 2.0 * batch * t * linear + layers * 2 * (2.0 * batch * t * t * c)
+    return Workload(f"GPT (trnc.demo's) f32, batch {batch} x {t} tokens, forward+backward", make, inputs,
+                    train=True, flops=3 * forward, repeats=5, loss=lambda out: out[1], inductor=False)
+
+
 def warmup_workload() -> Workload:
     """A small training step unlike any measured one (no compiled kernel is reused)."""
     def make():
@@ -76,4 +101,4 @@ def warmup_workload() -> Workload:
 def all_workloads() -> list[Workload]:
     # The MLP first: measured after the big matmuls, its eager step was 100x
     # slower (threads left spinning by the simulator's BLAS compete with torch's).
-    return [_mlp()] + [_matmul(*s) for s in MATMUL_SHAPES]
+    return [_mlp(), _gpt()] + [_matmul(*s) for s in MATMUL_SHAPES]
