@@ -9,7 +9,8 @@
 // Fast path for same-dtype copies whose patterns do not overlap: both are
 // refined to one common list of dims (a dim split where the other pattern
 // splits it), and the two innermost are copied as rows (memcpy) or, when
-// strided (transposes, broadcasts), in cache blocks of typed elements.
+// strided (transposes, broadcasts), in cache blocks of typed elements
+// (4-byte transposes as SSE 4 x 4 tiles). Elements move as raw bits.
 // Without overlap every order gives the row-major walk's bytes.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <xmmintrin.h>
 #include <utility>
 
 namespace trnc::sim {
@@ -77,6 +79,39 @@ template <typename T> void copyElement(uint8_t *d, const uint8_t *s) {
   std::memcpy(d, &v, sizeof(T));
 }
 
+/// dst[r][c] = src[r][c] for 4-byte elements where dst rows (stride dr) and
+/// src columns (stride sc) are contiguous: 4 x 4 tiles moved through SSE
+/// registers (_MM_TRANSPOSE4_PS), the ragged edges one by one.
+void transpose4(uint8_t *d, int64_t dr, const uint8_t *s, int64_t sc,
+                uint64_t rows, uint64_t cols) {
+  auto at = [&](uint64_t r, uint64_t c) {
+    copyElement<uint32_t>(d + int64_t(r) * dr + int64_t(c) * 4,
+                          s + int64_t(r) * 4 + int64_t(c) * sc);
+  };
+  uint64_t r4 = rows / 4 * 4, c4 = cols / 4 * 4;
+  for (uint64_t r = 0; r < r4; r += 4) {
+    for (uint64_t c = 0; c < c4; c += 4) {
+      const uint8_t *sp = s + int64_t(r) * 4 + int64_t(c) * sc;
+      __m128 a = _mm_loadu_ps(reinterpret_cast<const float *>(sp));
+      __m128 b = _mm_loadu_ps(reinterpret_cast<const float *>(sp + sc));
+      __m128 e = _mm_loadu_ps(reinterpret_cast<const float *>(sp + 2 * sc));
+      __m128 f = _mm_loadu_ps(reinterpret_cast<const float *>(sp + 3 * sc));
+      _MM_TRANSPOSE4_PS(a, b, e, f);
+      uint8_t *dp = d + int64_t(r) * dr + int64_t(c) * 4;
+      _mm_storeu_ps(reinterpret_cast<float *>(dp), a);
+      _mm_storeu_ps(reinterpret_cast<float *>(dp + dr), b);
+      _mm_storeu_ps(reinterpret_cast<float *>(dp + 2 * dr), e);
+      _mm_storeu_ps(reinterpret_cast<float *>(dp + 3 * dr), f);
+    }
+    for (uint64_t i = r; i < r + 4; ++i)
+      for (uint64_t c = c4; c < cols; ++c)
+        at(i, c);
+  }
+  for (uint64_t r = r4; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c)
+      at(r, c);
+}
+
 /// dst[r][c] = src[r][c] for R x C elements of T (strides in bytes).
 template <typename T>
 void copy2D(uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s, int64_t sr,
@@ -86,6 +121,10 @@ void copy2D(uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s, int64_t sr,
     for (uint64_t r = 0; r < rows; ++r)
       std::memcpy(d + int64_t(r) * dr, s + int64_t(r) * sr, cols * eb);
     return;
+  }
+  if constexpr (sizeof(T) == 4) {
+    if (dc == eb && sr == eb) // dst rows and src columns contiguous
+      return transpose4(d, dr, s, sc, rows, cols);
   }
   // Blocks of 16 x 16: a transpose then reuses every cache line it loads.
   constexpr uint64_t kBlock = 16;

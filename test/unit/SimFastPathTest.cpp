@@ -70,9 +70,12 @@ TEST_CASE("same-dtype copies match the element-order reference",
   for (DType dt : {DType::F32, DType::BF16, DType::U8, DType::I64}) {
     int64_t eb = dtypeBytes(dt);
     SECTION(std::string("transpose ") + std::to_string(int(dt))) {
-      // dst [40 rows, 24] = src^T, src [24, 40] row-major (blocks + tails).
+      // dst [40 rows, 24] = src^T, src [24, 40] row-major; then sizes with
+      // ragged edges (not multiples of the 4 x 4 or 16 x 16 tiles).
       checkCopy(hbm(0, dt, 0, 40, 24, {24}), hbm(0, dt, 0, 40, 1, {24}, {40}),
                 24 * 40 * eb, 24 * 40 * eb);
+      checkCopy(hbm(0, dt, 0, 42, 23, {23}), hbm(0, dt, 0, 42, 1, {23}, {42}),
+                23 * 42 * eb, 23 * 42 * eb);
     }
     SECTION(std::string("broadcast ") + std::to_string(int(dt))) {
       // A row broadcast over rows (partition stride 0) and an element
