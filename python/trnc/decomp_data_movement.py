@@ -11,6 +11,8 @@ forms, which go through ``index``/``index_select`` with an ``arange``
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 aten = torch.ops.aten
@@ -126,7 +128,39 @@ def _pad_backward(grad, padding, fold):
     return grad
 
 
+def _reflection_pad_backward_in_order(grad, x, padding):
+    """16-bit gradients: eager's kernel adds each output gradient into its input
+    element in row-major output order, rounding every sum to the 16-bit type,
+    so the per-dim folds (another order) differ by an ulp. Here the same sums
+    in the same order: per padded dim the groups left (flipped), centre,
+    right (flipped) lie in output order, so one zero-padded block per group
+    combination, added in lexicographic order (outer dim slowest), repeats
+    eager's sequence for every input element (3^k blocks for k padded dims)."""
+    per_dim = []
+    for i in range(len(padding) // 2):
+        dim, low, high = grad.dim() - 1 - i, padding[2 * i], padding[2 * i + 1]
+        n = x.shape[dim]
+        groups = [(0, low, True, 1)] if low else []
+        groups.append((low, low + n, False, 0))
+        groups += [(low + n, low + n + high, True, n - 1 - high)] if high else []
+        per_dim.append((dim, n, groups))
+    per_dim.sort(key=lambda entry: entry[0])
+    acc = None
+    for combo in itertools.product(*(groups for _, _, groups in per_dim)):
+        block = grad
+        for (dim, n, _), (start, end, flip, at) in zip(per_dim, combo):
+            block = aten.slice.Tensor(block, dim, start, end)
+            block = aten.flip.default(block, [dim]) if flip else block
+            if end - start != n:
+                block = _zero_pad(block, dim, at, n - at - (end - start))
+        acc = block if acc is None else aten.add.Tensor(acc, block)
+    return acc
+
+
 def _reflection_pad_backward(grad, x, padding):
+    if grad.dtype in (torch.float16, torch.bfloat16) and min(padding) >= 0:
+        return _reflection_pad_backward_in_order(grad, x, padding)
+
     def fold(gl, gr, dim, low, high, n):
         out = []
         if low:

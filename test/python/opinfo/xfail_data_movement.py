@@ -62,8 +62,4 @@ XFAIL_SAMPLES = [
      'a bool-mask index: the backward reads x[mask], whose size depends on the data (symbolic shape); trnc compiles static shapes only'),
     (('narrow', '', '*', '*'), lambda s: isinstance(s.args[1], torch.Tensor),
      'narrow with a tensor start is data-dependent (symbolic shape from .item()); trnc compiles static shapes only'),
-    (('nn.functional.pad', 'reflect', 'bfloat16', 'bwd'), at(9),
-     'one gradient element off by a half-precision ulp (reflected contributions summed in a different order)'),
-    (('nn.functional.pad', 'reflect', 'float16', 'bwd'), at(10),
-     'two gradient elements off by a half-precision ulp (reflected contributions summed in a different order)'),
 ]
