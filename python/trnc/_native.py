@@ -9,7 +9,10 @@ from the CPU model when the library loads, and its 0.3.21 (Debian 12) does not
 know recent Xeons (e.g. family 6 model 207): it falls back to its SSE3
 "Prescott" kernels, 4-8x slower than the AVX-512 ones the CPU runs. So before
 the extension (and with it OpenBLAS) loads, ``OPENBLAS_CORETYPE`` (OpenBLAS's
-documented override) is set from the CPU's flags, unless the user set it.
+documented override) is set from the CPU's flags, unless the user set it, and
+``OPENBLAS_NUM_THREADS`` to 1 unless set: the simulator calls BLAS on its own
+thread only (sim/TensorEngineSemantics.cpp), so OpenBLAS's idle workers would
+only spin against torch's threads.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ def native() -> ModuleType:
         core = None if "OPENBLAS_CORETYPE" in os.environ else _blas_core()
         if core:
             os.environ["OPENBLAS_CORETYPE"] = core
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         try:
             _module = importlib.import_module("trnc._C")
         except ImportError as exc:
