@@ -224,7 +224,14 @@ def _run_fwd(name: str, fn: Any, sample: Any, dtype: torch.dtype) -> None:
     if _is_random(name, sample):
         return _check_random(name, sample, actual, expected)
     tol = tolerance(_result_dtype(expected, dtype), name, _contraction_length(sample, expected))
-    torch.testing.assert_close(actual, expected, equal_nan=True, **tol)
+    try:
+        torch.testing.assert_close(actual, expected, equal_nan=True, **tol)
+    except AssertionError:
+        if name not in FP64_ARBITRATED:
+            raise
+        with torch.no_grad():
+            reference = fn(*pytree.tree_map(_widen, args), **pytree.tree_map(_widen, kwargs))
+        _no_less_accurate(actual, expected, reference, tol)
 
 
 def _run_bwd(name: str, fn: Any, sample: Any, dtype: torch.dtype) -> bool:
