@@ -17,7 +17,8 @@
 // overlap, so DMAs end, and signal, out of order across queues (hence one
 // semaphore per queue, isa/Isa.h). Nop costs nothing: it only carries
 // waits. SBUF, PSUM and the scratch arena (sim/ScratchArena.h: zeroed for
-// every run, lazily) are allocated once per Simulator.
+// every run, lazily; packed by lifetime after a program's first run) are
+// allocated once per Simulator.
 // Durations come from sim/Timing.cpp and sim/CostModel.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -106,7 +107,7 @@ namespace {
 /// Bind every region to host memory: the caller's buffers, zeroed scratch
 /// (in the arena), and the program's constant bytes.
 llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
-                        llvm::ArrayRef<void *> outputs,
+                        llvm::ArrayRef<void *> outputs, bool timed,
                         sim::ScratchArena &scratch, sim::ExecContext &ctx) {
   if (inputs.size() != program.numInputs())
     return fail("program '" + program.name + "' takes " +
@@ -117,7 +118,7 @@ llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
                 std::to_string(program.numOutputs()) + " outputs, " +
                 std::to_string(outputs.size()) + " given");
   ctx.regions.assign(program.regions.size(), nullptr);
-  if (!scratch.bind(program, ctx))
+  if (!scratch.bind(program, timed, ctx))
     return fail("cannot allocate " + std::to_string(scratch.bytes()) +
                 " bytes of scratch for program '" + program.name + "'");
   for (size_t i = 0; i < program.regions.size(); ++i) {
@@ -229,7 +230,8 @@ llvm::Error Simulator::run(const Program &program,
   // Everything below runs without bounds checks: the verifier proves them.
   if (llvm::Error e = verifyProgram(program))
     return e;
-  if (llvm::Error e = bindRegions(program, inputs, outputs, s.scratch, s.ctx))
+  if (llvm::Error e = bindRegions(program, inputs, outputs, options.timed,
+                                  s.scratch, s.ctx))
     return e;
 
   s.semaphores.fill(0);
@@ -326,6 +328,11 @@ llvm::Error Simulator::run(const Program &program,
     ++es.executed;
   }
 
+  if (llvm::Error err = s.scratch.finishRun()) {
+    if (observer)
+      err = llvm::joinErrors(std::move(err), observer->onFinish());
+    return err;
+  }
   if (options.timed)
     timing.finish();
   if (profile) {
