@@ -202,14 +202,29 @@ class _Encoder:
             return {"device": str(value)}
         if isinstance(value, (torch.layout, torch.memory_format)):
             return {"enum": str(value)}
+        if isinstance(value, torch._ops.OpOverload):  # a higher-order op's operand, e.g. with_effects
+            return {"str": str(value)}
         raise CompileError(f"cannot encode argument {value!r} of type {type(value).__name__}", self.graph_name)
 
 
 def _target_name(target: Any) -> str:
     if isinstance(target, torch._ops.OpOverload):
         return str(target)  # aten.mm.default
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return f"higher_order.{target.name()}"  # with_effects, cond, ...: reported unsupported by this name
     module = getattr(target, "__module__", None) or ""
     return f"{module}.{getattr(target, '__qualname__', str(target))}".lstrip(".")
+
+
+def _node_target(node: torch.fx.Node) -> str:
+    """The name a node is imported (or reported unsupported) by; a higher-order op
+    names the operator it wraps, e.g. higher_order.with_effects(aten._linalg_check_errors.default)."""
+    name = _target_name(node.target)
+    if isinstance(node.target, torch._ops.HigherOrderOperator):
+        inner = [str(a) for a in node.args if isinstance(a, torch._ops.OpOverload)]
+        if inner:
+            return f"{name}({', '.join(inner)})"
+    return name
 
 
 def _node_meta(node: torch.fx.Node, graph_name: str) -> Any:
@@ -259,7 +274,7 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             nodes.append(
                 {
                     "name": node.name,
-                    "target": _target_name(node.target),
+                    "target": _node_target(node),
                     "args": [enc.encode(a) for a in node.args],
                     "kwargs": {k: enc.encode(v) for k, v in node.kwargs.items()},
                     "meta": _node_meta(node, name),

@@ -36,6 +36,22 @@ def test_unsupported_forward_operators_are_all_listed():
     assert f"{bessel} (x2)" in message and "aten.sort.default (x1)" in message
 
 
+def test_higher_order_operator_is_reported_by_the_operator_it_wraps():
+    # linalg.inv checks for singular input with a side-effecting op that AOTAutograd
+    # wraps in higher_order.with_effects: reported unsupported, not an encoding error.
+    def inverse(x):
+        return torch.linalg.inv(x)  # INVERSE
+
+    with pytest.raises(Exception) as excinfo:
+        compile_neuron(inverse)(torch.randn(4, 4))
+    err = trnc_error(excinfo)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(excinfo.value)
+    ops = {target: locs for target, _count, locs in err.operators}
+    effect = "higher_order.with_effects(aten._linalg_check_errors.default)"
+    assert set(ops) == {"aten.linalg_inv_ex.default", effect}
+    assert [loc.line for loc in ops[effect]] == [line_of("INVERSE", HERE)]
+
+
 class DoubleWithOddBackward(torch.autograd.Function):
     """Forward uses only supported ops; backward uses one with no lowering."""
 
