@@ -80,10 +80,17 @@ def _timed_backend(name: str, t: Timing) -> Callable:
     return backend
 
 
-def eager(w: Workload) -> Timing:
-    fn = w.make()
-    time_steps(w, fn, 1, first=False)  # warm-up (allocator, MKL/oneDNN init)
-    return time_steps(w, fn, w.repeats, first=False)
+def eager(w: Workload, threads: Optional[int] = None) -> Timing:
+    """Eager steps with torch's intra-op threads, or with `threads` of them."""
+    default = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        fn = w.make()
+        time_steps(w, fn, 1, first=False)  # warm-up (allocator, MKL/oneDNN init)
+        return time_steps(w, fn, w.repeats, first=False)
+    finally:
+        torch.set_num_threads(default)
 
 
 def compiled(w: Workload, backend: str, profile: bool = False, options: Optional[dict] = None,

@@ -25,6 +25,7 @@ class Row:
     neuron: Timing
     inductor: Optional[Timing]
     graphs: list  # trnc.profiling.GraphProfile of one step
+    eager1: Optional[Timing] = None  # eager with one intra-op thread
 
     @property
     def sim_ns(self) -> float:
@@ -118,13 +119,17 @@ def _simulated_table(rows: list[Row]) -> list[str]:
 
 
 def _wall_table(rows: list[Row]) -> list[str]:
-    out = ["| workload | eager PyTorch (CPU), median (min) | trnc simulator, median (min) | simulator / eager (medians) | steps timed |",
-           "|---|---:|---:|---:|---:|"]
+    out = ["| workload | eager PyTorch (CPU), median (min) | eager, 1 thread, median (min) | trnc simulator, median (min) "
+           "| simulator / eager (medians) | simulator / eager 1 thread | steps timed |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+
+    def cell(t: Optional[Timing]) -> str:
+        return f"{_ms(t.median_s)} ({_ms(min(t.runs_s, default=math.nan))})" if t else "n/a"
+
     for r in rows:
-        e, n = r.eager, r.neuron
-        out.append(f"| {r.workload.name} | {_ms(e.median_s)} ({_ms(min(e.runs_s, default=math.nan))}) | "
-                   f"{_ms(n.median_s)} ({_ms(min(n.runs_s, default=math.nan))}) | "
-                   f"{_ratio(n.median_s, e.median_s)} | {len(n.runs_s)} |")
+        e, e1, n = r.eager, r.eager1, r.neuron
+        out.append(f"| {r.workload.name} | {cell(e)} | {cell(e1)} | {cell(n)} | {_ratio(n.median_s, e.median_s)} | "
+                   f"{_ratio(n.median_s, e1.median_s) if e1 else 'n/a'} | {len(n.runs_s)} |")
     return out
 
 
@@ -218,7 +223,9 @@ def render(rows: list[Row], anchor: Optional[Anchor], facts: list, elapsed_s: fl
         "instruction (plus Dynamo/AOTAutograd call overhead). Medians of the timed steps after one "
         "warm-up (eager) or the first, compiling step (neuron); the neuron steps run inside "
         "trnc.profiling.capture() (profile on, per-instruction trace off). The simulator runs on one "
-        "thread; eager PyTorch uses its intra-op threads (listed below).",
+        "thread; eager PyTorch uses its intra-op threads (listed below), and again one thread: on this "
+        "shared 2-core machine a busy peer core stalls eager's threads at every barrier (medians swing "
+        "several-fold between runs), while the single-threaded columns compare the same CPU work.",
         "",
         "## Compile time: backend=\"neuron\" vs backend=\"inductor\"",
         "",

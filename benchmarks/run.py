@@ -59,11 +59,12 @@ def main() -> int:
     for w in workloads:
         print(f"[bench] {w.name}: eager", flush=True)
         e = eager(w)
+        e1 = eager(w, threads=1)
         print(f"[bench] {w.name}: neuron", flush=True)
         n, graphs = compiled(w, "neuron", profile=True)
         print(f"[bench] {w.name}: inductor", flush=True)
         i = compiled(w, "inductor")[0] if inductor_ok and w.inductor else None
-        rows.append(report.Row(w, e, n, i, graphs))
+        rows.append(report.Row(w, e, n, i, graphs, e1))
         print(f"[bench] {report.one_line(rows[-1])}", flush=True)
 
     anchor = None
