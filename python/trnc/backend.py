@@ -35,6 +35,7 @@ from ._native import native
 from .compiled_graph import CompiledGraph
 from .complex_pairs import rewrite_complex, with_complex_pairs
 from .constants import lift_constants, with_constants
+from .graph_cse import eliminate_common_subexpressions
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
@@ -114,6 +115,7 @@ class NeuronBackend:
             name = f"{kind}_{next(self._ids[kind])}"
             constants = lift_constants(gm)  # get_attr tensors -> trailing inputs (constants.py)
             pairs = rewrite_complex(gm, name)  # complex values -> real (re, im) pairs (complex_pairs.py)
+            eliminate_common_subexpressions(gm)  # repeated pure calls computed once (graph_cse.py)
             graph = export_graph(gm, name)
             eager = collect.intercept(graph, options, gm)  # trnc compile / precompile
             if eager is not None:
