@@ -35,9 +35,9 @@ from ._native import native
 from .compiled_graph import CompiledGraph
 from .complex_pairs import rewrite_complex, with_complex_pairs
 from .constants import lift_constants, with_constants
-from .graph_cse import eliminate_common_subexpressions
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
+from .graph_cse import eliminate_common_subexpressions
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
 from .host_ints import split_int_bookkeeping
 from .options import CompilerOptions
