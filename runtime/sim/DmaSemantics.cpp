@@ -125,6 +125,18 @@ void copy2D(uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s, int64_t sr,
   if constexpr (sizeof(T) == 4) {
     if (dc == eb && sr == eb) // dst rows and src columns contiguous
       return transpose4(d, dr, s, sc, rows, cols);
+    if (dr == eb && sc == eb) // the same, walking columns as rows
+      return transpose4(d, dc, s, sr, cols, rows);
+  }
+  if (sc == 0 && dc == eb) { // each row one repeated element
+    for (uint64_t r = 0; r < rows; ++r) {
+      T v;
+      std::memcpy(&v, s + int64_t(r) * sr, sizeof(T));
+      uint8_t *dp = d + int64_t(r) * dr;
+      for (uint64_t c = 0; c < cols; ++c)
+        std::memcpy(dp + c * sizeof(T), &v, sizeof(T));
+    }
+    return;
   }
   // Blocks of 16 x 16: a transpose then reuses every cache line it loads.
   constexpr uint64_t kBlock = 16;

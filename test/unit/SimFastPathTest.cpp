@@ -76,6 +76,9 @@ TEST_CASE("same-dtype copies match the element-order reference",
                 24 * 40 * eb, 24 * 40 * eb);
       checkCopy(hbm(0, dt, 0, 42, 23, {23}), hbm(0, dt, 0, 42, 1, {23}, {42}),
                 23 * 42 * eb, 23 * 42 * eb);
+      // And written transposed: dst strided, src rows contiguous.
+      checkCopy(hbm(0, dt, 0, 42, 1, {23}, {42}), hbm(0, dt, 0, 42, 23, {23}),
+                23 * 42 * eb, 23 * 42 * eb);
     }
     SECTION(std::string("broadcast ") + std::to_string(int(dt))) {
       // A row broadcast over rows (partition stride 0) and an element
