@@ -40,6 +40,7 @@ from .errors import CompileError, TrncError
 from .graph_cse import eliminate_common_subexpressions
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
 from .host_ints import split_int_bookkeeping
+from .integer_range import check_integer_constants
 from .options import CompilerOptions
 
 __all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported"]
@@ -114,6 +115,7 @@ class NeuronBackend:
             start = time.perf_counter()
             name = f"{kind}_{next(self._ids[kind])}"
             constants = lift_constants(gm)  # get_attr tensors -> trailing inputs (constants.py)
+            check_integer_constants(gm, constants, name)  # no int arithmetic past 2**24 (integer_range.py)
             pairs = rewrite_complex(gm, name)  # complex values -> real (re, im) pairs (complex_pairs.py)
             eliminate_common_subexpressions(gm)  # repeated pure calls computed once (graph_cse.py)
             graph = export_graph(gm, name)

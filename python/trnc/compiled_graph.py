@@ -13,7 +13,8 @@ compiled layout, because the program addresses inputs through those strides.
 
 dtype policy (docs/coverage.md): a graph exported with float64 tensors runs in
 float32; its float64 inputs are cast down here and its float64 outputs cast
-back up, so callers see the dtypes eager PyTorch would give.
+back up, so callers see the dtypes eager PyTorch would give. int64 inputs must
+hold int32 values (the engines compute int64 as int32): checked per call.
 """
 
 from __future__ import annotations
@@ -49,6 +50,24 @@ def _as_compiled_layout(t: Any, spec: TensorSpec, graph: str, index: int) -> tor
     return t
 
 
+_INT32 = torch.iinfo(torch.int32)
+
+
+def _check_int32_range(t: torch.Tensor, graph: str, index: int) -> None:
+    """int64 tensors are int32 on the engines (docs/coverage.md, dtype policy): a
+    value outside int32 would be saturated by the load, so it is an error here."""
+    if t.numel() == 0:
+        return
+    lo, hi = torch.aminmax(t)
+    if lo < _INT32.min or hi > _INT32.max:
+        bad = int(lo) if lo < _INT32.min else int(hi)
+        raise TrncError(
+            f"trnc: graph '{graph}' input {index} (int64) holds {bad}, outside the int32 range: "
+            "the engines compute int64 tensors as int32, so int64 values (and int64 wraparound "
+            "arithmetic such as polynomial hashes) beyond it are not supported"
+        )
+
+
 def _race_check() -> bool:
     """TRNC_RACE_CHECK=1: every run also checks that the program's semaphores
     order all conflicting accesses of different engines (a race is a
@@ -72,6 +91,7 @@ class CompiledGraph:
         # The trailing inputs that were trnc.seed nodes: drawn from torch's
         # default generator before every call (decomp_random.py).
         self.seed_inputs = graph.seed_inputs
+        self.int64_inputs = [i for i, spec in enumerate(self.inputs) if spec.dtype == torch.int64]
         self.executable = executable
         self.calls = 0
         self.run_seconds = 0.0
@@ -87,6 +107,8 @@ class CompiledGraph:
             for i, t in enumerate(originals)
         ]
         inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(narrowed, self.inputs))]
+        for i in self.int64_inputs:
+            _check_int32_range(inputs[i], self.name, i)
         outputs = [torch.empty_strided(s.shape, s.stride, dtype=s.dtype) for s in self.outputs]
         start = time.perf_counter()
         # A zero-element tensor has no storage (data_ptr() 0); the program still

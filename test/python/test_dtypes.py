@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import trnc
-from helpers import check_against_eager, compile_neuron, mlp, needs_native, trnc_error
+from helpers import check_against_eager, compile_neuron, line_of, mlp, needs_native, trnc_error
 from trnc.graph_export import Float64Warning
 
 pytestmark = needs_native
@@ -81,3 +81,40 @@ def test_nested_input_is_refused():
 def test_quantized_tensor_is_refused():
     message = _refusal(lambda a: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8), torch.randn(4))
     assert "quantized" in message and "qint8" in message and "quantize_per_tensor" in message
+
+
+def test_int64_inputs_within_int32_compute_exactly():
+    check_against_eager(lambda ids: ids * 3 + 7, [torch.tensor([[0, 5, -40000], [2**20, 1, 2]])], grad=False)
+
+
+def test_int64_input_outside_int32_is_an_error_not_a_saturated_value():
+    add_one = compile_neuron(lambda ids: ids + 1)
+    torch.testing.assert_close(add_one(torch.tensor([1, 2, 3])), torch.tensor([2, 3, 4]))
+    for bad in (2**40, -(2**31) - 1):
+        with pytest.raises(trnc.TrncError, match=f"input 0 \\(int64\\) holds {bad}, outside the int32 range"):
+            add_one(torch.tensor([1, bad, 3]))
+
+
+def polynomial_hash(tokens):
+    # blt's byte hash: relies on int64 wraparound past 2**31
+    prime = torch.tensor(1000000007, dtype=torch.int64)
+    powers = prime ** torch.arange(tokens.shape[-1])  # HASH-POW
+    return (tokens * powers).sum(-1) % 30000
+
+
+def test_large_integer_constant_in_arithmetic_is_refused_with_its_line():
+    with pytest.raises(Exception) as excinfo:
+        compile_neuron(polynomial_hash)(torch.randint(0, 256, (2, 4)))
+    err = trnc_error(excinfo)
+    assert isinstance(err, trnc.CompileError) and err.error_kind == "unsupported_integer_range", repr(err)
+    message = str(err)
+    assert "integer constant 1000000007" in message and "aten.pow" in message
+    assert f"{__file__}:{line_of('HASH-POW', __file__)}" in message
+
+
+def test_large_integer_constant_only_compared_compiles():
+    def clamp_ids(ids):
+        return torch.minimum(ids, torch.tensor(2**30))  # a bound, no arithmetic on it
+
+    ids = torch.tensor([5, 2**30 + 7, -3])
+    torch.testing.assert_close(compile_neuron(clamp_ids)(ids), clamp_ids(ids))
