@@ -19,6 +19,7 @@ import torch.fx
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from .errors import CompileError
+from .graph_export import _source_location  # the user's frame, as export reports it
 
 __all__ = ["check_integer_constants", "EXACT_INTEGER_LIMIT"]
 
@@ -53,8 +54,6 @@ def _arithmetic_user(node: torch.fx.Node) -> torch.fx.Node | None:
 
 
 def _where(node: torch.fx.Node) -> str:
-    from .graph_export import _source_location  # the user's frame, as export reports it
-
     loc = _source_location(node.meta.get("stack_trace"))
     return f" at {loc['file']}:{loc['line']}: {loc['code']}" if loc else ""
 
