@@ -26,9 +26,10 @@ from typing import Any
 import torch
 from torch._functorch.compile_utils import rand_ops
 
+from .decomp_random import SEED_TARGET  # a fresh seed per call
+
 __all__ = ["eliminate_common_subexpressions"]
 
-_SEED_TARGET = "trnc.seed.default"  # decomp_random.py: a fresh seed per call
 _RANDOM = {str(op) for op in rand_ops}
 
 
@@ -40,7 +41,7 @@ def _pure(node: torch.fx.Node) -> bool:
         return True
     if not isinstance(target, torch._ops.OpOverload):
         return False
-    if str(target) == _SEED_TARGET or str(target.overloadpacket) in _RANDOM:
+    if str(target) == SEED_TARGET or str(target.overloadpacket) in _RANDOM:
         return False
     if torch.Tag.nondeterministic_seeded in target.tags:
         return False

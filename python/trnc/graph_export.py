@@ -25,9 +25,9 @@ from typing import Any, Optional, Union
 import torch
 import torch.fx
 
+from .decomp_random import SEED_TARGET  # a random op's seed: becomes a graph input
 from .errors import CompileError
 
-SEED_TARGET = "trnc.seed.default"  # decomp_random.py: becomes a graph input
 
 __all__ = [
     "ExportedGraph",
