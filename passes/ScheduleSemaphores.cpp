@@ -34,6 +34,7 @@
 // points backwards in program order, so no deadlock.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Footprint.h"
 #include "passes/Passes.h"
 
 #include "isa/Isa.h"
@@ -61,23 +62,6 @@ constexpr unsigned kFirstQueueAgent = isa::orderedAgent(isa::Engine::Dma, 0);
 /// to a conservative wait; bounds the pass to O(n * agents * window).
 constexpr int64_t kScanWindow = 256;
 
-/// The memory an access touches. On chip: a space, a partition range and a
-/// byte range inside each partition (conservative: the pattern's extent).
-/// HBM: the buffer and an element range.
-struct Footprint {
-  const void *resource; // HBM: the memref value; on chip: nullptr
-  int space;            // MemorySpace for tiles, 0 for HBM
-  int64_t partBegin, partEnd;
-  int64_t begin, end; // half-open
-  bool isWrite;
-
-  bool conflicts(const Footprint &o) const {
-    return (isWrite || o.isWrite) && resource == o.resource &&
-           space == o.space && partBegin < o.partEnd && o.partBegin < partEnd &&
-           begin < o.end && o.begin < end;
-  }
-};
-
 using Clock = std::array<int64_t, kNumAgents>; // per agent: positions done
 
 void join(Clock &into, const Clock &other) {
@@ -95,39 +79,6 @@ bool conflicts(ArrayRef<Footprint> a, ArrayRef<Footprint> b) {
   return llvm::any_of(a, [&](const Footprint &f) {
     return llvm::any_of(b, [&](const Footprint &g) { return f.conflicts(g); });
   });
-}
-
-int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
-
-/// The footprint of one access; fails (with a diagnostic) on a tile that has
-/// no address yet.
-FailureOr<Footprint> footprintOf(Operation *op, const Access &a) {
-  ElementExtent extent = getElementExtent(a.pattern);
-  auto tile = dyn_cast<TileType>(a.buffer.getType());
-  if (!tile)
-    return Footprint{a.buffer.getAsOpaquePointer(), 0, 0, 1, extent.min,
-                     extent.max + 1, a.isWrite};
-  auto alloc = a.buffer.getDefiningOp<AllocOp>();
-  if (!alloc || !alloc.getAddress())
-    return op->emitOpError("operand tile has no address; run "
-                           "trnc-allocate-memory first");
-  int64_t free = tile.getFreeSize(), eb = elementBytes(tile.getElementType());
-  ArrayRef<int64_t> strides = a.pattern.getStrides(),
-                    counts = a.pattern.getCounts();
-  int64_t lo = a.pattern.getOffset() % free, hi = lo;
-  for (size_t i = 1; i < counts.size(); ++i) {
-    int64_t span = strides[i] * (counts[i] - 1);
-    (span < 0 ? lo : hi) += span;
-  }
-  int64_t part = a.pattern.getOffset() / free;
-  int64_t addr = *alloc.getAddress();
-  return Footprint{nullptr,
-                   static_cast<int>(tile.getSpace()),
-                   part,
-                   part + counts[0],
-                   addr + lo * eb,
-                   addr + (hi + 1) * eb,
-                   a.isWrite};
 }
 
 struct SchedulePass : public trnc::impl::ScheduleBase<SchedulePass> {
@@ -191,7 +142,7 @@ LogicalResult SchedulePass::schedule(InstructionOpInterface inst) {
   Record rec;
   rec.order = order++;
   for (const Access &a : inst.getAccesses()) {
-    FailureOr<Footprint> fp = footprintOf(op, a);
+    FailureOr<Footprint> fp = footprintOf(op, a, TileBytes::Allocated);
     if (failed(fp))
       return failure();
     rec.footprints.push_back(*fp);

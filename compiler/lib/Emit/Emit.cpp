@@ -11,10 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "trnc/Compiler/Emit.h"
 
-#include "dialects/Nisa/NisaOps.h"
+#include "dialects/Nisa/NisaToIsa.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
@@ -27,30 +26,6 @@ using namespace trnc;
 using namespace trnc::nisa;
 
 namespace {
-
-std::optional<isa::DType> dtypeOf(Type t) {
-  if (t.isF32())
-    return isa::DType::F32;
-  if (t.isBF16())
-    return isa::DType::BF16;
-  if (t.isF16())
-    return isa::DType::F16;
-  if (t.isInteger(32))
-    return isa::DType::I32;
-  if (t.isInteger(8))
-    return isa::DType::U8;
-  if (t.isInteger(64)) // HBM only (Isa.h, DType)
-    return isa::DType::I64;
-  if (t.isInteger(1)) // torch.bool: one byte, 0 or 1
-    return isa::DType::Bool;
-  return std::nullopt;
-}
-
-Type elementTypeOf(Type buffer) {
-  if (auto tile = dyn_cast<TileType>(buffer))
-    return tile.getElementType();
-  return cast<MemRefType>(buffer).getElementType();
-}
 
 /// The user's source position found in a location: the importer writes
 /// NameLoc(node, FileLineColLoc(file, line)); fused and call-site locations
@@ -126,7 +101,7 @@ llvm::Error Emitter::emitArgumentRegions() {
     auto input = func.getArgAttrOfType<IntegerAttr>(i, "nisa.input");
     auto output = func.getArgAttrOfType<IntegerAttr>(i, "nisa.output");
     std::optional<isa::DType> dtype =
-        type ? dtypeOf(type.getElementType()) : std::nullopt;
+        type ? isaDTypeOf(type.getElementType()) : std::nullopt;
     if (!type || type.getRank() != 1 || !dtype || (!input == !output))
       return error(func, "argument " + Twine(i) +
                              " must be a 1-D f32/bf16/f16/i32/i8 memref "
@@ -148,50 +123,21 @@ llvm::Error Emitter::emitArgumentRegions() {
 
 llvm::Error Emitter::emitAccess(Operation *op, const Access &access,
                                 isa::AccessPattern &out) {
-  AccessPatternAttr ap = access.pattern;
-  ArrayRef<int64_t> strides = ap.getStrides(), counts = ap.getCounts();
-  std::optional<isa::DType> dtype =
-      dtypeOf(elementTypeOf(access.buffer.getType()));
-  if (!dtype)
-    return error(op, "operand element type has no ISA dtype");
-  if (counts.size() > isa::kMaxFreeDims + 1)
-    return error(op, "access pattern has more than 4 free dims");
-  int64_t eb = isa::dtypeBytes(*dtype);
-  out.dtype = *dtype;
-  if (auto tile = dyn_cast<TileType>(access.buffer.getType())) {
+  std::string message;
+  if (!describeAccess(access, out, message))
+    return error(op, message);
+  if (llvm::isa<TileType>(access.buffer.getType())) {
     auto alloc = access.buffer.getDefiningOp<AllocOp>();
     if (!alloc || !alloc.getAddress())
       return error(op, "operand tile has no address (run "
                        "trnc-allocate-memory)");
-    int64_t free = tile.getFreeSize();
-    out.mem = static_cast<isa::MemKind>(tile.getSpace());
-    out.partitionStart = static_cast<uint16_t>(ap.getOffset() / free);
-    out.offset = *alloc.getAddress() + (ap.getOffset() % free) * eb;
-  } else {
-    auto it = regionOf.find(access.buffer);
-    if (it == regionOf.end())
-      return error(op, "HBM operand is neither an argument nor a dram_alloc");
-    out.mem = isa::MemKind::HBM;
-    out.region = it->second;
-    out.offset = ap.getOffset() * eb;
-    out.partitionStride = strides[0];
+    out.offset += *alloc.getAddress();
+    return llvm::Error::success();
   }
-  if (counts[0] > std::numeric_limits<uint16_t>::max())
-    return error(op, "outer dim count " + Twine(counts[0]) +
-                         " does not fit the instruction word");
-  out.partitionCount = static_cast<uint16_t>(counts[0]);
-  out.numDims = 0;
-  for (size_t d = 1; d < counts.size(); ++d) {
-    if (counts[d] > std::numeric_limits<uint32_t>::max())
-      return error(op, "free dim count " + Twine(counts[d]) + " too large");
-    out.stride[out.numDims] = strides[d];
-    out.count[out.numDims++] = static_cast<uint32_t>(counts[d]);
-  }
-  if (out.numDims == 0) {
-    out.stride[0] = 1;
-    out.count[0] = 1;
-    out.numDims = 1;
-  }
+  auto it = regionOf.find(access.buffer);
+  if (it == regionOf.end())
+    return error(op, "HBM operand is neither an argument nor a dram_alloc");
+  out.region = it->second;
   return llvm::Error::success();
 }
 
@@ -214,111 +160,7 @@ uint32_t Emitter::sourceIndex(Operation *op) {
 llvm::Error Emitter::emitInstruction(Operation *op) {
   auto iface = cast<InstructionOpInterface>(op);
   isa::Instruction inst;
-  inst.engine = static_cast<isa::Engine>(iface.getExecutionEngine());
-  bool known = llvm::TypeSwitch<Operation *, bool>(op)
-      .Case([&](DmaCopyOp o) {
-        inst.opcode = isa::Opcode::DmaCopy;
-        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
-        return true;
-      })
-      .Case([&](DmaGatherOp o) {
-        inst.opcode = isa::Opcode::DmaIndirect;
-        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
-        return true;
-      })
-      .Case([&](DmaScatterOp o) {
-        inst.opcode = isa::Opcode::DmaIndirect;
-        inst.flags |= isa::kFlagScatter;
-        if (o.getAccumulate())
-          inst.flags |= isa::kFlagAccumulate;
-        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
-        return true;
-      })
-      .Case([&](MatmulOp o) {
-        inst.opcode = isa::Opcode::Matmul;
-        if (o.getAccumulate())
-          inst.flags |= isa::kFlagAccumulate;
-        return true;
-      })
-      .Case([&](ActivationOp o) {
-        inst.opcode = isa::Opcode::Activation;
-        inst.op0 = static_cast<uint8_t>(o.getFunc());
-        inst.imm0 = o.getScale().convertToFloat();
-        inst.imm1 = o.getBiasImm().convertToFloat();
-        return true;
-      })
-      .Case([&](TensorTensorOp o) {
-        inst.opcode = isa::Opcode::TensorTensor;
-        inst.op0 = static_cast<uint8_t>(o.getOp());
-        return true;
-      })
-      .Case([&](TensorScalarOp o) {
-        inst.opcode = isa::Opcode::TensorScalar;
-        inst.op0 = static_cast<uint8_t>(o.getOp0());
-        inst.op1 = static_cast<uint8_t>(o.getOp1());
-        inst.imm0 = o.getImm0().convertToFloat();
-        inst.imm1 = o.getImm1().convertToFloat();
-        if (o.getReverse0())
-          inst.flags |= isa::kFlagReverse0;
-        if (o.getReverse1())
-          inst.flags |= isa::kFlagReverse1;
-        return true;
-      })
-      .Case([&](TensorReduceOp o) {
-        inst.opcode = isa::Opcode::TensorReduce;
-        inst.op0 = static_cast<uint8_t>(o.getOp());
-        return true;
-      })
-      .Case([&](TensorScanOp o) {
-        inst.opcode = isa::Opcode::TensorScan;
-        inst.op0 = static_cast<uint8_t>(o.getOp());
-        return true;
-      })
-      .Case([&](TensorCopyOp) {
-        inst.opcode = isa::Opcode::TensorCopy;
-        return true;
-      })
-      .Case([&](CopyPredicatedOp) {
-        inst.opcode = isa::Opcode::CopyPredicated;
-        return true;
-      })
-      .Case([&](MemsetOp o) {
-        inst.opcode = isa::Opcode::Memset;
-        inst.imm0 = o.getValue().convertToFloat();
-        return true;
-      })
-      .Case([&](IotaOp o) {
-        inst.opcode = isa::Opcode::Iota;
-        inst.imm0 = o.getBase().convertToFloat();
-        inst.imm1 = o.getScale().convertToFloat();
-        inst.partitionCoef = o.getPartitionCoef();
-        inst.freeCoef = o.getFreeCoef();
-        return true;
-      })
-      .Case([&](AffineSelectOp o) {
-        inst.opcode = isa::Opcode::AffineSelect;
-        inst.op0 = static_cast<uint8_t>(o.getOp());
-        inst.imm0 = o.getFill().convertToFloat();
-        inst.imm1 = o.getOffset().convertToFloat();
-        inst.partitionCoef = o.getPartitionCoef();
-        inst.freeCoef = o.getFreeCoef();
-        return true;
-      })
-      .Case([&](RandomOp o) {
-        inst.opcode = isa::Opcode::Random;
-        // The counter base as two exact 24-bit halves (Isa.h Random).
-        uint64_t base = uint64_t(o.getCounterBase());
-        inst.imm0 = float(base >> 24);
-        inst.imm1 = float(base & 0xffffff);
-        inst.partitionCoef = o.getPartitionCoef();
-        inst.freeCoef = o.getFreeCoef();
-        return true;
-      })
-      .Case([&](NopOp) {
-        inst.opcode = isa::Opcode::Nop; // waits only: no operands
-        return true;
-      })
-      .Default([](Operation *) { return false; });
+  bool known = describeInstruction(op, inst);
   if (!known)
     return error(op, "no ISA opcode for this instruction");
 
@@ -363,7 +205,7 @@ llvm::Expected<Program> Emitter::run() {
       r.kind = trnc::Region::Kind::Scratch;
       r.index = scratch++;
       MemRefType type = dram.getType();
-      std::optional<isa::DType> dtype = dtypeOf(type.getElementType());
+      std::optional<isa::DType> dtype = isaDTypeOf(type.getElementType());
       if (!dtype)
         return error(&op, "scratch element type has no ISA dtype");
       r.dtype = *dtype;

@@ -1,0 +1,47 @@
+//===- Footprint.cpp - the bytes an instruction operand touches -----------===//
+//
+// See Footprint.h.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Footprint.h"
+
+using namespace mlir;
+using namespace trnc;
+using namespace trnc::nisa;
+
+static int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
+                                       TileBytes mode) {
+  ElementExtent extent = getElementExtent(a.pattern);
+  auto tile = dyn_cast<TileType>(a.buffer.getType());
+  if (!tile)
+    return Footprint{a.buffer.getAsOpaquePointer(), 0, 0, 1, extent.min,
+                     extent.max + 1, a.isWrite};
+  const void *resource = a.buffer.getAsOpaquePointer();
+  int64_t addr = 0;
+  if (mode == TileBytes::Allocated) {
+    auto alloc = a.buffer.getDefiningOp<AllocOp>();
+    if (!alloc || !alloc.getAddress())
+      return op->emitOpError("operand tile has no address; run "
+                             "trnc-allocate-memory first");
+    addr = *alloc.getAddress();
+    resource = nullptr;
+  }
+  int64_t free = tile.getFreeSize(), eb = elementBytes(tile.getElementType());
+  ArrayRef<int64_t> strides = a.pattern.getStrides(),
+                    counts = a.pattern.getCounts();
+  int64_t lo = a.pattern.getOffset() % free, hi = lo;
+  for (size_t i = 1; i < counts.size(); ++i) {
+    int64_t span = strides[i] * (counts[i] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  int64_t part = a.pattern.getOffset() / free;
+  return Footprint{resource,
+                   static_cast<int>(tile.getSpace()),
+                   part,
+                   part + counts[0],
+                   addr + lo * eb,
+                   addr + (hi + 1) * eb,
+                   a.isWrite};
+}

@@ -1,0 +1,52 @@
+//===- Footprint.h - the bytes an instruction operand touches ----*- C++ -*-===//
+//
+// Shared by the passes that order instructions: the list scheduler (before
+// allocation: a tile is its own resource, bytes relative to its start) and
+// semaphore scheduling (after allocation: all tiles of a memory space share
+// one address space, bytes at the tile's address).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/Nisa/NisaOps.h"
+
+#include "mlir/Support/LogicalResult.h"
+
+namespace trnc {
+
+/// The memory an access touches. On chip: a space, a partition range and a
+/// byte range inside each partition (conservative: the pattern's extent).
+/// HBM: the buffer and an element range.
+struct Footprint {
+  const void *resource; // HBM: the memref; on chip: the tile, or nullptr
+  int space;            // MemorySpace for tiles, 0 for HBM
+  int64_t partBegin, partEnd;
+  int64_t begin, end; // half-open
+  bool isWrite;
+
+  bool overlaps(const Footprint &o) const {
+    return resource == o.resource && space == o.space &&
+           partBegin < o.partEnd && o.partBegin < partEnd && begin < o.end &&
+           o.begin < end;
+  }
+  /// A hazard: overlapping bytes, at least one side writes.
+  bool conflicts(const Footprint &o) const {
+    return (isWrite || o.isWrite) && overlaps(o);
+  }
+};
+
+/// How tile footprints are placed.
+enum class TileBytes {
+  /// Relative to the tile (the resource is the tile value); no address needed.
+  Relative,
+  /// At the tile's allocated address (resource nullptr: one address space
+  /// per memory space); fails with a diagnostic on a tile without address.
+  Allocated,
+};
+
+/// The footprint of `access`, an operand of `op`.
+mlir::FailureOr<Footprint> footprintOf(mlir::Operation *op,
+                                       const nisa::Access &access,
+                                       TileBytes mode);
+
+} // namespace trnc

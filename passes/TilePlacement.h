@@ -1,0 +1,80 @@
+//===- TilePlacement.h - SBUF/PSUM addresses by liveness ---------*- C++ -*-===//
+//
+// The placement algorithm of `trnc-allocate-memory`, as a function the list
+// scheduler can also run (to check that a new instruction order still fits
+// before committing to it). A tile is live from the first to the last
+// instruction that touches it, in program order; tiles whose ranges overlap
+// never share bytes. First fit from a rotating cursor (a just-freed slot is
+// not handed straight to the next tile, which keeps double buffering free of
+// false dependencies); PSUM tiles stay inside 2 KiB banks.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/Nisa/NisaOps.h"
+#include "machine/MachineModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace trnc {
+
+/// Byte alignment of every tile inside a partition.
+constexpr int64_t kTileAlignment = 64;
+
+/// One tile to place: its live range over instruction indices.
+struct PlacedTile {
+  mutable nisa::AllocOp op; // mutable: MLIR op handles have non-const accessors
+  int64_t first = -1, last = -1; // inclusive; -1 when unused
+  int64_t size = 0;              // aligned bytes per partition
+  int64_t address = -1;
+};
+
+/// The placed, still-live tiles of one memory space.
+class TileArena {
+public:
+  TileArena(int64_t capacity, int64_t bank) : capacity(capacity), bank(bank) {}
+
+  /// Drops tiles whose live range ended before instruction `now`.
+  void expire(int64_t now);
+  /// Finds an address for `size` bytes; nullopt when no gap fits.
+  std::optional<int64_t> place(int64_t size);
+  void insert(PlacedTile *t);
+  /// Live tiles by address.
+  llvm::ArrayRef<PlacedTile *> liveTiles();
+  int64_t getCapacity() const { return capacity; }
+
+private:
+  std::optional<int64_t> search(int64_t size, int64_t from);
+  int64_t legalStart(int64_t addr, int64_t size) const;
+
+  int64_t capacity, bank;
+  int64_t cursor = 0;
+  llvm::SmallVector<PlacedTile *> live;
+};
+
+/// The placement of every nisa.alloc of one function.
+class TilePlacement {
+public:
+  TilePlacement(const MachineModel &model)
+      : sbuf(model.sbufPartitionBytes, 0),
+        psum(model.psumPartitionBytes, model.psumBankBytes) {}
+
+  /// Places every tile of `func`; false when one does not fit (then
+  /// `failed()` is that tile and `arenaOf(*failed())` its memory map).
+  bool run(mlir::func::FuncOp func);
+
+  llvm::ArrayRef<PlacedTile> tiles() const { return placed; }
+  PlacedTile *failed() const { return failedTile; }
+  TileArena &arenaOf(const PlacedTile &t);
+  static bool isPsum(const PlacedTile &t);
+
+private:
+  llvm::SmallVector<PlacedTile> placed;
+  TileArena sbuf, psum;
+  PlacedTile *failedTile = nullptr;
+};
+
+} // namespace trnc
