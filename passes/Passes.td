@@ -55,6 +55,51 @@ def LowerToNisa : Pass<"trnc-tile-lower-to-nisa", "::mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Pipeline: the order of instructions, so that engines and DMA overlap
+//===----------------------------------------------------------------------===//
+
+def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
+  let summary = "Reorder instructions so loads of later tiles overlap compute";
+  let description = [{
+    List scheduling of the unrolled instruction stream before allocation:
+    over the true dependences (overlapping bytes; tiles are still their own
+    buffers), with each engine in order and the DMA stream dispatching in
+    order onto 16 queues, costed by the simulator's formulas. Each engine
+    takes its lowest-index ready instruction; the engine that can start
+    soonest goes next. A tile is live from its first to its last access in
+    the new order, and an instruction that would push live tiles past
+    `memory-share` of SBUF or PSUM waits: that bounds how far loads are
+    hoisted (the prefetch depth). The order is kept only when it is
+    estimated faster and the allocator's placement fits it (else a smaller
+    share, else program order). Allocations move to the top of the body.
+
+    Before (tile 1's load waits behind tile 0's store in the DMA stream):
+    ```mlir
+    nisa.dma_copy %t0 ..., %in ...        // load 0
+    nisa.activation exp %u0 ..., %t0 ...
+    nisa.dma_copy %out ..., %u0 ...       // store 0 (waits for exp)
+    nisa.dma_copy %t1 ..., %in ...        // load 1
+    ...
+    ```
+    After:
+    ```mlir
+    nisa.dma_copy %t0 ..., %in ...        // load 0
+    nisa.dma_copy %t1 ..., %in ...        // load 1, overlaps exp 0
+    nisa.activation exp %u0 ..., %t0 ...
+    nisa.dma_copy %out ..., %u0 ...
+    ...
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
+           "NeuronCore target whose costs and memory sizes apply">,
+    Option<"memoryShare", "memory-share", "double", /*default=*/"0.6",
+           "Share of SBUF and of PSUM that live tiles may take while "
+           "instructions are hoisted">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Allocate: addresses in SBUF and PSUM
 //===----------------------------------------------------------------------===//
 

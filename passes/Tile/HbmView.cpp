@@ -149,6 +149,26 @@ void JointSpace::merge() {
   }
 }
 
+void JointSpace::orderByView(unsigned v) {
+  SmallVector<unsigned> perm(shape.size());
+  for (unsigned i = 0; i < perm.size(); ++i)
+    perm[i] = i;
+  std::stable_sort(perm.begin(), perm.end(), [&](unsigned a, unsigned b) {
+    return std::abs(strides[v][a]) > std::abs(strides[v][b]);
+  });
+  SmallVector<int64_t> newShape;
+  for (unsigned i : perm)
+    newShape.push_back(shape[i]);
+  shape = std::move(newShape);
+  for (auto &s : strides) {
+    SmallVector<int64_t> permuted;
+    for (unsigned i : perm)
+      permuted.push_back(s[i]);
+    s = std::move(permuted);
+  }
+  merge();
+}
+
 namespace {
 /// The free-axis split shared by tiles and reduction chunks: over `shape`
 /// with per-view `strides`, pick the innermost dims (at most four) whose

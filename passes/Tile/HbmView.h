@@ -61,6 +61,10 @@ struct JointSpace {
   static JointSpace build(llvm::ArrayRef<const HbmView *> views);
   /// Merges adjacent dims in place where every view allows it.
   void merge();
+  /// Reorders dims by decreasing stride of view `v` (stable), then merges:
+  /// for spaces whose visiting order is free (elementwise), so that view v
+  /// is walked row-major and its innermost dim is the contiguous one.
+  void orderByView(unsigned v);
   unsigned numViews() const { return offsets.size(); }
 };
 

@@ -30,6 +30,52 @@ using TileCompute = std::function<void(Location, ArrayRef<Value> ins,
                                        Value out,
                                        nisa::AccessPatternAttr ap)>;
 
+/// A source that broadcasts along free dims of the tile (stride 0 in HBM)
+/// is loaded once per distinct element and widened on chip: a DMA whose
+/// innermost stride is 0 moves one element per descriptor (HARDWARE.md: DMA
+/// efficiency needs >= 2 KiB contiguous per partition), while the engines
+/// read stride-0 patterns at full rate. Fills `t` ([p, f], the tile's
+/// shape) and returns true, or returns false when the source has no
+/// stride-0 free dim.
+bool loadBroadcast(LoweringContext &ctx, Location loc, Value t, Value root,
+                   int64_t offset, ArrayRef<int64_t> strides,
+                   ArrayRef<int64_t> counts) {
+  bool broadcasts = false;
+  for (size_t d = 1; d < counts.size(); ++d)
+    broadcasts |= strides[d] == 0 && counts[d] > 1;
+  if (!broadcasts)
+    return false;
+  // The compact tile keeps the dims the source walks; the widening copy
+  // reads it with stride 0 along the others.
+  SmallVector<int64_t> loadStrides{strides[0]}, loadCounts{counts[0]};
+  int64_t compact = 1;
+  for (size_t d = 1; d < counts.size(); ++d)
+    if (strides[d] != 0 || counts[d] == 1) {
+      loadStrides.push_back(strides[d]);
+      loadCounts.push_back(counts[d]);
+      compact *= counts[d];
+    }
+  if (loadCounts.size() == 1) {
+    loadStrides.push_back(1);
+    loadCounts.push_back(1);
+  }
+  SmallVector<int64_t> widenStrides{compact}, widenCounts{counts[0]};
+  int64_t inner = compact;
+  for (size_t d = 1; d < counts.size(); ++d) {
+    bool kept = strides[d] != 0 || counts[d] == 1;
+    if (kept)
+      inner /= counts[d];
+    widenStrides.push_back(kept ? inner : 0);
+    widenCounts.push_back(counts[d]);
+  }
+  auto type = cast<nisa::TileType>(t.getType());
+  Value c = ctx.allocSbuf(loc, counts[0], compact, type.getElementType());
+  ctx.dma(loc, c, ctx.tileAp(c), root, ctx.ap(offset, loadStrides, loadCounts));
+  ctx.copyOnVector(loc, t, ctx.tileAp(t), c,
+                   ctx.ap(0, widenStrides, widenCounts));
+  return true;
+}
+
 /// Walks `dst` and `srcs` tile by tile: load every source, run `compute`
 /// (or store the first loaded tile when it is null), store to `dst`.
 /// Loads cast to `loadTypes[i]`.
@@ -45,6 +91,9 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
     types.push_back(srcs[i].elementType());
   }
   JointSpace space = JointSpace::build(all);
+  // Any order visits the same elements: walk the result row-major so its
+  // stores (and sources laid out like it) move contiguous rows.
+  space.orderByView(0);
   Type outType = dst.elementType();
   forEachTile(space, ctx.partitions(), ctx.maxFree(types),
               [&](const TileTask &task) {
@@ -60,6 +109,13 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                   Value t = ctx.allocSbuf(
                       loc, p, f,
                       viaI32 ? ctx.b.getI32Type() : loadTypes[i]);
+                  if (!viaI32 && loadBroadcast(ctx, loc, t, srcs[i].root,
+                                               task.offsets[i + 1],
+                                               task.strides[i + 1],
+                                               task.counts)) {
+                    loaded.push_back(t);
+                    continue;
+                  }
                   ctx.dma(loc, t, ctx.tileAp(t), srcs[i].root,
                           ctx.ap(task.offsets[i + 1], task.strides[i + 1],
                                  task.counts));

@@ -139,13 +139,14 @@ func.func @reshape_view(%x: tensor<4x6xf32>) -> tensor<3x8xf32> {
 }
 
 // The first result is written in place with its declared column-major
-// strides; the second is an input returned as is, copied into its output.
+// strides, walked in its own memory order (contiguous rows of the output);
+// the second is an input returned as is, copied into its output.
 // CHECK-LABEL: func.func @strided_output
 // CHECK-SAME: %arg1: memref<24xf32> {nisa.output = 0 : i64, nisa.shape = array<i64: 4, 6>, nisa.strides = array<i64: 1, 4>}
 // CHECK-SAME: %arg2: memref<24xf32> {nisa.output = 1 : i64
 // CHECK-NOT: dram_alloc
 // CHECK: nisa.tensor_scalar {{.*}} multiply 2.000000e+00, bypass
-// CHECK: nisa.dma_copy %arg1 <0, [1, 4], [4, 6]>
+// CHECK: nisa.dma_copy %arg1 <0, [4, 1], [6, 4]>
 // CHECK: nisa.dma_copy %{{.*}}, %arg0
 // CHECK: nisa.dma_copy %arg2
 func.func @strided_output(%x: tensor<4x6xf32>) -> (tensor<4x6xf32> {trn.stride = array<i64: 1, 4>}, tensor<4x6xf32>) {

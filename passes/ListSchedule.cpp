@@ -1,0 +1,441 @@
+//===- ListSchedule.cpp - reorder instructions so engines and DMA overlap --===//
+//
+// `trnc-pipeline-list-schedule`: the lowerings emit each op's tiles as
+// load, compute, store, one tile after the other, and each engine runs its
+// stream in order. In that order a load of tile i+1 sits behind the store of
+// tile i in the DMA stream, the store waits for tile i's compute, and so no
+// load ever overlaps compute. This pass picks a new program order by list
+// scheduling over the dependence graph with the simulator's own cost
+// formulas (sim/CostModel.h), the way a software pipeliner would, but over
+// the unrolled stream:
+//
+//  - Dependences: read/write, write/read and write/write on overlapping
+//    bytes (Footprint.h; tiles are their own resources before allocation,
+//    so only true dependences exist and the allocator later gives hoisted
+//    tiles fresh addresses).
+//  - Resources: the four compute engines, each in order; the DMA stream,
+//    which dispatches in order onto 16 queues (a transfer takes the queue
+//    that frees first; the semaphore pass assigns the real queues).
+//  - Choice: each resource's next instruction is the lowest-index one whose
+//    inputs are ready when the resource is free, else the one ready first;
+//    the resource that can start soonest goes next. Index order as the
+//    priority keeps the lowering's intent (reuse distance) and its memory
+//    footprint.
+//  - Memory: a tile is live from its first to its last access in the new
+//    order, as the allocator will see it. An instruction that would make
+//    tiles live past a budget (a share of SBUF / PSUM) waits, so hoisting is
+//    bounded: that budget is the prefetch depth. When every resource is
+//    blocked the lowest-index candidate goes anyway (progress).
+//  - Safety: the new order is kept only if the allocator's own placement
+//    (TilePlacement.h) fits it; otherwise smaller budgets are tried, and
+//    finally the original order is restored. The schedule never changes
+//    what is computed, only the order of independent instructions.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Footprint.h"
+#include "passes/Passes.h"
+#include "passes/TilePlacement.h"
+
+#include "dialects/Nisa/NisaToIsa.h"
+#include "sim/CostModel.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Debug.h"
+
+#include <array>
+#include <queue>
+
+#define DEBUG_TYPE "trnc-pipeline-list-schedule"
+
+namespace trnc {
+#define GEN_PASS_DEF_LISTSCHEDULE
+#include "passes/Passes.h.inc"
+} // namespace trnc
+
+using namespace mlir;
+using namespace trnc;
+using namespace trnc::nisa;
+
+namespace {
+
+/// Tensor, Vector, Scalar, GpSimd (isa::Engine order), then the DMA stream.
+constexpr unsigned kNumResources = 5;
+constexpr unsigned kDmaResource = static_cast<unsigned>(isa::Engine::Dma);
+
+struct Node {
+  Operation *op;
+  unsigned resource = 0;
+  double durationNs = 0;    // compute: engine time; DMA: data phase only
+  isa::Instruction inst;    // for DMA bandwidth at dispatch
+  bool costed = false;      // `inst` describes the op
+  SmallVector<unsigned, 4> succs;
+  unsigned pendingPreds = 0;
+  double readyNs = 0;
+  SmallVector<unsigned, 3> tiles; // distinct tiles it touches
+};
+
+struct TileState {
+  int64_t bytes = 0; // aligned, per partition
+  bool psum = false;
+  unsigned accesses = 0, remaining = 0;
+  bool live = false;
+};
+
+using Waiting = std::priority_queue<std::pair<double, unsigned>,
+                                    std::vector<std::pair<double, unsigned>>,
+                                    std::greater<>>;
+using Released =
+    std::priority_queue<unsigned, std::vector<unsigned>, std::greater<>>;
+
+/// Per resource: instructions whose predecessors are all scheduled, not yet
+/// ready at the resource's current time (by ready time), and ready ones that
+/// make no new tile live / that do (by program index).
+struct ResourceQueues {
+  Waiting waiting;
+  Released releasedFree, releasedAlloc;
+};
+
+class ListScheduler {
+public:
+  ListScheduler(func::FuncOp func, const MachineModel &model)
+      : func(func), model(model) {}
+
+  /// Builds the graph; false when the function holds ops this pass does not
+  /// know how to move (it then leaves the function alone).
+  bool build();
+  /// Schedules with `budget` (share of each on-chip memory) and returns the
+  /// order (node indices) and its estimated length.
+  SmallVector<unsigned> schedule(double budget, double &makespanNs);
+  /// The estimated length of the current program order.
+  double originalMakespan();
+  void apply(ArrayRef<unsigned> order);
+  size_t size() const { return nodes.size(); }
+
+private:
+  void addDependences();
+  double dmaDurationNs(const Node &n, unsigned active) const;
+  int64_t newLiveBytes(const Node &n, bool psum) const;
+  bool fits(const Node &n) const;
+  void start(unsigned id, double startNs);
+
+  func::FuncOp func;
+  const MachineModel &model;
+  std::vector<Node> nodes;
+  std::vector<TileState> tileStates;
+  DenseMap<Value, unsigned> tileIds;
+  std::vector<Footprint> footprints; // flattened, per node
+  std::vector<unsigned> footprintBegin;
+
+  // Scheduling state.
+  std::array<double, kNumResources> freeAt{};
+  std::array<double, isa::kNumDmaQueues> laneFree{};
+  std::array<int64_t, 2> liveBytes{}; // [sbuf, psum]
+  std::array<int64_t, 2> budgetBytes{};
+  std::vector<Node> working;
+  std::vector<TileState> tiles;
+  double makespan = 0;
+};
+
+bool ListScheduler::build() {
+  Block &body = func.getBody().front();
+  // Allocations first (in their order): every instruction may then move.
+  Operation *firstInst = nullptr;
+  for (Operation &op : body) {
+    if (llvm::isa<AllocOp, DramAllocOp>(op) || op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    if (!llvm::isa<InstructionOpInterface>(op))
+      return false;
+    if (!firstInst)
+      firstInst = &op;
+  }
+  if (!firstInst)
+    return false;
+  SmallVector<Operation *> allocs;
+  for (Operation &op : body)
+    if (llvm::isa<AllocOp, DramAllocOp>(op))
+      allocs.push_back(&op);
+  for (Operation *op : allocs)
+    op->moveBefore(firstInst);
+
+  for (Operation &op : body) {
+    auto inst = dyn_cast<InstructionOpInterface>(op);
+    if (!inst)
+      continue;
+    Node n;
+    n.op = &op;
+    n.resource = static_cast<unsigned>(inst.getExecutionEngine());
+    n.costed = describeForCost(&op, n.inst);
+    if (n.costed && n.resource != kDmaResource) {
+      uint64_t cycles = n.inst.opcode == isa::Opcode::Matmul
+                            ? sim::matmulCycles(model, n.inst)
+                            : sim::vectorLikeCycles(model, n.inst);
+      n.durationNs = double(cycles) / sim::engineClockGHz(model, n.inst.engine);
+    }
+    footprintBegin.push_back(footprints.size());
+    for (const Access &a : inst.getAccesses()) {
+      FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
+      if (failed(fp))
+        return false;
+      footprints.push_back(*fp);
+      if (!llvm::isa<TileType>(a.buffer.getType()))
+        continue;
+      auto [it, inserted] = tileIds.try_emplace(a.buffer, tileStates.size());
+      if (inserted) {
+        auto type = cast<TileType>(a.buffer.getType());
+        TileState t;
+        t.bytes = (type.getPartitionBytes() + kTileAlignment - 1) /
+                  kTileAlignment * kTileAlignment;
+        t.psum = type.getSpace() == MemorySpace::psum;
+        tileStates.push_back(t);
+      }
+      if (!llvm::is_contained(n.tiles, it->second)) {
+        n.tiles.push_back(it->second);
+        ++tileStates[it->second].accesses;
+      }
+    }
+    nodes.push_back(std::move(n));
+  }
+  footprintBegin.push_back(footprints.size());
+  addDependences();
+  return true;
+}
+
+void ListScheduler::addDependences() {
+  struct Accesses {
+    std::vector<std::pair<unsigned, unsigned>> reads, writes; // node, fp
+  };
+  DenseMap<const void *, Accesses> byResource;
+  std::vector<unsigned> lastEdgeTo(nodes.size(), ~0u);
+  for (unsigned i = 0; i < nodes.size(); ++i) {
+    auto edge = [&](unsigned from) {
+      if (from == i || lastEdgeTo[from] == i)
+        return;
+      lastEdgeTo[from] = i;
+      nodes[from].succs.push_back(i);
+      ++nodes[i].pendingPreds;
+    };
+    for (unsigned f = footprintBegin[i]; f < footprintBegin[i + 1]; ++f) {
+      const Footprint &fp = footprints[f];
+      Accesses &acc = byResource[fp.resource];
+      for (auto [node, g] : acc.writes)
+        if (fp.overlaps(footprints[g]))
+          edge(node);
+      if (fp.isWrite)
+        for (auto [node, g] : acc.reads)
+          if (fp.overlaps(footprints[g]))
+            edge(node);
+    }
+    for (unsigned f = footprintBegin[i]; f < footprintBegin[i + 1]; ++f) {
+      Accesses &acc = byResource[footprints[f].resource];
+      (footprints[f].isWrite ? acc.writes : acc.reads).push_back({i, f});
+    }
+  }
+}
+
+double ListScheduler::dmaDurationNs(const Node &n, unsigned active) const {
+  // The simulator's DMA model (sim/Timing.cpp): fixed cost, then bytes at the
+  // transfer's own rate capped by an equal share of the core's bandwidth.
+  if (!n.costed || !isa::isDmaTransfer(n.inst.opcode))
+    return 0;
+  double bw = std::min(sim::dmaAloneBytesPerNs(model, n.inst),
+                       sim::dmaSharedCapBytesPerNs(model, n.inst) / active);
+  return model.dmaFixedNs + double(sim::dmaBytes(n.inst)) / bw;
+}
+
+int64_t ListScheduler::newLiveBytes(const Node &n, bool psum) const {
+  int64_t bytes = 0;
+  for (unsigned t : n.tiles)
+    if (!tiles[t].live && tiles[t].psum == psum)
+      bytes += tiles[t].bytes;
+  return bytes;
+}
+
+bool ListScheduler::fits(const Node &n) const {
+  for (bool psum : {false, true}) {
+    int64_t add = newLiveBytes(n, psum);
+    if (add && liveBytes[psum] + add > budgetBytes[psum])
+      return false;
+  }
+  return true;
+}
+
+void ListScheduler::start(unsigned id, double startNs) {
+  Node &n = working[id];
+  double finish;
+  if (n.resource == kDmaResource) {
+    // In-order dispatch; the transfer runs on the queue that frees first.
+    freeAt[kDmaResource] = startNs;
+    auto lane = std::min_element(laneFree.begin(), laneFree.end());
+    double begin = std::max(startNs, *lane);
+    unsigned active = 1;
+    for (double f : laneFree)
+      active += f > begin;
+    finish = begin + dmaDurationNs(n, active);
+    *lane = finish;
+  } else {
+    finish = startNs + n.durationNs;
+    freeAt[n.resource] = finish;
+  }
+  makespan = std::max(makespan, finish);
+  for (unsigned t : n.tiles) {
+    TileState &s = tiles[t];
+    if (!s.live) {
+      s.live = true;
+      liveBytes[s.psum] += s.bytes;
+    }
+    if (--s.remaining == 0) {
+      s.live = false;
+      liveBytes[s.psum] -= s.bytes;
+    }
+  }
+  for (unsigned s : n.succs)
+    working[s].readyNs = std::max(working[s].readyNs, finish);
+}
+
+SmallVector<unsigned> ListScheduler::schedule(double budget,
+                                              double &makespanNs) {
+  working = nodes;
+  tiles = tileStates;
+  for (TileState &t : tiles)
+    t.remaining = t.accesses;
+  freeAt.fill(0);
+  laneFree.fill(0);
+  liveBytes = {0, 0};
+  budgetBytes = {int64_t(budget * model.sbufPartitionBytes),
+                 int64_t(budget * model.psumPartitionBytes)};
+  makespan = 0;
+
+  std::array<ResourceQueues, kNumResources> queues;
+  auto push = [&](unsigned id) {
+    queues[working[id].resource].waiting.push({working[id].readyNs, id});
+  };
+  for (unsigned i = 0; i < working.size(); ++i)
+    if (working[i].pendingPreds == 0)
+      push(i);
+
+  SmallVector<unsigned> order;
+  order.reserve(working.size());
+  while (order.size() < working.size()) {
+    // Each resource's candidate and when it could start.
+    struct Choice {
+      unsigned resource, id;
+      double startNs;
+      int from; // 0 waiting, 1 releasedFree, 2 releasedAlloc
+    };
+    std::optional<Choice> best, forced;
+    auto better = [](const Choice &a, const std::optional<Choice> &b) {
+      return !b || a.startNs < b->startNs ||
+             (a.startNs == b->startNs && a.id < b->id);
+    };
+    for (unsigned r = 0; r < kNumResources; ++r) {
+      ResourceQueues &q = queues[r];
+      double t = freeAt[r];
+      while (!q.waiting.empty() && q.waiting.top().first <= t) {
+        unsigned id = q.waiting.top().second;
+        q.waiting.pop();
+        bool allocates = newLiveBytes(working[id], false) ||
+                         newLiveBytes(working[id], true);
+        (allocates ? q.releasedAlloc : q.releasedFree).push(id);
+      }
+      std::optional<Choice> c;
+      if (!q.releasedFree.empty())
+        c = Choice{r, q.releasedFree.top(), t, 1};
+      if (!q.releasedAlloc.empty()) {
+        unsigned id = q.releasedAlloc.top();
+        if (fits(working[id])) {
+          if (!c || id < c->id)
+            c = Choice{r, id, t, 2};
+        } else if (!forced || id < forced->id) {
+          forced = Choice{r, id, t, 2};
+        }
+      }
+      if (!c && !q.waiting.empty()) {
+        auto [ready, id] = q.waiting.top();
+        Choice w{r, id, std::max(t, ready), 0};
+        if (fits(working[id]))
+          c = w;
+        else if (!forced || id < forced->id)
+          forced = w;
+      }
+      if (c && better(*c, best))
+        best = c;
+    }
+    if (!best)
+      best = forced; // every resource blocked by the budget: progress
+    assert(best && "list scheduler: dependence cycle");
+    ResourceQueues &q = queues[best->resource];
+    (best->from == 0   ? (void)q.waiting.pop()
+     : best->from == 1 ? q.releasedFree.pop()
+                       : q.releasedAlloc.pop());
+    start(best->id, best->startNs);
+    order.push_back(best->id);
+    for (unsigned s : working[best->id].succs)
+      if (--working[s].pendingPreds == 0)
+        push(s);
+  }
+  makespanNs = makespan;
+  return order;
+}
+
+double ListScheduler::originalMakespan() {
+  // Program order as the schedule: each instruction starts when its
+  // resource is free and its inputs are ready.
+  working = nodes;
+  tiles = tileStates;
+  for (TileState &t : tiles)
+    t.remaining = t.accesses;
+  freeAt.fill(0);
+  laneFree.fill(0);
+  liveBytes = {0, 0};
+  makespan = 0;
+  for (unsigned i = 0; i < working.size(); ++i)
+    start(i, std::max(freeAt[working[i].resource], working[i].readyNs));
+  return makespan;
+}
+
+void ListScheduler::apply(ArrayRef<unsigned> order) {
+  Operation *terminator = func.getBody().front().getTerminator();
+  for (unsigned id : order)
+    nodes[id].op->moveBefore(terminator);
+}
+
+struct ListSchedulePass
+    : public trnc::impl::ListScheduleBase<ListSchedulePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    std::optional<MachineModel> model = lookupMachineModel(target);
+    if (!model) {
+      func.emitError("unknown target '") << target << "'";
+      return signalPassFailure();
+    }
+    if (func.isExternal() || !func.getBody().hasOneBlock())
+      return;
+    ListScheduler scheduler(func, *model);
+    if (!scheduler.build())
+      return;
+    SmallVector<unsigned> original;
+    for (unsigned i = 0; i < scheduler.size(); ++i)
+      original.push_back(i);
+    double before = scheduler.originalMakespan();
+    for (double budget : {double(memoryShare), memoryShare / 2.0}) {
+      double after = 0;
+      SmallVector<unsigned> order = scheduler.schedule(budget, after);
+      if (after >= before)
+        break; // no better than program order
+      scheduler.apply(order);
+      if (TilePlacement(*model).run(func)) {
+        LLVM_DEBUG(llvm::dbgs() << func.getName() << ": estimated "
+                                << before << " ns -> " << after
+                                << " ns (budget " << budget << ")\n");
+        return;
+      }
+    }
+    scheduler.apply(original);
+    LLVM_DEBUG(llvm::dbgs() << func.getName() << ": program order kept ("
+                            << before << " ns)\n");
+  }
+};
+
+} // namespace

@@ -1,0 +1,65 @@
+// RUN: trnc-opt %s -split-input-file -trnc-pipeline-list-schedule | FileCheck %s
+// RUN: trnc-opt %s -split-input-file -trnc-pipeline-list-schedule="memory-share=0.001" | FileCheck %s --check-prefix=TIGHT
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// Two independent load -> exp -> store chains. The load of tile 1 is
+// hoisted above the store of tile 0 (which waits for exp 0), so it overlaps
+// tile 0's compute; each chain keeps its own order. With no memory to
+// spare the program order stays.
+// CHECK-LABEL: func.func @two_tiles
+// CHECK-COUNT-4: nisa.alloc
+// CHECK: nisa.dma_copy %[[T0:.*]] <0, [512, 1], [128, 512]>, %arg0 <0,
+// CHECK-NEXT: nisa.dma_copy %[[T1:.*]] <0, [512, 1], [128, 512]>, %arg0 <65536,
+// CHECK-NEXT: nisa.activation exp %[[U0:.*]] <0, [512, 1], [128, 512]>, %[[T0]]
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, {{.*}}, %[[U0]]
+// CHECK-NEXT: nisa.activation exp %[[U1:.*]] <0, [512, 1], [128, 512]>, %[[T1]]
+// CHECK-NEXT: nisa.dma_copy %arg1 <65536, {{.*}}, %[[U1]]
+// TIGHT-LABEL: func.func @two_tiles
+// TIGHT: nisa.dma_copy
+// TIGHT-NEXT: nisa.activation
+// TIGHT-NEXT: nisa.dma_copy
+// TIGHT-NEXT: nisa.dma_copy
+func.func @two_tiles(%in: memref<131072xf32> {nisa.input = 0 : i64},
+                     %out: memref<131072xf32> {nisa.output = 0 : i64}) {
+  %t0 = nisa.alloc : !t
+  %u0 = nisa.alloc : !t
+  nisa.dma_copy %t0 <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation exp %u0 <0, [512, 1], [128, 512]>, %t0 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %u0 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  %t1 = nisa.alloc : !t
+  %u1 = nisa.alloc : !t
+  nisa.dma_copy %t1 <0, [512, 1], [128, 512]>, %in <65536, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation exp %u1 <0, [512, 1], [128, 512]>, %t1 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <65536, [512, 1], [128, 512]>, %u1 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  return
+}
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// Dependences through memory hold: the second load reads what the store
+// wrote to the scratch buffer (read after write in HBM), so nothing moves.
+// CHECK-LABEL: func.func @through_hbm
+// CHECK: nisa.dma_copy %[[A:.*]] <0, [512, 1], [128, 512]>, %arg0
+// CHECK-NEXT: nisa.activation exp %[[B:.*]] <0, {{.*}}, %[[A]]
+// CHECK-NEXT: nisa.dma_copy %[[S:.*]] <0, [512, 1], [128, 512]>, %[[B]]
+// CHECK-NEXT: nisa.dma_copy %[[C:.*]] <0, [512, 1], [128, 512]>, %[[S]]
+// CHECK-NEXT: nisa.activation exp %[[D:.*]] <0, {{.*}}, %[[C]]
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [512, 1], [128, 512]>, %[[D]]
+func.func @through_hbm(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                       %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<65536xf32>
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  nisa.dma_copy %a <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.activation exp %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %s <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  %c = nisa.alloc : !t
+  %d = nisa.alloc : !t
+  nisa.dma_copy %c <0, [512, 1], [128, 512]>, %s <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.activation exp %d <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  return
+}
