@@ -55,6 +55,45 @@ def LowerToNisa : Pass<"trnc-tile-lower-to-nisa", "::mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Fuse: keep intermediates on chip
+//===----------------------------------------------------------------------===//
+
+def ForwardStores : Pass<"trnc-fuse-forward-stores", "::mlir::func::FuncOp"> {
+  let summary = "Forward tiles stored to HBM to the loads that read them back";
+  let description = [{
+    Between two ops every tensor goes through HBM: a store of tile k, then a
+    load of the same bytes by the next op. When a load reads exactly what
+    one store wrote (same buffer and access pattern, same element types,
+    both DMAs covering their whole tiles), the loaded tile is replaced by the
+    stored one and the load is deleted; stores into scratch that nothing
+    reads any more, and the scratch itself, are deleted too. A forward
+    lengthens the stored tile's life from the store to the load, so it is
+    taken only while live tiles stay within `memory-share` of SBUF / PSUM at
+    every point of the program.
+
+    Before:
+    ```mlir
+    nisa.activation exp %u ..., %t ...
+    nisa.dma_copy %scratch <0, [512, 1], [128, 512]>, %u ...
+    nisa.dma_copy %v <0, [512, 1], [128, 512]>, %scratch <0, [512, 1], [128, 512]>
+    nisa.activation tanh %w ..., %v ...
+    ```
+    After:
+    ```mlir
+    nisa.activation exp %u ..., %t ...
+    nisa.activation tanh %w ..., %u ...
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
+           "NeuronCore target whose memory sizes apply">,
+    Option<"memoryShare", "memory-share", "double", /*default=*/"0.5",
+           "Share of SBUF and of PSUM that live tiles may take after "
+           "forwarding">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Pipeline: the order of instructions, so that engines and DMA overlap
 //===----------------------------------------------------------------------===//
 

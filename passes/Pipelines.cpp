@@ -35,6 +35,9 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  ForwardStoresOptions forward;
+  forward.target = options.target;
+  fpm.addPass(createForwardStores(forward));
   ListScheduleOptions listSchedule;
   listSchedule.target = options.target;
   fpm.addPass(createListSchedule(listSchedule));
