@@ -205,6 +205,17 @@ def _roofline_table(recs: list[dict]) -> list[str]:
     return out
 
 
+def _minimum_by_program(recs: list[dict]) -> list[str]:
+    """Where each multi-graph step's minimal bytes come from: each program's inputs and outputs."""
+    out = []
+    for r in recs:
+        if _measured(r) and len(r["graphs"]) > 1:
+            parts = "; ".join(f"{g['graph']} reads {_bytes(g['input_bytes'])}, writes {_bytes(g['output_bytes'])} "
+                              f"(moves {_bytes(g['hbm_bytes'])})" for g in r["graphs"])
+            out.append(f"- {r['name']}: {parts}.")
+    return out
+
+
 def _wall_table(recs: list[dict]) -> list[str]:
     out = ["| workload | eager PyTorch (CPU), median (min) | eager, 1 thread, median (min) | trnc simulator, median (min) "
            "| simulator / eager (medians) | simulator / eager 1 thread | steps timed |",
@@ -363,6 +374,10 @@ def render(recs: list[dict], anchor: Optional[dict], facts: list, elapsed_s: flo
         "Instructions: the programs' instruction counts (all streams, static; every graph of the step). "
         "Neuron compile: as in the compile-time table below.",
         "",
+        *(["Minimal bytes by program (forward: weights and tokens in; saved activations, loss and logits out; "
+           "backward: saved activations and output gradients in, weight gradients out; inference: the optimizer "
+           "step, parameters, gradients and state in, parameters and state out):", "",
+           *_minimum_by_program(recs), ""] if _minimum_by_program(recs) else []),
         *(["## Change against an earlier run", "", baseline_note, "", *delta_lines, ""] if delta_lines else []),
         *_anchor_text(recs, anchor),
         "## Simulator wall time vs eager PyTorch on this CPU",

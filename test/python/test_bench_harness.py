@@ -148,3 +148,6 @@ def test_small_bf16_gpt_step_with_compiled_adamw():
     # bf16 parameters, yet some matmuls run at the fp32 rate (the profile shows which dtypes ran).
     assert "bf16" in rec["matmul_dtypes"].split("+") and 0 < rec["mfu"] < 1
     assert rec["sim_ns"] > rec["bound_ns"] > 0 and rec["instructions"] > 0
+    text = report.render([rec], None, [], 1.0, False, "now")
+    breakdown = [line for line in text.splitlines() if line.startswith(f"- {w.name}: ")]
+    assert len(breakdown) == 1 and breakdown[0].count(" reads ") == 3, breakdown
