@@ -10,7 +10,7 @@ forward+backward and a bf16 GPT training step with AdamW at a realistic size:
   - compile time of backend="neuron" vs backend="inductor" (ratio).
 Every workload's latest record is kept in RESULTS.json beside RESULTS.md:
 ``--only KEY`` / ``--skip KEY`` re-measure some workloads and keep the other
-rows; each run prints (and RESULTS.md shows) the change against the
+rows (``--render``: none, only rewrite RESULTS.md); each run prints (and RESULTS.md shows) the change against the
 RESULTS.json it replaces, or against ``--baseline FILE``.
 Method and machine are written beside the numbers. See benchmarks/README.md.
 """
@@ -93,6 +93,7 @@ def main() -> int:
     parser.add_argument("--baseline", metavar="RESULTS.json", help="compare against this file "
                         "(default: the RESULTS.json being replaced)")
     parser.add_argument("--list", action="store_true", help="print the workload keys and names, then exit")
+    parser.add_argument("--render", action="store_true", help="measure nothing: rewrite RESULTS.md from RESULTS.json")
     args = parser.parse_args()
 
     workloads = all_workloads()
@@ -100,7 +101,7 @@ def main() -> int:
         for w in workloads:
             print(f"{w.key:24} {w.flops:9.3g} FLOP  {w.name}")
         return 0
-    chosen = select(workloads, _keys(args.only), _keys(args.skip), args.quick)
+    chosen = [] if args.render else select(workloads, _keys(args.only), _keys(args.skip), args.quick)
     json_path = os.path.splitext(args.output)[0] + ".json"
     previous = load_json(json_path)
     baseline = load_json(args.baseline) if args.baseline else previous
@@ -112,8 +113,9 @@ def main() -> int:
     inductor_ok = bool(machine.cxx_compiler())
     # One-time costs (imports, AOTAutograd and Inductor initialisation) are paid
     # here, so that no backend is charged them on the first workload.
-    print("[bench] warm-up compiles", flush=True)
-    for backend in ("neuron",) + (("inductor",) if inductor_ok else ()):
+    if chosen:
+        print("[bench] warm-up compiles", flush=True)
+    for backend in (("neuron",) + (("inductor",) if inductor_ok else ())) if chosen else ():
         compiled(warmup_workload(), backend, repeats=1)
     for w in chosen:
         print(f"[bench] {w.key}: eager", flush=True)

@@ -151,3 +151,20 @@ def test_small_bf16_gpt_step_with_compiled_adamw():
     text = report.render([rec], None, [], 1.0, False, "now")
     breakdown = [line for line in text.splitlines() if line.startswith(f"- {w.name}: ")]
     assert len(breakdown) == 1 and breakdown[0].count(" reads ") == 3, breakdown
+
+
+def test_render_rewrites_results_md_from_results_json(tmp_path, monkeypatch):
+    rec = _matmul_record(sim_ns=50e3, hbm=6 * 2**20, when="earlier", commit="c0ffee")
+    out = tmp_path / "RESULTS.md"
+    (tmp_path / "RESULTS.json").write_text(run.json.dumps({"format": run.JSON_FORMAT, "workloads": {rec["key"]: rec}}))
+    out.write_text("old\n<!-- hf-sweep:begin x -->kept<!-- hf-sweep:end -->\n")
+    monkeypatch.setattr(sys, "argv", ["run.py", "--render", "-o", str(out)])
+    assert run.main() == 0
+    text = out.read_text()
+    assert "| matmul bf16 [1024,1024]@[1024,1024] | 50 us |" in text
+    assert f"kept from RESULTS.json: {rec['key']} (c0ffee, earlier)" in text
+    assert text.rstrip().endswith("<!-- hf-sweep:begin x -->kept<!-- hf-sweep:end -->")
+    assert run.load_json(str(tmp_path / "RESULTS.json"))["workloads"][rec["key"]]["commit"] == "c0ffee"
+    (tmp_path / "RESULTS.json").write_text('{"format": 99}')
+    with pytest.raises(SystemExit, match="format 99"):
+        run.main()
