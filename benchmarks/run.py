@@ -108,7 +108,7 @@ def main() -> int:
 
     started = time.perf_counter()
     commit = machine.commit()
-    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     measured = {}
     inductor_ok = bool(machine.cxx_compiler())
     # One-time costs (imports, AOTAutograd and Inductor initialisation) are paid
