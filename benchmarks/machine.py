@@ -45,8 +45,15 @@ def cxx_compiler() -> str:
     return ""
 
 
-def facts() -> list[tuple[str, str]]:
+def commit() -> str:
+    """The short git commit of the benchmarked tree ("?" outside git), "+dirty" with local changes."""
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    head = _run("git", "-C", repo, "rev-parse", "--short", "HEAD") or "?"
+    dirty = _run("git", "-C", repo, "status", "--porcelain", "--untracked-files=no")
+    return head + ("+dirty" if dirty else "")
+
+
+def facts() -> list[tuple[str, str]]:
     return [
         ("CPU", f"{_lscpu('Model name')} ({_lscpu('CPU(s)')} CPUs, {_lscpu('Thread(s) per core')} thread(s)/core)"),
         ("memory", _memory()),
@@ -54,6 +61,6 @@ def facts() -> list[tuple[str, str]]:
         ("python", platform.python_version()),
         ("torch", f"{torch.__version__} (intra-op threads: {torch.get_num_threads()})"),
         ("trnc", f"{trnc.__version__}, compiler {native().compiler_identity()}"),
-        ("git commit", _run("git", "-C", repo, "rev-parse", "--short", "HEAD") or "?"),
+        ("git commit", commit()),
         ("C++ compiler for Inductor", cxx_compiler() or "none found"),
     ]

@@ -1,7 +1,8 @@
 """How the harness measures one workload: compile time, wall time, simulated profile.
 
 Compile time, for neuron and inductor alike: the wall time Dynamo spends in
-the backend call (AOTAutograd tracing + compiling the forward graph), plus,
+the backend calls (AOTAutograd tracing + compiling the forward graph, and
+the optimizer step's graph when the workload has one), plus,
 for training steps, the first backward() minus the median later backward()
 (both backends compile the backward graph lazily there); every compile cache
 off (TRNC_DISABLE_CACHE=1, Inductor's FX-graph cache off, fresh cache dirs).
@@ -44,9 +45,27 @@ class Timing:
         return self.backend_s + max(0.0, lazy_bwd)
 
 
-def _step(t: Timing, w: Workload, fn: Callable, args: list, first: bool) -> None:
+@dataclass
+class Runner:
+    """What one step calls: the (compiled) model, and the optimizer's (compiled) step."""
+    fn: Callable
+    opt: Optional[torch.optim.Optimizer] = None
+    opt_step: Optional[Callable] = None
+
+
+def _runner(w: Workload, compile_fn: Optional[Callable] = None) -> Runner:
+    """A fresh model (and optimizer), compiled with `compile_fn` when given."""
+    model = w.make()
+    fn = compile_fn(model) if compile_fn else model
+    if w.optimizer is None:
+        return Runner(fn)
+    opt = w.optimizer(model)
+    return Runner(fn, opt, compile_fn(opt.step) if compile_fn else opt.step)
+
+
+def _step(t: Timing, w: Workload, r: Runner, args: list, first: bool) -> None:
     start = time.perf_counter()
-    bwd = w.step(fn, args)
+    bwd = w.step(r.fn, args, r.opt_step, r.opt)
     took = time.perf_counter() - start
     if first:
         t.first_s, t.first_bwd_s = took, bwd
@@ -56,13 +75,13 @@ def _step(t: Timing, w: Workload, fn: Callable, args: list, first: bool) -> None
             t.bwd_s.append(bwd)
 
 
-def time_steps(w: Workload, fn: Callable, repeats: int, first: bool, t: Optional[Timing] = None) -> Timing:
+def time_steps(w: Workload, r: Runner, repeats: int, first: bool, t: Optional[Timing] = None) -> Timing:
     t = t or Timing()
     args = w.inputs()
     if first:
-        _step(t, w, fn, args, first=True)
+        _step(t, w, r, args, first=True)
     for _ in range(repeats):
-        _step(t, w, fn, args, first=False)
+        _step(t, w, r, args, first=False)
     return t
 
 
@@ -86,30 +105,32 @@ def eager(w: Workload, threads: Optional[int] = None) -> Timing:
     if threads:
         torch.set_num_threads(threads)
     try:
-        fn = w.make()
-        time_steps(w, fn, 1, first=False)  # warm-up (allocator, MKL/oneDNN init)
-        return time_steps(w, fn, w.repeats, first=False)
+        r = _runner(w)
+        time_steps(w, r, 1, first=False)  # warm-up (allocator, MKL/oneDNN init)
+        return time_steps(w, r, w.repeats, first=False)
     finally:
         torch.set_num_threads(default)
 
 
 def compiled(w: Workload, backend: str, profile: bool = False, options: Optional[dict] = None,
              repeats: Optional[int] = None):
-    """Timing of torch.compile(backend); with profile, also the step's GraphProfiles."""
+    """Timing of torch.compile(backend) (model and optimizer step); with profile, also the
+    step's GraphProfiles."""
     torch._dynamo.reset()
     repeats = w.repeats if repeats is None else repeats
     t = Timing()
-    fn = torch.compile(w.make(), backend=_timed_backend(backend, t), dynamic=False, options=options)
+    timed = _timed_backend(backend, t)
     try:
+        r = _runner(w, lambda f: torch.compile(f, backend=timed, dynamic=False, options=options))
         if not profile:
-            return time_steps(w, fn, repeats, first=True, t=t), []
+            return time_steps(w, r, repeats, first=True, t=t), []
         args = w.inputs()
         with trnc.profiling.capture() as p:  # the compiling step's runs are profiled too
-            _step(t, w, fn, args, first=True)
+            _step(t, w, r, args, first=True)
         graphs = p.graphs
         for _ in range(repeats):
             with trnc.profiling.capture() as p:
-                _step(t, w, fn, args, first=False)
+                _step(t, w, r, args, first=False)
             graphs = p.graphs
         return t, graphs
     except Exception as exc:  # recorded in RESULTS.md, never hidden

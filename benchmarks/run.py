@@ -2,11 +2,16 @@
 """One command for trnc's benchmarks: ``python3 benchmarks/run.py`` writes benchmarks/RESULTS.md.
 
 Side by side, in one run, for bf16 matmuls (512^3 up to the NKI tutorial's
-[4096,8192]@[8192,8192]), the MLP forward+backward and the demo's GPT
-forward+backward:
-  - simulated time and Tensor Engine utilisation/MFU (trnc's timed simulator);
+[4096,8192]@[8192,8192]), the MLP forward+backward, the demo's GPT
+forward+backward and a bf16 GPT training step with AdamW at a realistic size:
+  - simulated time, Tensor Engine utilisation/MFU (against the peak of the
+    workload's dtype) and a roofline table (trnc's timed simulator);
   - simulator wall time vs eager PyTorch on this CPU (ratio);
   - compile time of backend="neuron" vs backend="inductor" (ratio).
+Every workload's latest record is kept in RESULTS.json beside RESULTS.md:
+``--only KEY`` / ``--skip KEY`` re-measure some workloads and keep the other
+rows (``--render``: none, only rewrite RESULTS.md); each run prints (and RESULTS.md shows) the change against the
+RESULTS.json it replaces, or against ``--baseline FILE``.
 Method and machine are written beside the numbers. See benchmarks/README.md.
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import re
 import sys
@@ -25,7 +31,7 @@ os.environ["TRNC_DISABLE_CACHE"] = "1"
 os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="trnc-bench-inductor-"))
 
-import torch  # noqa: E402
+import torch  # noqa: E402,F401
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import machine  # noqa: E402
@@ -33,49 +39,109 @@ import report  # noqa: E402
 from measure import compiled, eager  # noqa: E402
 from workloads import all_workloads, warmup_workload  # noqa: E402
 
+JSON_FORMAT = 1
+QUICK_MAX_FLOPS = 1e11  # --quick: workloads below this many FLOP per step
+
 
 def kept_sections(old: str) -> list[str]:
     """The marker-delimited sections of an earlier RESULTS.md, in order."""
     return [m.group(0) for m in re.finditer(r"<!-- ([\w-]+):begin.*?<!-- \1:end -->", old, re.S)]
 
 
+def _keys(values: list[str]) -> list[str]:
+    return [k for v in values for k in v.split(",") if k]
+
+
+def select(workloads: list, only: list[str], skip: list[str], quick: bool) -> list:
+    """The workloads to measure; unknown keys are an error that lists the known ones."""
+    known = {w.key for w in workloads}
+    unknown = sorted(set(only + skip) - known)
+    if unknown:
+        raise SystemExit(f"run.py: unknown workload key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    chosen = [w for w in workloads if (not only or w.key in only) and w.key not in skip]
+    if quick:
+        chosen = [w for w in chosen if w.flops < QUICK_MAX_FLOPS]
+    return chosen
+
+
+def load_json(path: str) -> dict:
+    """An earlier RESULTS.json, or an empty one when there is none."""
+    if not os.path.exists(path):
+        return {"format": JSON_FORMAT, "workloads": {}}
+    with open(path) as f:
+        data = json.load(f)
+    if data.get("format") != JSON_FORMAT:
+        raise SystemExit(f"run.py: {path} has format {data.get('format')!r}, expected {JSON_FORMAT}")
+    return data
+
+
+def merged(workloads: list, measured: dict, old: dict) -> list[dict]:
+    """Records in workload order: this run's, else the earlier run's; then earlier-only keys."""
+    out = [measured.get(w.key) or old.get(w.key) for w in workloads]
+    known = {w.key for w in workloads}
+    return [r for r in out if r] + [r for k, r in old.items() if k not in known]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-o", "--output", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md"))
-    parser.add_argument("--quick", action="store_true", help="skip the largest matmul (a smoke run)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("-o", "--output", default=os.path.join(here, "RESULTS.md"),
+                        help="RESULTS.md to write; its records go to the .json beside it")
+    parser.add_argument("--quick", action="store_true", help=f"only workloads under {QUICK_MAX_FLOPS:.0e} FLOP (a smoke run)")
+    parser.add_argument("--only", action="append", default=[], metavar="KEY[,KEY]", help="measure only these workloads")
+    parser.add_argument("--skip", action="append", default=[], metavar="KEY[,KEY]", help="do not measure these")
+    parser.add_argument("--baseline", metavar="RESULTS.json", help="compare against this file "
+                        "(default: the RESULTS.json being replaced)")
+    parser.add_argument("--list", action="store_true", help="print the workload keys and names, then exit")
+    parser.add_argument("--render", action="store_true", help="measure nothing: rewrite RESULTS.md from RESULTS.json")
     args = parser.parse_args()
 
-    started = time.perf_counter()
-    rows = []
     workloads = all_workloads()
-    if args.quick:
-        workloads = [w for w in workloads if w.flops < 1e11]
+    if args.list:
+        for w in workloads:
+            print(f"{w.key:24} {w.flops:9.3g} FLOP  {w.name}")
+        return 0
+    chosen = [] if args.render else select(workloads, _keys(args.only), _keys(args.skip), args.quick)
+    json_path = os.path.splitext(args.output)[0] + ".json"
+    previous = load_json(json_path)
+    baseline = load_json(args.baseline) if args.baseline else previous
+
+    started = time.perf_counter()
+    commit = machine.commit()
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    measured = {}
     inductor_ok = bool(machine.cxx_compiler())
     # One-time costs (imports, AOTAutograd and Inductor initialisation) are paid
     # here, so that no backend is charged them on the first workload.
-    print("[bench] warm-up compiles", flush=True)
-    for backend in ("neuron",) + (("inductor",) if inductor_ok else ()):
+    if chosen:
+        print("[bench] warm-up compiles", flush=True)
+    for backend in (("neuron",) + (("inductor",) if inductor_ok else ())) if chosen else ():
         compiled(warmup_workload(), backend, repeats=1)
-    for w in workloads:
-        print(f"[bench] {w.name}: eager", flush=True)
+    for w in chosen:
+        print(f"[bench] {w.key}: eager", flush=True)
         e = eager(w)
         e1 = eager(w, threads=1)
-        print(f"[bench] {w.name}: neuron", flush=True)
+        print(f"[bench] {w.key}: neuron", flush=True)
         n, graphs = compiled(w, "neuron", profile=True)
-        print(f"[bench] {w.name}: inductor", flush=True)
+        print(f"[bench] {w.key}: inductor", flush=True)
         i = compiled(w, "inductor")[0] if inductor_ok and w.inductor else None
-        rows.append(report.Row(w, e, n, i, graphs, e1))
-        print(f"[bench] {report.one_line(rows[-1])}", flush=True)
+        measured[w.key] = report.record(report.Row(w, e, n, i, graphs, e1), commit, when)
+        print(f"[bench] {report.one_line(measured[w.key])}", flush=True)
 
-    anchor = None
-    big = [w for w in workloads if w.flops > 5e11]
+    anchor = previous.get("anchor")
+    big = [w for w in chosen if w.flops > 5e11 and w.key.startswith("matmul")]
     if big:
-        print(f"[bench] {big[0].name}: neuron on trn1 (tutorial anchor)", flush=True)
-        anchor = report.trn1_anchor(big[0])
+        print(f"[bench] {big[0].key}: neuron on trn1 (tutorial anchor)", flush=True)
+        anchor = report.trn1_anchor(big[0], commit, when)
 
+    recs = merged(workloads, measured, previous.get("workloads", {}))
+    delta_lines = report.deltas([r for r in recs if r["key"] in measured], baseline)
+    note = (f"This run ({commit}) against {args.baseline or 'the RESULTS.json it replaced'}: "
+            "old -> new (new / old).")
+    if delta_lines:
+        print("[bench] " + note + "\n" + "\n".join(delta_lines), flush=True)
     elapsed = time.perf_counter() - started
-    text = report.render(rows, anchor, machine.facts(), elapsed, inductor_ok,
-                         datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    text = report.render(recs, anchor, machine.facts(), elapsed, inductor_ok, when, delta_lines, note)
     # Keep the sections other harnesses write, each between its own markers
     # ("<!-- NAME:begin ...-->" .. "<!-- NAME:end -->": hf-sweep, demo-gpt).
     if os.path.exists(args.output):
@@ -83,7 +149,12 @@ def main() -> int:
             text = text.rstrip("\n") + "\n\n" + section + "\n"
     with open(args.output, "w") as f:
         f.write(text)
-    print(f"[bench] wrote {args.output} in {elapsed:.0f} s")
+    data = {"format": JSON_FORMAT, "written": when, "commit": commit, "machine": dict(machine.facts()),
+            "workloads": {r["key"]: r for r in recs}, "anchor": anchor}
+    with open(json_path, "w") as f:
+        json.dump(data, f, indent=1, sort_keys=False)
+        f.write("\n")
+    print(f"[bench] wrote {args.output} and {json_path} in {elapsed:.0f} s")
     return 0
 
 

@@ -64,6 +64,51 @@ py::dict histogram(const Profile &p) {
   return d;
 }
 
+/// {dtype: {instructions, tensor_flops, useful_flops, peak_flops_per_second}}
+/// for the dtypes matmuls ran at (MFU/HFU divide each by its own peak).
+py::dict matmulDTypes(const Profile &p) {
+  py::dict d;
+  for (unsigned t = 0; t < isa::kNumDTypes; ++t) {
+    const MatmulDTypeProfile &m = p.matmulByDType[t];
+    if (!m.instructions)
+      continue;
+    py::dict e;
+    e["instructions"] = m.instructions;
+    e["tensor_flops"] = m.tensorFlops;
+    e["useful_flops"] = m.usefulFlops;
+    e["peak_flops_per_second"] = m.peakFlopsPerSecond;
+    d[py::str(std::string(isa::dtypeName(isa::DType(t))))] = e;
+  }
+  return d;
+}
+
+/// The Tensor Engine peak of every floating-point dtype on this target.
+py::dict peaksByDType(const Profile &p) {
+  py::dict d;
+  for (isa::DType t : {isa::DType::F32, isa::DType::BF16, isa::DType::F16})
+    d[py::str(std::string(isa::dtypeName(t)))] = p.matmulByDType[size_t(t)].peakFlopsPerSecond;
+  return d;
+}
+
+/// Bytes of the program's input or output regions: what a program that reads
+/// every input and writes every output exactly once moves to/from HBM.
+uint64_t regionBytes(const Program &program, Region::Kind kind) {
+  uint64_t bytes = 0;
+  for (const Region &r : program.regions)
+    if (r.kind == kind)
+      bytes += r.bytes;
+  return bytes;
+}
+
+/// Instructions in the program's streams (static count; the profile's engine
+/// counts are the executed ones).
+uint64_t programInstructions(const Program &program) {
+  uint64_t n = 0;
+  for (const auto &stream : program.streams)
+    n += stream.size();
+  return n;
+}
+
 py::dict toDict(const PyProfile &pp) {
   const Profile &p = pp.profile;
   profile::Verdict v = profile::classify(p);
@@ -76,10 +121,17 @@ py::dict toDict(const PyProfile &pp) {
   d["tensor_flops"] = p.tensorFlops;
   d["useful_matmul_flops"] = p.usefulMatmulFlops;
   d["peak_flops_per_second"] = p.peakFlopsPerSecond;
+  d["peak_flops_per_second_by_dtype"] = peaksByDType(p);
+  d["matmul_dtypes"] = matmulDTypes(p);
+  d["tensor_at_peak_ns"] = p.tensorAtPeakNs;
+  d["useful_at_peak_ns"] = p.usefulAtPeakNs;
   d["hfu"] = p.hfu;
   d["mfu"] = p.mfu;
   d["dma_bytes"] = p.dmaBytes;
   d["hbm_bytes"] = p.hbmBytes;
+  d["program_input_bytes"] = regionBytes(*pp.program, Region::Kind::Input);
+  d["program_output_bytes"] = regionBytes(*pp.program, Region::Kind::Output);
+  d["program_instructions"] = programInstructions(*pp.program);
   d["peak_hbm_bytes_per_second"] = p.peakHbmBytesPerSecond;
   d["mbu"] = p.mbu;
   d["semaphore_wait_ns"] = p.semaphoreWaitNs;

@@ -74,7 +74,10 @@ def _print_simulated(cap: "profiling.Capture") -> None:
           f"({len(cap.graphs)} graph runs: " + ", ".join(f"{g.graph} {g.total_ns / 1e3:.2f} us" for g in cap.graphs) + ")")
     util = cap.utilisation()
     engines = ", ".join(f"{name} {100 * u:.1f}%" for name, u in util.items() if name != "dma")
-    print(f"engine utilisation: {engines}; Tensor Engine MFU {100 * cap.mfu():.3f}%")
+    print(f"engine utilisation: {engines}; Tensor Engine MFU {100 * cap.mfu():.3f}% ({cap.mfu_dtypes()} peak)")
+    print(f"HBM traffic per step: {cap.hbm_bytes / 1e6:.1f} MB; the minimum the step must touch (each graph's "
+          f"inputs and outputs once: weights, gradients, saved activations) {cap.min_hbm_bytes / 1e6:.1f} MB "
+          f"({cap.hbm_bytes / max(cap.min_hbm_bytes, 1):.1f}x)")
     bounds = []
     for g in cap.graphs:
         for line in g.summary().splitlines():

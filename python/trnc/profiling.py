@@ -78,6 +78,13 @@ class Capture:
     def hbm_bytes(self) -> float:
         return self._sum("hbm_bytes")
 
+    @property
+    def min_hbm_bytes(self) -> float:
+        """HBM bytes of programs that read each input and write each output once (all else on
+        chip): for a training step its weights, gradients, saved activations (and optimizer
+        state when the optimizer step is compiled), the minimum ``hbm_bytes`` is compared with."""
+        return self._sum("program_input_bytes") + self._sum("program_output_bytes")
+
     def engine_busy_ns(self) -> dict[str, float]:
         """Busy time per engine summed over runs."""
         busy: dict[str, float] = {}
@@ -91,12 +98,34 @@ class Capture:
         total = self.total_ns
         return {k: (v / total if total > 0 else 0.0) for k, v in self.engine_busy_ns().items()}
 
+    def matmul_dtypes(self) -> dict[str, dict]:
+        """Matmul work by the dtype it ran at, summed over runs: {"bf16": {"instructions",
+        "tensor_flops", "useful_flops", "peak_flops_per_second"}, ...}."""
+        out: dict[str, dict] = {}
+        for g in self.graphs:
+            for name, m in g.profile.to_dict()["matmul_dtypes"].items():
+                acc = out.setdefault(name, {"instructions": 0, "tensor_flops": 0.0, "useful_flops": 0.0,
+                                            "peak_flops_per_second": m["peak_flops_per_second"]})
+                for key in ("instructions", "tensor_flops", "useful_flops"):
+                    acc[key] += m[key]
+        return out
+
+    def mfu_dtypes(self) -> str:
+        """The dtypes MFU/HFU are measured against, e.g. "bf16" or "f32+bf16" ("" without matmuls)."""
+        return "+".join(self.matmul_dtypes())
+
+    def _at_peak(self, key: str) -> float:
+        total = self.total_ns
+        return self._sum(key) / total if self.graphs and total > 0 else 0.0
+
     def mfu(self) -> float:
-        """Useful matmul FLOPs over (total time x per-core peak)."""
-        if not self.graphs or self.total_ns <= 0:
-            return 0.0
-        peak = self.graphs[0].profile.to_dict()["peak_flops_per_second"]
-        return self.useful_matmul_flops / (self.total_ns * 1e-9 * peak) if peak else 0.0
+        """Useful matmul FLOPs against the peak of the dtype each ran at: the sum over dtypes of
+        flops_d / peak_d, over the total time (the share of it the Tensor Engine needs at peak)."""
+        return self._at_peak("useful_at_peak_ns")
+
+    def hfu(self) -> float:
+        """Like mfu(), over all Tensor Engine FLOPs (also the matmuls that are not model work)."""
+        return self._at_peak("tensor_at_peak_ns")
 
     def summary(self) -> str:
         """Totals, then each graph run's own summary."""

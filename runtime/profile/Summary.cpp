@@ -68,6 +68,30 @@ void printEngines(std::ostringstream &os, const Profile &p) {
   }
 }
 
+/// "bf16 4.19 MFLOP at 78.6 TFLOP/s peak, f32 ..." for the dtypes matmuls ran at.
+std::string matmulDTypesText(const Profile &p) {
+  std::string s;
+  for (unsigned d = 0; d < isa::kNumDTypes; ++d) {
+    const MatmulDTypeProfile &m = p.matmulByDType[d];
+    if (m.instructions)
+      s += (s.empty() ? "" : ", ") + std::string(isa::dtypeName(isa::DType(d))) + " " +
+           formatCount(m.tensorFlops, "FLOP") + " at " + formatCount(m.peakFlopsPerSecond, "FLOP/s") +
+           " peak";
+  }
+  return s;
+}
+
+void printTensorEngine(std::ostringstream &os, const Profile &p) {
+  os << "  Tensor Engine: " << formatCount(p.tensorFlops, "FLOP") << " ("
+     << formatCount(p.usefulMatmulFlops, "FLOP") << " useful matmul); HFU " << formatPercent(p.hfu)
+     << ", MFU " << formatPercent(p.mfu);
+  std::string dtypes = matmulDTypesText(p);
+  if (dtypes.empty())
+    os << " (no matmuls; peak per core " << formatCount(p.peakFlopsPerSecond, "FLOP/s") << " bf16)\n";
+  else
+    os << " against the peak of each matmul dtype: " << dtypes << " per core\n";
+}
+
 std::string histogramText(const Profile &p) {
   std::string s;
   for (unsigned i = 0; i < p.dmaSizeHistogram.size(); ++i)
@@ -148,10 +172,7 @@ std::string summarize(const Program &program, const Profile &p) {
      << " (simulated estimate from public hardware facts, not a measurement)\n";
   os << "  total simulated time: " << formatNs(p.totalNs) << "\n";
   printEngines(os, p);
-  os << "  Tensor Engine: " << formatCount(p.tensorFlops, "FLOP") << " ("
-     << formatCount(p.usefulMatmulFlops, "FLOP") << " useful matmul); HFU " << formatPercent(p.hfu)
-     << ", MFU " << formatPercent(p.mfu) << " of " << formatCount(p.peakFlopsPerSecond, "FLOP/s")
-     << " peak per core\n";
+  printTensorEngine(os, p);
   os << "  memory: " << formatBytes(double(p.dmaBytes)) << " moved by DMA, " << formatBytes(double(p.hbmBytes))
      << " to/from HBM; MBU " << formatPercent(p.mbu) << " of "
      << formatCount(p.peakHbmBytesPerSecond, "B/s") << " per core\n";

@@ -1,7 +1,8 @@
 //===- Summary.h - A short human summary of a simulated run ------*- C++ -*-===//
 //
 // What a user reads first: total simulated time, per-engine busy time and
-// utilisation, Tensor Engine FLOPs with HFU/MFU, bytes moved and MBU,
+// utilisation, Tensor Engine FLOPs with HFU/MFU against the peak of each
+// matmul dtype, bytes moved and MBU,
 // semaphore waits, the DMA size histogram, where the time went (instruction
 // kinds, source ops), the busiest engine and a verdict on what bounds the run.
 //

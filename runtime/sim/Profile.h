@@ -1,7 +1,8 @@
 //===- Profile.h - What a timed simulation reports ----------------*- C++ -*-===//
 //
 // The result of a timed run: total simulated time, per-engine busy time and
-// utilisation, Tensor Engine FLOPs (HFU/MFU against the per-core peak), bytes
+// utilisation, Tensor Engine FLOPs by matmul dtype (HFU/MFU against the
+// per-core peak of each dtype), bytes
 // moved and memory-bandwidth utilisation, semaphore waits, the DMA size
 // histogram, and optionally one record per executed instruction (for traces).
 // Filled by the Simulator (sim/Timing*.cpp); consumed by the trace writer,
@@ -40,6 +41,15 @@ struct EngineProfile {
   double utilisation = 0;     // busyNs / totalNs
 };
 
+/// Tensor Engine work of the matmuls that run at one dtype's rate (see
+/// TimingModel: a matmul runs at the rate of its slower operand dtype).
+struct MatmulDTypeProfile {
+  uint64_t instructions = 0;
+  double tensorFlops = 0;        // every matmul FLOP (counts in HFU)
+  double usefulFlops = 0;        // the model's matmul FLOPs (count in MFU)
+  double peakFlopsPerSecond = 0; // the core's Tensor Engine peak at this dtype
+};
+
 struct DmaQueueProfile {
   uint64_t transfers = 0;
   uint64_t bytes = 0;
@@ -53,11 +63,19 @@ struct Profile {
   std::vector<DmaQueueProfile> dmaQueues; // one per queue used (16)
 
   // Tensor Engine. HFU counts all Tensor Engine work (incl. transposes via
-  // identity matmuls); MFU only useful matmul FLOPs. Both against the
-  // per-core peak 128*128*2*clock (bf16 rate; fp32 runs at a quarter).
-  double tensorFlops = 0;
+  // identity matmuls); MFU only useful matmul FLOPs. Each dtype's FLOPs are
+  // divided by that dtype's peak (fp32 runs at a quarter of bf16):
+  //   MFU = sum_d (usefulFlops_d / peak_d) / totalNs,
+  // the share of the run the Tensor Engine would need at its peak for that
+  // work (usefulAtPeakNs); HFU likewise with tensorFlops_d (tensorAtPeakNs).
+  double tensorFlops = 0;        // sums over matmulByDType
   double usefulMatmulFlops = 0;
-  double peakFlopsPerSecond = 0;
+  double peakFlopsPerSecond = 0; // the bf16 peak 128*128*2*clock (nominal)
+  /// By isa::DType; peakFlopsPerSecond is filled for every dtype, the
+  /// counts only for the dtypes matmuls ran at.
+  std::array<MatmulDTypeProfile, isa::kNumDTypes> matmulByDType{};
+  double tensorAtPeakNs = 0;
+  double usefulAtPeakNs = 0;
   double hfu = 0;
   double mfu = 0;
 

@@ -16,16 +16,64 @@ namespace trnc::sim {
 
 using namespace isa;
 
+double matmulPeakFlopsPerSecond(const MachineModel &model, DType dtype) {
+  auto operand = [&](uint32_t freeSize) {
+    AccessPattern ap;
+    ap.mem = MemKind::SBUF;
+    ap.dtype = dtype;
+    ap.partitionCount = uint16_t(model.matmulMaxK);
+    ap.numDims = 1;
+    ap.count[0] = freeSize;
+    ap.stride[0] = 1;
+    return ap;
+  };
+  Instruction full;
+  full.opcode = Opcode::Matmul;
+  full.engine = Engine::Tensor;
+  full.src0 = operand(model.matmulMaxM);
+  full.src1 = operand(model.matmulMaxN);
+  double cycles = double(matmulCycles(model, full));
+  return cycles > 0 ? matmulFlops(full) / cycles * model.tensorClockGHz * 1e9 : 0;
+}
+
+bool countsInMfu(const Instruction &inst) {
+  // Extend here when the ISA gains matmuls that are not model work (e.g. a
+  // transpose flag): return false for them.
+  return inst.opcode == Opcode::Matmul;
+}
+
 TimingModel::TimingModel(const MachineModel &model, bool recordTrace,
                          Profile *profile)
     : model(model), recordTrace(recordTrace), profile(profile) {
   queueLast.fill({0.0, 0.0});
+  for (unsigned d = 0; d < kNumDTypes; ++d)
+    peakByDType[d] = matmulPeakFlopsPerSecond(model, DType(d));
   if (profile) {
     *profile = Profile();
     profile->target = model.name;
     profile->dmaQueues.resize(kNumDmaQueues);
-    profile->peakFlopsPerSecond = model.tensorPeakFlopsPerSecond();
+    profile->peakFlopsPerSecond = peakByDType[size_t(DType::BF16)];
+    for (unsigned d = 0; d < kNumDTypes; ++d)
+      profile->matmulByDType[d].peakFlopsPerSecond = peakByDType[d];
     profile->peakHbmBytesPerSecond = model.hbmCoreBytesPerSecond();
+  }
+}
+
+DType TimingModel::rateDType(const Instruction &inst) const {
+  DType a = inst.src0.dtype, b = inst.src1.dtype;
+  return peakByDType[size_t(b)] < peakByDType[size_t(a)] ? b : a;
+}
+
+void TimingModel::recordMatmul(const Instruction &inst, double flops) {
+  if (!profile)
+    return;
+  MatmulDTypeProfile &m = profile->matmulByDType[size_t(rateDType(inst))];
+  ++m.instructions;
+  m.tensorFlops += flops;
+  profile->tensorFlops += flops;
+  if (countsInMfu(inst)) {
+    m.usefulFlops += flops;
+    profile->usefulMatmulFlops += flops;
   }
 }
 
@@ -79,6 +127,7 @@ Timed TimingModel::compute(Engine engine, uint32_t index,
   if (inst.opcode == Opcode::Matmul) {
     t.endNs = startNs + matmulNs(inst, startNs);
     flops = matmulFlops(inst);
+    recordMatmul(inst, flops);
   } else {
     t.endNs = startNs + double(vectorLikeCycles(model, inst)) /
                             engineClockGHz(model, engine);
@@ -142,8 +191,6 @@ void TimingModel::record(Engine engine, uint32_t index,
   ep.semaphoreWaitNs += waitNs;
   if (engine != Engine::Dma)
     ep.busyNs += t.endNs - t.startNs;
-  profile->tensorFlops += flops;
-  profile->usefulMatmulFlops += flops; // no transposes in the ISA yet
   if (!recordTrace)
     return;
   InstructionRecord r;
@@ -184,11 +231,17 @@ void TimingModel::finish() {
     ep.utilisation = endNs > 0 ? ep.busyNs / endNs : 0;
     p.semaphoreWaitNs += ep.semaphoreWaitNs;
   }
-  double seconds = endNs * 1e-9;
-  if (seconds > 0) {
-    p.hfu = p.tensorFlops / (seconds * p.peakFlopsPerSecond);
-    p.mfu = p.usefulMatmulFlops / (seconds * p.peakFlopsPerSecond);
-    p.mbu = double(p.hbmBytes) / (seconds * p.peakHbmBytesPerSecond);
+  // Each dtype's FLOPs at its own peak: the Tensor Engine time they need.
+  p.tensorAtPeakNs = p.usefulAtPeakNs = 0;
+  for (const MatmulDTypeProfile &m : p.matmulByDType)
+    if (m.peakFlopsPerSecond > 0) {
+      p.tensorAtPeakNs += m.tensorFlops / m.peakFlopsPerSecond * 1e9;
+      p.usefulAtPeakNs += m.usefulFlops / m.peakFlopsPerSecond * 1e9;
+    }
+  if (endNs > 0) {
+    p.hfu = p.tensorAtPeakNs / endNs;
+    p.mfu = p.usefulAtPeakNs / endNs;
+    p.mbu = double(p.hbmBytes) / (endNs * 1e-9 * p.peakHbmBytesPerSecond);
   }
 }
 

@@ -3,7 +3,8 @@
 // The stateful half of the timed model (the formulas are in CostModel.h):
 // the Tensor Engine's start-up latency and warm-up throttle, the 16 DMA
 // queues (each serialises its transfers; concurrent transfers share the
-// core's DMA/HBM bandwidth), and the Profile being accumulated. The engine
+// core's DMA/HBM bandwidth), and the Profile being accumulated (matmul
+// FLOPs by the dtype whose rate they run at, for MFU/HFU per dtype). The engine
 // loop (Simulator.cpp) decides *when* an instruction may start; this class
 // says when it ends and records it. O(1) per instruction (O(queues) for a
 // DMA), no per-element work.
@@ -30,6 +31,17 @@ struct Timed {
   double issueNs = 0, startNs = 0, endNs = 0;
 };
 
+/// The Tensor Engine's peak FLOP/s at `dtype`: the rate of a full-size,
+/// contiguous matmul (K, M, N at the target's limits, both operands `dtype`)
+/// as the cost model (CostModel.h) times it, so the peak of every dtype
+/// follows the cost model (bf16/fp16: 128*128*2*clock; fp32: a quarter).
+double matmulPeakFlopsPerSecond(const MachineModel &model, isa::DType dtype);
+
+/// True when a matmul's FLOPs are the model's work and count in MFU (all of
+/// them count in HFU). Every matmul the ISA has today is; Tensor Engine
+/// transposes (identity matmuls) will not be.
+bool countsInMfu(const isa::Instruction &inst);
+
 class TimingModel {
 public:
   /// `profile` may be null (timing still drives the order of execution).
@@ -48,6 +60,10 @@ public:
 
 private:
   double matmulNs(const isa::Instruction &inst, double startNs);
+  /// The dtype whose peak a matmul runs at: of its two operand dtypes, the
+  /// one with the lower peak (a bf16 x fp32 matmul runs at the fp32 rate).
+  isa::DType rateDType(const isa::Instruction &inst) const;
+  void recordMatmul(const isa::Instruction &inst, double flops);
   void record(isa::Engine engine, uint32_t index, const isa::Instruction &inst,
               const Timed &t, double waitNs, uint64_t bytes, double flops);
 
@@ -55,6 +71,7 @@ private:
   bool recordTrace;
   Profile *profile;
   double endNs = 0; // latest end of any instruction
+  std::array<double, isa::kNumDTypes> peakByDType{}; // matmulPeakFlopsPerSecond
 
   // Tensor Engine: previous matmul, and the warm-up throttle's state.
   bool anyMatmul = false;

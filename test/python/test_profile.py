@@ -171,11 +171,15 @@ def test_trnc_profile_command(exported, tmp_path):
     r = trnc_cli("profile", str(artifact), "--trace", str(trace))
     assert r.returncode == 0, r.stderr
     assert "total simulated time" in r.stdout and "verdict:" in r.stdout
+    # The MLP is f32: MFU is labelled with, and measured against, the f32 peak.
+    assert "MFU" in r.stdout and "against the peak of each matmul dtype: f32 " in r.stdout
     check_trace(json.loads(trace.read_text()))
 
     r = trnc_cli("profile", str(artifact), "--inputs", "zeros", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["total_ns"] > 0
+    d = json.loads(r.stdout)
+    assert d["total_ns"] > 0 and set(d["matmul_dtypes"]) == {"f32"}
+    assert d["mfu"] * d["total_ns"] == pytest.approx(d["useful_at_peak_ns"])
 
 
 def test_trnc_profile_rejects_bad_files(tmp_path):

@@ -183,5 +183,6 @@ def test_demo_prints_losses_compile_time_cache_and_simulated_step(capsys):
     assert [int(r[0]) for r in rows] == [0, 1]
     for _, eager_loss, neuron_loss, _ in rows:
         assert abs(float(eager_loss) - float(neuron_loss)) <= 1e-4 * abs(float(eager_loss))
-    for text in ("compile time:", "artifact cache: 0 hits, 2 misses", "simulated NeuronCore time per training step"):
+    for text in ("compile time:", "artifact cache: 0 hits, 2 misses", "simulated NeuronCore time per training step",
+                 "HBM traffic per step:", "(f32 peak)"):
         assert text in out

@@ -75,7 +75,11 @@ inline Profile handMadeProfile() {
   p.engines[size_t(Engine::Dma)] = {2, 3800, 0, 3800.0 / 4000};
   p.tensorFlops = p.usefulMatmulFlops = 2.0 * 128 * 128 * 128;
   p.peakFlopsPerSecond = 128.0 * 128 * 2 * 2.4e9;
-  p.hfu = p.mfu = p.tensorFlops / (p.totalNs * 1e-9 * p.peakFlopsPerSecond);
+  MatmulDTypeProfile &bf16 = p.matmulByDType[size_t(DType::BF16)];
+  bf16 = {1, p.tensorFlops, p.tensorFlops, p.peakFlopsPerSecond};
+  p.matmulByDType[size_t(DType::F32)].peakFlopsPerSecond = p.peakFlopsPerSecond / 4;
+  p.tensorAtPeakNs = p.usefulAtPeakNs = p.tensorFlops / p.peakFlopsPerSecond * 1e9;
+  p.hfu = p.mfu = p.tensorAtPeakNs / p.totalNs;
   p.dmaBytes = p.hbmBytes = 32768 + 65536;
   p.peakHbmBytesPerSecond = 2.9e12 / 8;
   p.mbu = p.hbmBytes / (p.totalNs * 1e-9 * p.peakHbmBytesPerSecond);
