@@ -21,6 +21,10 @@
 //    the resource that can start soonest goes next. Index order as the
 //    priority keeps the lowering's intent (reuse distance) and its memory
 //    footprint.
+//  - Engines: an instruction several engines can run with the same result
+//    (copies, memsets, tensor_tensor, tensor_scalar; GpSimd never touches
+//    PSUM, Scalar's ALU only multiplies and adds) goes, once its inputs are
+//    ready, to the engine that would finish it first.
 //  - Memory: a tile is live from its first to its last access in the new
 //    order, as the allocator will see it. An instruction that would make
 //    tiles live past a budget (a share of SBUF / PSUM) waits, so hoisting is
@@ -64,8 +68,11 @@ constexpr unsigned kDmaResource = static_cast<unsigned>(isa::Engine::Dma);
 
 struct Node {
   Operation *op;
-  unsigned resource = 0;
+  unsigned resource = 0;     // the engine chosen (program's until chosen)
+  unsigned programEngine = 0; // the engine the lowering chose
   double durationNs = 0;    // compute: engine time; DMA: data phase only
+  /// Time on each compute engine that may run it (negative: may not).
+  std::array<double, kDmaResource> engineNs{-1, -1, -1, -1};
   isa::Instruction inst;    // for DMA bandwidth at dispatch
   bool costed = false;      // `inst` describes the op
   SmallVector<unsigned, 4> succs;
@@ -95,6 +102,46 @@ struct ResourceQueues {
   Released releasedFree, releasedAlloc;
 };
 
+/// The compute engines that may run `op` with the same result: the
+/// program's own, plus those the ISA allows for copies, fills and ALU ops.
+SmallVector<unsigned, 3> allowedEngines(Operation *op, unsigned programEngine) {
+  constexpr unsigned kVector = static_cast<unsigned>(isa::Engine::Vector),
+                     kScalar = static_cast<unsigned>(isa::Engine::Scalar),
+                     kGpSimd = static_cast<unsigned>(isa::Engine::GpSimd);
+  auto inPsum = [&]() {
+    return llvm::any_of(op->getOperands(), [](Value v) {
+      auto tile = dyn_cast<TileType>(v.getType());
+      return tile && tile.getSpace() == MemorySpace::psum;
+    });
+  };
+  auto scalarAlu = [](AluOp a) {
+    return a == AluOp::bypass || a == AluOp::add || a == AluOp::multiply;
+  };
+  SmallVector<unsigned, 3> engines{programEngine};
+  auto allow = [&](unsigned e) {
+    if (!llvm::is_contained(engines, e))
+      engines.push_back(e);
+  };
+  if (llvm::isa<TensorCopyOp>(op)) {
+    allow(kVector);
+    allow(kScalar);
+    if (!inPsum())
+      allow(kGpSimd);
+  } else if (llvm::isa<MemsetOp, TensorTensorOp>(op)) {
+    allow(kVector);
+    if (!inPsum())
+      allow(kGpSimd);
+  } else if (auto ts = dyn_cast<TensorScalarOp>(op)) {
+    allow(kVector);
+    if (scalarAlu(ts.getOp0()) && scalarAlu(ts.getOp1()) &&
+        !ts.getReverse0() && !ts.getReverse1())
+      allow(kScalar);
+    if (!inPsum())
+      allow(kGpSimd);
+  }
+  return engines;
+}
+
 class ListScheduler {
 public:
   ListScheduler(func::FuncOp func, const MachineModel &model)
@@ -108,7 +155,9 @@ public:
   SmallVector<unsigned> schedule(double budget, double &makespanNs);
   /// The estimated length of the current program order.
   double originalMakespan();
-  void apply(ArrayRef<unsigned> order);
+  /// Puts the ops in `order`, on the engines the last schedule chose (or on
+  /// the program's own engines).
+  void apply(ArrayRef<unsigned> order, bool chosenEngines);
   size_t size() const { return nodes.size(); }
 
 private:
@@ -128,6 +177,8 @@ private:
 
   // Scheduling state.
   std::array<double, kNumResources> freeAt{};
+  // Work already given to each compute engine and not yet started.
+  std::array<double, kNumResources> queuedNs{};
   std::array<double, isa::kNumDmaQueues> laneFree{};
   std::array<int64_t, 2> liveBytes{}; // [sbuf, psum]
   std::array<int64_t, 2> budgetBytes{};
@@ -165,11 +216,17 @@ bool ListScheduler::build() {
     n.op = &op;
     n.resource = static_cast<unsigned>(inst.getExecutionEngine());
     n.costed = describeForCost(&op, n.inst);
+    n.programEngine = n.resource;
     if (n.costed && n.resource != kDmaResource) {
-      uint64_t cycles = n.inst.opcode == isa::Opcode::Matmul
-                            ? sim::matmulCycles(model, n.inst)
-                            : sim::vectorLikeCycles(model, n.inst);
-      n.durationNs = double(cycles) / sim::engineClockGHz(model, n.inst.engine);
+      for (unsigned e : allowedEngines(&op, n.resource)) {
+        isa::Instruction on = n.inst;
+        on.engine = static_cast<isa::Engine>(e);
+        uint64_t cycles = on.opcode == isa::Opcode::Matmul
+                              ? sim::matmulCycles(model, on)
+                              : sim::vectorLikeCycles(model, on);
+        n.engineNs[e] = double(cycles) / sim::engineClockGHz(model, on.engine);
+      }
+      n.durationNs = n.engineNs[n.resource];
     }
     footprintBegin.push_back(footprints.size());
     for (const Access &a : inst.getAccesses()) {
@@ -275,6 +332,7 @@ void ListScheduler::start(unsigned id, double startNs) {
   } else {
     finish = startNs + n.durationNs;
     freeAt[n.resource] = finish;
+    queuedNs[n.resource] = std::max(0.0, queuedNs[n.resource] - n.durationNs);
   }
   makespan = std::max(makespan, finish);
   for (unsigned t : n.tiles) {
@@ -299,6 +357,7 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
   for (TileState &t : tiles)
     t.remaining = t.accesses;
   freeAt.fill(0);
+  queuedNs.fill(0);
   laneFree.fill(0);
   liveBytes = {0, 0};
   budgetBytes = {int64_t(budget * model.sbufPartitionBytes),
@@ -307,7 +366,24 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
 
   std::array<ResourceQueues, kNumResources> queues;
   auto push = [&](unsigned id) {
-    queues[working[id].resource].waiting.push({working[id].readyNs, id});
+    Node &n = working[id];
+    // Engine choice: the one that would finish it first (program's on ties).
+    double bestEnd = -1;
+    for (unsigned e = 0; e < kDmaResource; ++e) {
+      if (n.engineNs[e] < 0)
+        continue;
+      double end =
+          std::max(freeAt[e] + queuedNs[e], n.readyNs) + n.engineNs[e];
+      if (bestEnd < 0 || end < bestEnd ||
+          (end == bestEnd && e == n.programEngine)) {
+        bestEnd = end;
+        n.resource = e;
+        n.durationNs = n.engineNs[e];
+      }
+    }
+    if (n.resource != kDmaResource)
+      queuedNs[n.resource] += n.durationNs;
+    queues[n.resource].waiting.push({n.readyNs, id});
   };
   for (unsigned i = 0; i < working.size(); ++i)
     if (working[i].pendingPreds == 0)
@@ -385,6 +461,7 @@ double ListScheduler::originalMakespan() {
   for (TileState &t : tiles)
     t.remaining = t.accesses;
   freeAt.fill(0);
+  queuedNs.fill(0);
   laneFree.fill(0);
   liveBytes = {0, 0};
   makespan = 0;
@@ -393,10 +470,18 @@ double ListScheduler::originalMakespan() {
   return makespan;
 }
 
-void ListScheduler::apply(ArrayRef<unsigned> order) {
+void ListScheduler::apply(ArrayRef<unsigned> order, bool chosenEngines) {
   Operation *terminator = func.getBody().front().getTerminator();
-  for (unsigned id : order)
-    nodes[id].op->moveBefore(terminator);
+  MLIRContext *ctx = func.getContext();
+  for (unsigned id : order) {
+    Operation *op = nodes[id].op;
+    op->moveBefore(terminator);
+    unsigned engine =
+        chosenEngines ? working[id].resource : nodes[id].programEngine;
+    if (engine != kDmaResource && op->hasAttr("engine"))
+      op->setAttr("engine",
+                  EngineAttr::get(ctx, static_cast<Engine>(engine)));
+  }
 }
 
 struct ListSchedulePass
@@ -424,7 +509,7 @@ struct ListSchedulePass
       SmallVector<unsigned> order = scheduler.schedule(budget, after);
       if (after >= before)
         break; // no better than program order
-      scheduler.apply(order);
+      scheduler.apply(order, /*chosenEngines=*/true);
       if (TilePlacement(*model).run(func)) {
         LLVM_DEBUG(llvm::dbgs() << func.getName() << ": estimated "
                                 << before << " ns -> " << after
@@ -432,7 +517,7 @@ struct ListSchedulePass
         return;
       }
     }
-    scheduler.apply(original);
+    scheduler.apply(original, /*chosenEngines=*/false);
     LLVM_DEBUG(llvm::dbgs() << func.getName() << ": program order kept ("
                             << before << " ns)\n");
   }

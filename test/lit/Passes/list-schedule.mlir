@@ -63,3 +63,31 @@ func.func @through_hbm(%in: memref<65536xf32> {nisa.input = 0 : i64},
   nisa.dma_copy %out <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
   return
 }
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+!p = !nisa.tile<psum, 128, 512, f32>
+
+// Independent ALU work ready at once: while Vector runs the first add,
+// GpSimd (slower per element, but free) finishes the second sooner. A copy
+// out of PSUM may go to Scalar but never to GpSimd, which cannot reach PSUM.
+// CHECK-LABEL: func.func @engines
+// CHECK: nisa.tensor_tensor add {{.*}} on vector
+// CHECK-NEXT: nisa.tensor_tensor add {{.*}} on gpsimd
+// CHECK: nisa.tensor_copy {{.*}} on {{vector|scalar}}
+// CHECK: nisa.tensor_copy {{.*}} on {{vector|scalar}}
+func.func @engines(%out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  %c = nisa.alloc : !t
+  %d = nisa.alloc : !t
+  %q = nisa.alloc : !p
+  %e = nisa.alloc : !t
+  %f = nisa.alloc : !t
+  nisa.tensor_tensor add %c <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> on vector : !t, !t, !t
+  nisa.tensor_tensor add %d <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> on vector : !t, !t, !t
+  nisa.tensor_copy %e <0, [512, 1], [128, 512]>, %q <0, [512, 1], [128, 512]> on vector : !t, !p
+  nisa.tensor_copy %f <0, [512, 1], [128, 512]>, %q <0, [512, 1], [128, 512]> on vector : !t, !p
+  return
+}
