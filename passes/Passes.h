@@ -20,13 +20,25 @@ namespace trnc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-struct PipelineOptions {
-  std::string target = "trn2";
+/// The phases of the compiler, in order.
+enum class CompilePhase {
+  Tile,     // trn -> nisa instructions over tiles, op by op
+  Fuse,     // tiles handed from op to op on chip instead of through HBM
+  Pipeline, // instruction order and engines, so DMA overlaps compute
+  Allocate, // SBUF/PSUM addresses by liveness
+  Schedule, // semaphores between the per-engine streams (the artifact's form)
 };
 
-/// The whole compiler from trn to scheduled nisa, as run by torch.compile:
-/// canonicalize, tile/lower to nisa, allocate, schedule.
-void buildCompilePipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+struct PipelineOptions {
+  std::string target = "trn2";
+  /// The last phase to run; an artifact needs Schedule.
+  CompilePhase compileTo = CompilePhase::Schedule;
+};
+
+/// The compiler from trn to scheduled nisa, as run by torch.compile, up to
+/// and including phase `options.compileTo`.
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const PipelineOptions &options);
 
 /// Registers every pass and the `trnc-compile` pipeline with the global
 /// registry (for trnc-opt).

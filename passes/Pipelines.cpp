@@ -23,11 +23,27 @@ struct CompilePipelineOptions
                              llvm::cl::desc("NeuronCore target (trn1, trn2, "
                                             "trn3)"),
                              llvm::cl::init("trn2")};
+  Option<CompilePhase> compileTo{
+      *this, "compile-to", llvm::cl::desc("Stop after this phase"),
+      llvm::cl::init(CompilePhase::Schedule),
+      llvm::cl::values(
+          clEnumValN(CompilePhase::Tile, "tile",
+                     "trn -> nisa instructions over tiles, op by op"),
+          clEnumValN(CompilePhase::Fuse, "fuse",
+                     "tiles handed from op to op on chip"),
+          clEnumValN(CompilePhase::Pipeline, "pipeline",
+                     "instruction order and engines"),
+          clEnumValN(CompilePhase::Allocate, "allocate",
+                     "SBUF/PSUM addresses"),
+          clEnumValN(CompilePhase::Schedule, "schedule",
+                     "semaphores: the whole compiler (default)"))};
 };
 
 } // namespace
 
 void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
+  auto wanted = [&](CompilePhase phase) { return phase <= options.compileTo; };
+  // tile: trn -> nisa instructions over tiles (one op at a time).
   pm.addPass(createCanonicalizerPass());
   LowerToNisaOptions lower;
   lower.target = options.target;
@@ -35,16 +51,27 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
-  ForwardStoresOptions forward;
-  forward.target = options.target;
-  fpm.addPass(createForwardStores(forward));
-  ListScheduleOptions listSchedule;
-  listSchedule.target = options.target;
-  fpm.addPass(createListSchedule(listSchedule));
-  AllocateOptions allocate;
-  allocate.target = options.target;
-  fpm.addPass(createAllocate(allocate));
-  fpm.addPass(createSchedule());
+  // fuse: intermediates handed over on chip instead of through HBM.
+  if (wanted(CompilePhase::Fuse)) {
+    ForwardStoresOptions forward;
+    forward.target = options.target;
+    fpm.addPass(createForwardStores(forward));
+  }
+  // pipeline: the order (and engines) that overlap DMA with compute.
+  if (wanted(CompilePhase::Pipeline)) {
+    ListScheduleOptions listSchedule;
+    listSchedule.target = options.target;
+    fpm.addPass(createListSchedule(listSchedule));
+  }
+  // allocate: SBUF/PSUM addresses by liveness over that order.
+  if (wanted(CompilePhase::Allocate)) {
+    AllocateOptions allocate;
+    allocate.target = options.target;
+    fpm.addPass(createAllocate(allocate));
+  }
+  // schedule: semaphores between the per-engine streams.
+  if (wanted(CompilePhase::Schedule))
+    fpm.addPass(createSchedule());
 }
 
 void registerAllPasses() {
@@ -59,6 +86,7 @@ void registerAllPasses() {
       [](OpPassManager &pm, const CompilePipelineOptions &opts) {
         PipelineOptions options;
         options.target = opts.target;
+        options.compileTo = opts.compileTo;
         buildCompilePipeline(pm, options);
       });
 }

@@ -1,0 +1,25 @@
+// The compiler's phases, each reachable with trnc-compile{compile-to=...}.
+// RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=tile})' | FileCheck %s --check-prefix=TILE
+// RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=fuse})' | FileCheck %s --check-prefix=FUSE
+// RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=allocate})' | FileCheck %s --check-prefix=ALLOC
+// RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile)' | FileCheck %s --check-prefix=ALL
+// RUN: not trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=bogus})' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// tile: each op on its own, its result through HBM scratch.
+// TILE: nisa.dram_alloc
+// TILE-COUNT-4: nisa.dma_copy
+// fuse: exp's tiles go to tanh on chip; no scratch left.
+// FUSE-NOT: nisa.dram_alloc
+// FUSE: nisa.activation exp %[[E:[0-9]+]]
+// FUSE-NOT: nisa.dma_copy
+// FUSE: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[E]]
+// allocate: addresses, no semaphores yet.
+// ALLOC: nisa.alloc {address =
+// ALLOC-NOT: signal
+// ALL: signal =
+// BAD: for the --compile-to option: Cannot find option named 'bogus'!
+func.func @chain(%x: tensor<128x512xf32>) -> tensor<128x512xf32> {
+  %0 = trn.exp %x : tensor<128x512xf32>
+  %1 = trn.tanh %0 : tensor<128x512xf32>
+  return %1 : tensor<128x512xf32>
+}
