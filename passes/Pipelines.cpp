@@ -43,8 +43,11 @@ struct CompilePipelineOptions
 
 void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   auto wanted = [&](CompilePhase phase) { return phase <= options.compileTo; };
-  // tile: trn -> nisa instructions over tiles (one op at a time).
+  // trn: canonicalize and merge repeated pure ops (every trn op is pure;
+  // random draws differ by their seed operand).
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // tile: trn -> nisa instructions over tiles (one op at a time).
   LowerToNisaOptions lower;
   lower.target = options.target;
   pm.addPass(createLowerToNisa(lower));
