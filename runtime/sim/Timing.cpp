@@ -143,7 +143,8 @@ void TimingModel::record(Engine engine, uint32_t index,
   if (engine != Engine::Dma)
     ep.busyNs += t.endNs - t.startNs;
   profile->tensorFlops += flops;
-  profile->usefulMatmulFlops += flops; // no transposes in the ISA yet
+  if (!(inst.flags & kFlagTranspose)) // a transpose is layout, not model math
+    profile->usefulMatmulFlops += flops;
   if (!recordTrace)
     return;
   InstructionRecord r;

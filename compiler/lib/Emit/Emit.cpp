@@ -238,6 +238,8 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
         inst.opcode = isa::Opcode::Matmul;
         if (o.getAccumulate())
           inst.flags |= isa::kFlagAccumulate;
+        if (o.getTranspose())
+          inst.flags |= isa::kFlagTranspose;
         return true;
       })
       .Case([&](ActivationOp o) {
