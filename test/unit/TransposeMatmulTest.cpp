@@ -3,11 +3,14 @@
 // kFlagTranspose (isa/Isa.h) marks a Tensor Engine transpose: a matmul whose
 // moving operand is an identity. It executes as a matmul (dst = src0^T),
 // survives encode/decode, is refused by the verifier with accumulate or a
-// non-square moving operand, and counts in HFU but not in MFU.
+// non-square moving operand, counts in HFU but not in MFU, and is marked in
+// the trace.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TimingTestUtil.h"
+
+#include "profile/ChromeTrace.h"
 
 #include <array>
 
@@ -98,4 +101,9 @@ TEST_CASE("transposes count in HFU, not in MFU", "[timing]") {
   CHECK(p.tensorFlops == 2.0 * 128 * 128 * (128 + 512));
   CHECK(p.usefulMatmulFlops == 2.0 * 128 * 128 * 512);
   CHECK_NS(p.mfu / p.hfu, 512.0 / (128 + 512));
+  // The trace marks the transpose slice, and only it.
+  std::string trace = profile::writeChromeTrace(b.p, p);
+  size_t first = trace.find("\"transpose\":true");
+  CHECK(first != std::string::npos);
+  CHECK(trace.find("\"transpose\":true", first + 1) == std::string::npos);
 }
