@@ -157,8 +157,9 @@ constexpr uint8_t kFlagReverse0 = 1 << 1;   // TensorScalar: imm0 op0 x.
 constexpr uint8_t kFlagReverse1 = 1 << 2;   // TensorScalar: imm1 op1 y.
 constexpr uint8_t kFlagScatter = 1 << 3;    // DmaIndirect: scatter, not gather.
 /// Matmul: the moving operand is an identity tile, so dst is the transpose of
-/// the stationary operand (layout work, not model arithmetic). Executed like
-/// any matmul; profiles count its FLOPs in HFU but not in MFU.
+/// the stationary operand (layout work, not model arithmetic). Bit-exact
+/// where the target's Tensor Engine transposes bit-exactly (trn2 on), else
+/// executed as the product; profiles count its FLOPs in HFU, not in MFU.
 constexpr uint8_t kFlagTranspose = 1 << 4;
 
 /// Opcodes that run on a DMA queue (they transfer data and signal the

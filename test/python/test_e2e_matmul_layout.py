@@ -89,3 +89,12 @@ def test_wide_resident_weight():
     # W^T [k, n] resident across the token tiles, n beyond one PSUM bank.
     check_against_eager(lambda x, w: x @ w.t(), [rand(384, 128), rand(2100, 128)], grad=False,
                         **fp32_matmul_tol(128))
+
+
+def test_non_finite_values_stay_in_their_rows():
+    # trn2's Tensor Engine transposes bit-exactly: an Inf in A spreads to its
+    # own row of the product only, as in eager (not to its 128-row block).
+    a, b = rand(200, 200), rand(200, 64)
+    a[3, 5] = float("inf")
+    a[150, 7] = float("nan")
+    check_against_eager(torch.mm, [a, b], grad=False, equal_nan=True, **fp32_matmul_tol(200))

@@ -1,7 +1,8 @@
 //===- TransposeMatmulTest.cpp - the matmul transpose flag -----------------===//
 //
 // kFlagTranspose (isa/Isa.h) marks a Tensor Engine transpose: a matmul whose
-// moving operand is an identity. It executes as a matmul (dst = src0^T),
+// moving operand is an identity. It leaves dst = src0^T, bit-exactly on trn2
+// (NaN/Inf stay put) and as the product on trn1 (0 * Inf = NaN spreads),
 // survives encode/decode, is refused by the verifier with accumulate or a
 // non-square moving operand, counts in HFU but not in MFU, and is marked in
 // the trace.
@@ -13,6 +14,7 @@
 #include "profile/ChromeTrace.h"
 
 #include <array>
+#include <cmath>
 
 using namespace trnc;
 using namespace trnc::test;
@@ -21,8 +23,10 @@ namespace {
 
 /// Loads X [P=rows, F=cols] f32 and a [rows, rows] identity, transposes X
 /// with one flagged matmul into PSUM [cols, rows] and stores it.
-Program transposeProgram(int rows, int cols, uint8_t extraFlags = 0) {
+Program transposeProgram(int rows, int cols, uint8_t extraFlags = 0,
+                         const char *target = "trn2") {
   Builder b;
+  b.p.target = target;
   uint32_t ix = b.input(DType::F32, rows * cols * 4);
   uint32_t iid = b.input(DType::F32, rows * rows * 4);
   uint32_t out = b.output(DType::F32, rows * cols * 4);
@@ -61,6 +65,29 @@ TEST_CASE("a transpose matmul leaves src0 transposed in PSUM", "[sim][matmul]") 
       INFO("r=" << r << " c=" << c);
       REQUIRE(y[c * rows + r] == x[r * cols + c]);
     }
+}
+
+TEST_CASE("transposes move Inf and NaN exactly from NeuronCore-v3 on",
+          "[sim][matmul]") {
+  const int rows = 8, cols = 4;
+  std::vector<float> x(rows * cols, 1.5f), id = identity(rows);
+  x[2 * cols + 1] = INFINITY;
+  x[5 * cols + 3] = NAN;
+  std::vector<float> y(rows * cols);
+  REQUIRE(run(transposeProgram(rows, cols), {x.data(), id.data()}, {y.data()}) == "");
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      float got = y[c * rows + r], want = x[r * cols + c];
+      INFO("r=" << r << " c=" << c);
+      CHECK((std::isnan(want) ? std::isnan(got) : got == want));
+    }
+  // trn1's Tensor Engine multiplies by the identity: 0 * Inf = NaN poisons
+  // the rest of the Inf's row of the result (NKI ISA reference,
+  // nc_transpose); the Inf itself stays Inf.
+  REQUIRE(run(transposeProgram(rows, cols, 0, "trn1"), {x.data(), id.data()},
+              {y.data()}) == "");
+  for (int r = 0; r < rows; ++r)
+    CHECK((r == 2 ? std::isinf(y[1 * rows + r]) : std::isnan(y[1 * rows + r])));
 }
 
 TEST_CASE("the transpose flag survives encode/decode", "[isa]") {
