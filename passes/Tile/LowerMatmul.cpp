@@ -19,7 +19,9 @@
 // streams past it (each B tile used by every m tile of the block right
 // after its load), or a block of B resident while the m tiles sweep past
 // it; or, for contractions too long to keep resident, both streamed per
-// (m, n) tile. A batched (rank-3) matmul runs the plan per batch.
+// (m, n) tile. A batched (rank-3) matmul runs the plan per batch. Each
+// result's store is emitted after the next tile's loads and matmuls, so the
+// in-order DMA stream does not hold those loads behind it.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
@@ -69,7 +71,8 @@ private:
                          ctx.b.getF32Type());
   }
   void copyFromPsum(Value dst, nisa::AccessPatternAttr dstAp, Value psum);
-  void store(const HbmView &c, Value psum, int64_t m0, int64_t n0);
+  void retire(Value psum, int64_t m0, int64_t n0, Type outElt);
+  void flushStores(const HbmView &c);
 
   void stationaryResident(const KMajorOperand &a, const KMajorOperand &b,
                           const HbmView &c, int64_t m, int64_t k, int64_t n);
@@ -82,6 +85,12 @@ private:
   Location loc;
   const MatmulPlan &plan;
   bool nextOnVector = false;
+  /// Results copied out of PSUM whose store is not emitted yet.
+  struct PendingStore {
+    Value tile;
+    int64_t m0, n0;
+  };
+  SmallVector<PendingStore> pending;
 };
 
 /// Calls fn(i, tile) for the k tiles i = 0.. of X[k0:k1, f0:f0+w] in
@@ -158,17 +167,30 @@ void MatrixProductEmitter::copyFromPsum(Value dst,
   nextOnVector = !nextOnVector;
 }
 
-/// C[m0:, n0:] = the accumulated PSUM tile, cast to C's type.
-void MatrixProductEmitter::store(const HbmView &c, Value psum, int64_t m0,
-                                 int64_t n0) {
+/// Copies an accumulated PSUM tile (C[m0:, n0:]) to SBUF in C's type right
+/// away (freeing its bank); its store waits for flushStores().
+void MatrixProductEmitter::retire(Value psum, int64_t m0, int64_t n0,
+                                  Type outElt) {
   auto type = cast<nisa::TileType>(psum.getType());
-  int64_t mt = type.getPartitions(), nt = type.getFreeSize();
-  Value out = ctx.allocSbuf(loc, mt, nt, c.elementType());
+  Value out = ctx.allocSbuf(loc, type.getPartitions(), type.getFreeSize(),
+                            outElt);
   copyFromPsum(out, ctx.tileAp(out), psum);
-  ctx.dma(loc, c.root,
-          ctx.ap(c.offset + m0 * c.strides[0] + n0 * c.strides[1],
-                 {c.strides[0], c.strides[1]}, {mt, nt}),
-          out, ctx.tileAp(out));
+  pending.push_back({out, m0, n0});
+}
+
+/// Emits the stores of the retired tiles. Called after the next tile's
+/// loads and matmuls, so that in the in-order DMA stream those loads are not
+/// queued behind stores that wait for this tile's copy-out.
+void MatrixProductEmitter::flushStores(const HbmView &c) {
+  for (const PendingStore &p : pending) {
+    auto type = cast<nisa::TileType>(p.tile.getType());
+    ctx.dma(loc, c.root,
+            ctx.ap(c.offset + p.m0 * c.strides[0] + p.n0 * c.strides[1],
+                   {c.strides[0], c.strides[1]},
+                   {type.getPartitions(), type.getFreeSize()}),
+            p.tile, ctx.tileAp(p.tile));
+  }
+  pending.clear();
 }
 
 void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
@@ -190,8 +212,9 @@ void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
                      ctx.ap(j * plan.tileM, {mw, 1}, {kk, partitionsOf(ps)}),
                      bt, ctx.tileAp(bt), /*accumulate=*/i > 0);
       });
+      flushStores(c);
       for (auto [j, ps] : llvm::enumerate(psums))
-        store(c, ps, mb0 + j * plan.tileM, n0);
+        retire(ps, mb0 + j * plan.tileM, n0, c.elementType());
     }
   }
 }
@@ -215,7 +238,8 @@ void MatrixProductEmitter::movingResident(const KMajorOperand &a,
                      ctx.ap(n0 - nb0, {nw, 1}, {kk, nt}),
                      /*accumulate=*/i > 0);
         }
-        store(c, ps, m0, n0);
+        flushStores(c);
+        retire(ps, m0, n0, c.elementType());
       }
     }
   }
@@ -237,7 +261,8 @@ void MatrixProductEmitter::streamed(const KMajorOperand &a,
                      ctx.tileAp(bt), /*accumulate=*/c0 > 0 || i > 0);
         });
       }
-      store(c, ps, m0, n0);
+      flushStores(c);
+      retire(ps, m0, n0, c.elementType());
     }
   }
 }
@@ -247,12 +272,16 @@ void MatrixProductEmitter::emit(const KMajorOperand &a, const KMajorOperand &b,
                                 int64_t n) {
   switch (plan.order) {
   case MatmulOrder::StationaryResident:
-    return stationaryResident(a, b, c, m, k, n);
+    stationaryResident(a, b, c, m, k, n);
+    break;
   case MatmulOrder::MovingResident:
-    return movingResident(a, b, c, m, k, n);
+    movingResident(a, b, c, m, k, n);
+    break;
   case MatmulOrder::Streamed:
-    return streamed(a, b, c, m, k, n);
+    streamed(a, b, c, m, k, n);
+    break;
   }
+  flushStores(c);
 }
 
 int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
