@@ -98,3 +98,13 @@ def test_non_finite_values_stay_in_their_rows():
     a[3, 5] = float("inf")
     a[150, 7] = float("nan")
     check_against_eager(torch.mm, [a, b], grad=False, equal_nan=True, **fp32_matmul_tol(200))
+
+
+@pytest.mark.parametrize("target", ["trn1", "trn3"])
+def test_other_targets(target):
+    # Block sizes follow each target's SBUF (trn1 192 KiB, trn3 256 KiB per
+    # partition): a product whose resident block differs between them.
+    torch.manual_seed(0)
+    x, w = rand(700, 2048), rand(1500, 2048)
+    fn = torch.compile(lambda x, w: x @ w.t(), backend="neuron", dynamic=False, options={"target": target})
+    torch.testing.assert_close(fn(x, w), x @ w.t(), **fp32_matmul_tol(2048))
