@@ -293,6 +293,12 @@ LogicalResult MatmulOp::verify() {
            << s.freeElements << " partitions, " << m.freeElements
            << " elements], got [" << d.partitions << ", " << d.freeElements
            << "]";
+  if (getTranspose() && m.freeElements != m.partitions)
+    return emitOpError("transpose: the moving operand must be a [K, K] "
+                       "identity, got K = ")
+           << m.partitions << ", N = " << m.freeElements;
+  if (getTranspose() && getAccumulate())
+    return emitOpError("transpose cannot accumulate");
   return success();
 }
 

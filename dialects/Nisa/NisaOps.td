@@ -152,7 +152,10 @@ def Nisa_MatmulOp : Nisa_InstrOp<"matmul"> {
     `src0` is the stationary operand (K partitions, M free), `src1` the
     moving one (K partitions, N free); `dst` is an fp32 PSUM tile of M
     partitions and N free elements. Without `accumulate` the write
-    overwrites (first write of an accumulation group).
+    overwrites (first write of an accumulation group). `transpose` marks a
+    Tensor Engine transpose: `src1` is a [K, K] identity, so `dst` is
+    `src0` transposed (K <= 128 free elements on M partitions); it never
+    accumulates, and profiles count it as layout work, not model FLOPs.
 
     ```mlir
     nisa.matmul %p <0, [512, 1], [128, 512]>, %a <0, [128, 1], [128, 128]>,
@@ -167,10 +170,12 @@ def Nisa_MatmulOp : Nisa_InstrOp<"matmul"> {
                             Nisa_AccessPatternAttr:$src0_ap,
                             Arg<Nisa_Tile, "", [MemRead]>:$src1,
                             Nisa_AccessPatternAttr:$src1_ap,
-                            UnitAttr:$accumulate),
+                            UnitAttr:$accumulate,
+                            UnitAttr:$transpose),
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
     $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap (`accumulate` $accumulate^)?
+    (`transpose` $transpose^)?
     attr-dict `:` type($dst) `,` type($src0) `,` type($src1)
   }];
 }

@@ -67,6 +67,8 @@ bool trnc::nisa::describeInstruction(Operation *op, isa::Instruction &inst) {
         inst.opcode = isa::Opcode::Matmul;
         if (o.getAccumulate())
           inst.flags |= isa::kFlagAccumulate;
+        if (o.getTranspose())
+          inst.flags |= isa::kFlagTranspose;
         return true;
       })
       .Case([&](ActivationOp o) {

@@ -1,97 +1,298 @@
 //===- LowerMatmul.cpp - trn.matmul -> Tensor Engine tiles ----------------===//
 //
-// C[M, N] = A[M, K] @ B[K, N] in tiles of M <= 128 (stationary free size),
-// K <= 128 (contraction = partitions) and N <= 512 (moving free size, one
-// fp32 PSUM bank). Each (m, n) tile accumulates its K tiles in one PSUM
-// tile, is copied to SBUF with the cast to C's type on the Scalar engine,
-// and is stored by DMA.
+// C[M, N] = A[M, K] @ B[K, N] as Tensor Engine matmuls of at most [tileK
+// contraction partitions] x [tileM stationary] x [tileN moving] (one fp32
+// PSUM bank), each (m, n) tile accumulating its K tiles in PSUM, copied
+// to SBUF in C's type (alternating Scalar and Vector) and stored by DMA.
 //
-// The stationary tile is A^T[k, m]: it is loaded by a DMA whose HBM pattern
-// walks A transposed (partitions step over A's columns). That is free of
-// extra instructions and contiguous when A is itself a transposed view (the
-// x^T of a weight gradient); for row-major A the DMA gathers. The strip of
-// stationary tiles of one m block is loaded once and reused over every n
-// tile when it fits a quarter of SBUF; operands otherwise stream per tile.
-// A batched (rank-3) matmul is a loop of these products over batch views.
+// Both operands need the contraction on partitions: A^T[k, m] (stationary)
+// and B[k, n] (moving). An operand whose free dim is contiguous in HBM is
+// loaded by one DMA per tile. One whose contraction dim is the contiguous
+// one (a row-major A; the W^T of x @ W^T) is loaded as contiguous rows of
+// up to the DMA saturation size and transposed in 128 x 128 blocks on the
+// Tensor Engine: a matmul with the rows block as stationary operand and an
+// identity as moving operand leaves the block transposed in PSUM (exact in
+// fp32), copied to SBUF in the operand's type. Those matmuls carry the
+// `transpose` attribute (counted in HFU, not MFU).
+//
+// MatmulBlocking.cpp picks the loop order: a block of A^T resident while B
+// streams past it (each B tile used by every m tile of the block right
+// after its load), or a block of B resident while the m tiles sweep past
+// it; or, for contractions too long to keep resident, both streamed per
+// (m, n) tile. A batched (rank-3) matmul runs the plan per batch. Each
+// result's store is emitted after the next tile's loads and matmuls, so the
+// in-order DMA stream does not hold those loads behind it.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/MatmulBlocking.h"
 
 #include "dialects/Trn/TrnOps.h"
-
-#define DEBUG_TYPE "trnc-tile-lower-to-nisa"
 
 using namespace mlir;
 using namespace trnc;
 using namespace trnc::tile;
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+namespace {
 
-/// The 2-D product c = a @ b of three rank-2 views.
-static LogicalResult lowerMatrixProduct(LoweringContext &ctx, Operation *op,
-                                        const HbmView &a, const HbmView &bv,
-                                        const HbmView &c) {
-  Location loc = op->getLoc();
-  int64_t m = a.shape[0], k = a.shape[1], n = bv.shape[1];
-  Type elt = a.elementType(), outElt = c.elementType();
-  Type f32 = ctx.b.getF32Type();
-  int64_t tm = std::min<int64_t>(ctx.machine.matmulMaxM, ctx.partitions());
-  int64_t tk = std::min<int64_t>(ctx.machine.matmulMaxK, ctx.partitions());
-  int64_t tn = ctx.machine.matmulMaxN;
-  if (m == 0 || n == 0)
-    return success();
-  if (k == 0)
-    return op->emitOpError("matmul_k: a contraction of size 0 is unsupported");
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-  int64_t kTiles = ceilDiv(k, tk);
-  int64_t eltBytes = (elt.getIntOrFloatBitWidth() + 7) / 8;
-  bool keepStrip = kTiles * tm * eltBytes <=
-                   (int64_t)ctx.machine.sbufPartitionBytes / 4;
-
-  for (int64_t m0 = 0; m0 < m; m0 += tm) {
-    int64_t mt = std::min(tm, m - m0);
-    auto loadStationary = [&](int64_t kt) {
-      int64_t k0 = kt * tk, kk = std::min(tk, k - k0);
-      Value t = ctx.allocSbuf(loc, kk, mt, elt);
-      ctx.dma(loc, t, ctx.tileAp(t), a.root,
-              ctx.ap(a.offset + m0 * a.strides[0] + k0 * a.strides[1],
-                     {a.strides[1], a.strides[0]}, {kk, mt}));
-      return t;
-    };
-    SmallVector<Value> strip;
-    if (keepStrip)
-      for (int64_t kt = 0; kt < kTiles; ++kt)
-        strip.push_back(loadStationary(kt));
-
-    for (int64_t n0 = 0; n0 < n; n0 += tn) {
-      int64_t nt = std::min(tn, n - n0);
-      Value psum = ctx.allocTile(loc, nisa::MemorySpace::psum, mt, nt, f32);
-      for (int64_t kt = 0; kt < kTiles; ++kt) {
-        int64_t k0 = kt * tk, kk = std::min(tk, k - k0);
-        Value stat = keepStrip ? strip[kt] : loadStationary(kt);
-        Value mov = ctx.allocSbuf(loc, kk, nt, elt);
-        ctx.dma(loc, mov, ctx.tileAp(mov), bv.root,
-                ctx.ap(bv.offset + k0 * bv.strides[0] + n0 * bv.strides[1],
-                       {bv.strides[0], bv.strides[1]}, {kk, nt}));
-        ctx.matmul(loc, psum, ctx.tileAp(psum), stat, ctx.tileAp(stat), mov,
-                   ctx.tileAp(mov), /*accumulate=*/kt > 0);
-      }
-      Value out = ctx.allocSbuf(loc, mt, nt, outElt);
-      ctx.copyOnScalar(loc, out, ctx.tileAp(out), psum, ctx.tileAp(psum));
-      ctx.dma(loc, c.root,
-              ctx.ap(c.offset + m0 * c.strides[0] + n0 * c.strides[1],
-                     {c.strides[0], c.strides[1]}, {mt, nt}),
-              out, ctx.tileAp(out));
-    }
-  }
-  return success();
+int64_t partitionsOf(Value tile) {
+  return cast<nisa::TileType>(tile.getType()).getPartitions();
 }
 
+/// X[K, F] in HBM, brought on chip as [k partitions, f free] tiles.
+struct KMajorOperand {
+  Value root;
+  int64_t offset = 0, strideK = 0, strideF = 0;
+  Type elt;
+  bool transpose = false;
+};
+
+/// Emits one 2-D product under a plan.
+class MatrixProductEmitter {
+public:
+  MatrixProductEmitter(LoweringContext &ctx, Location loc,
+                       const MatmulPlan &plan)
+      : ctx(ctx), loc(loc), plan(plan) {}
+
+  void emit(const KMajorOperand &a, const KMajorOperand &b, const HbmView &c,
+            int64_t m, int64_t k, int64_t n);
+
+private:
+  using TileFn = function_ref<void(int64_t index, Value tile)>;
+
+  void forEachKTile(const KMajorOperand &x, int64_t k0, int64_t k1,
+                    int64_t f0, int64_t w, TileFn fn);
+  SmallVector<Value> loadKTiles(const KMajorOperand &x, int64_t k0,
+                                int64_t k1, int64_t f0, int64_t w);
+  Value psumTile(int64_t parts, int64_t free) {
+    return ctx.allocTile(loc, nisa::MemorySpace::psum, parts, free,
+                         ctx.b.getF32Type());
+  }
+  void copyFromPsum(Value dst, nisa::AccessPatternAttr dstAp, Value psum);
+  void retire(Value psum, int64_t m0, int64_t n0, Type outElt);
+  void flushStores(const HbmView &c);
+
+  void stationaryResident(const KMajorOperand &a, const KMajorOperand &b,
+                          const HbmView &c, int64_t m, int64_t k, int64_t n);
+  void movingResident(const KMajorOperand &a, const KMajorOperand &b,
+                      const HbmView &c, int64_t m, int64_t k, int64_t n);
+  void streamed(const KMajorOperand &a, const KMajorOperand &b,
+                const HbmView &c, int64_t m, int64_t k, int64_t n);
+
+  LoweringContext &ctx;
+  Location loc;
+  const MatmulPlan &plan;
+  bool nextOnVector = false;
+  /// Results copied out of PSUM whose store is not emitted yet.
+  struct PendingStore {
+    Value tile;
+    int64_t m0, n0;
+  };
+  SmallVector<PendingStore> pending;
+};
+
+/// Calls fn(i, tile) for the k tiles i = 0.. of X[k0:k1, f0:f0+w] in
+/// order, each a fresh [<= tileK, w] SBUF tile of X's type, as soon as it
+/// is complete.
+void MatrixProductEmitter::forEachKTile(const KMajorOperand &x, int64_t k0,
+                                        int64_t k1, int64_t f0, int64_t w,
+                                        TileFn fn) {
+  const int64_t tk = plan.tileK;
+  if (!x.transpose) {
+    for (int64_t kt = k0; kt < k1; kt += tk) {
+      int64_t kk = std::min(tk, k1 - kt);
+      Value t = ctx.allocSbuf(loc, kk, w, x.elt);
+      ctx.dma(loc, t, ctx.tileAp(t), x.root,
+              ctx.ap(x.offset + kt * x.strideK + f0 * x.strideF,
+                     {x.strideK, x.strideF}, {kk, w}));
+      fn((kt - k0) / tk, t);
+    }
+    return;
+  }
+  // Rows of X^T (f on partitions, k contiguous), transposed in blocks of
+  // [<= tileK rows, <= tileK k] into one PSUM bank of <= tileN columns.
+  Value ident = ctx.identity(loc, x.elt);
+  SmallVector<Value> outs(ceilDiv(k1 - k0, tk));
+  for (int64_t p0 = 0; p0 < w; p0 += plan.tileN) {
+    int64_t pw = std::min(plan.tileN, w - p0);
+    for (int64_t c0 = k0; c0 < k1; c0 += plan.rowChunk) {
+      int64_t cw = std::min(plan.rowChunk, k1 - c0);
+      SmallVector<Value> rows;
+      for (int64_t g0 = 0; g0 < pw; g0 += tk) {
+        int64_t fr = std::min(tk, pw - g0);
+        Value r = ctx.allocSbuf(loc, fr, cw, x.elt);
+        ctx.dma(loc, r, ctx.tileAp(r), x.root,
+                ctx.ap(x.offset + c0 * x.strideK + (f0 + p0 + g0) * x.strideF,
+                       {x.strideF, x.strideK}, {fr, cw}));
+        rows.push_back(r);
+      }
+      for (int64_t kt = c0; kt < c0 + cw; kt += tk) {
+        int64_t kk = std::min(tk, c0 + cw - kt), i = (kt - k0) / tk;
+        if (!outs[i])
+          outs[i] = ctx.allocSbuf(loc, kk, w, x.elt);
+        Value ps = psumTile(kk, pw);
+        for (auto [g, r] : llvm::enumerate(rows)) {
+          int64_t fr = partitionsOf(r);
+          ctx.matmul(loc, ps, ctx.ap(g * tk, {pw, 1}, {kk, fr}), r,
+                     ctx.ap(kt - c0, {cw, 1}, {fr, kk}), ident,
+                     ctx.tileAp(ident, fr, fr), /*accumulate=*/false,
+                     /*transpose=*/true);
+        }
+        copyFromPsum(outs[i], ctx.ap(p0, {w, 1}, {kk, pw}), ps);
+        if (p0 + pw == w)
+          fn(i, outs[i]);
+      }
+    }
+  }
+}
+
+SmallVector<Value> MatrixProductEmitter::loadKTiles(const KMajorOperand &x,
+                                                    int64_t k0, int64_t k1,
+                                                    int64_t f0, int64_t w) {
+  SmallVector<Value> tiles(ceilDiv(k1 - k0, plan.tileK));
+  forEachKTile(x, k0, k1, f0, w, [&](int64_t i, Value t) { tiles[i] = t; });
+  return tiles;
+}
+
+/// PSUM -> SBUF, alternating Scalar and Vector so neither limits the drain.
+void MatrixProductEmitter::copyFromPsum(Value dst,
+                                        nisa::AccessPatternAttr dstAp,
+                                        Value psum) {
+  if (nextOnVector)
+    ctx.copyOnVector(loc, dst, dstAp, psum, ctx.tileAp(psum));
+  else
+    ctx.copyOnScalar(loc, dst, dstAp, psum, ctx.tileAp(psum));
+  nextOnVector = !nextOnVector;
+}
+
+/// Copies an accumulated PSUM tile (C[m0:, n0:]) to SBUF in C's type right
+/// away (freeing its bank); its store waits for flushStores().
+void MatrixProductEmitter::retire(Value psum, int64_t m0, int64_t n0,
+                                  Type outElt) {
+  auto type = cast<nisa::TileType>(psum.getType());
+  Value out = ctx.allocSbuf(loc, type.getPartitions(), type.getFreeSize(),
+                            outElt);
+  copyFromPsum(out, ctx.tileAp(out), psum);
+  pending.push_back({out, m0, n0});
+}
+
+/// Emits the stores of the retired tiles. Called after the next tile's
+/// loads and matmuls, so that in the in-order DMA stream those loads are not
+/// queued behind stores that wait for this tile's copy-out.
+void MatrixProductEmitter::flushStores(const HbmView &c) {
+  for (const PendingStore &p : pending) {
+    auto type = cast<nisa::TileType>(p.tile.getType());
+    ctx.dma(loc, c.root,
+            ctx.ap(c.offset + p.m0 * c.strides[0] + p.n0 * c.strides[1],
+                   {c.strides[0], c.strides[1]},
+                   {type.getPartitions(), type.getFreeSize()}),
+            p.tile, ctx.tileAp(p.tile));
+  }
+  pending.clear();
+}
+
+void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
+                                              const KMajorOperand &b,
+                                              const HbmView &c, int64_t m,
+                                              int64_t k, int64_t n) {
+  for (int64_t mb0 = 0; mb0 < m; mb0 += plan.block) {
+    int64_t mw = std::min(plan.block, m - mb0);
+    SmallVector<Value> at = loadKTiles(a, 0, k, mb0, mw);
+    for (int64_t n0 = 0; n0 < n; n0 += plan.tileN) {
+      int64_t nt = std::min(plan.tileN, n - n0);
+      SmallVector<Value> psums;
+      for (int64_t mi = 0; mi < mw; mi += plan.tileM)
+        psums.push_back(psumTile(std::min(plan.tileM, mw - mi), nt));
+      forEachKTile(b, 0, k, n0, nt, [&](int64_t i, Value bt) {
+        int64_t kk = partitionsOf(bt);
+        for (auto [j, ps] : llvm::enumerate(psums))
+          ctx.matmul(loc, ps, ctx.tileAp(ps), at[i],
+                     ctx.ap(j * plan.tileM, {mw, 1}, {kk, partitionsOf(ps)}),
+                     bt, ctx.tileAp(bt), /*accumulate=*/i > 0);
+      });
+      flushStores(c);
+      for (auto [j, ps] : llvm::enumerate(psums))
+        retire(ps, mb0 + j * plan.tileM, n0, c.elementType());
+    }
+  }
+}
+
+void MatrixProductEmitter::movingResident(const KMajorOperand &a,
+                                          const KMajorOperand &b,
+                                          const HbmView &c, int64_t m,
+                                          int64_t k, int64_t n) {
+  for (int64_t nb0 = 0; nb0 < n; nb0 += plan.block) {
+    int64_t nw = std::min(plan.block, n - nb0);
+    SmallVector<Value> bt = loadKTiles(b, 0, k, nb0, nw);
+    for (int64_t m0 = 0; m0 < m; m0 += plan.tileM) {
+      int64_t mt = std::min(plan.tileM, m - m0);
+      SmallVector<Value> at = loadKTiles(a, 0, k, m0, mt);
+      for (int64_t n0 = nb0; n0 < nb0 + nw; n0 += plan.tileN) {
+        int64_t nt = std::min(plan.tileN, nb0 + nw - n0);
+        Value ps = psumTile(mt, nt);
+        for (auto [i, t] : llvm::enumerate(at)) {
+          int64_t kk = partitionsOf(t);
+          ctx.matmul(loc, ps, ctx.tileAp(ps), t, ctx.tileAp(t), bt[i],
+                     ctx.ap(n0 - nb0, {nw, 1}, {kk, nt}),
+                     /*accumulate=*/i > 0);
+        }
+        flushStores(c);
+        retire(ps, m0, n0, c.elementType());
+      }
+    }
+  }
+}
+
+void MatrixProductEmitter::streamed(const KMajorOperand &a,
+                                    const KMajorOperand &b, const HbmView &c,
+                                    int64_t m, int64_t k, int64_t n) {
+  for (int64_t m0 = 0; m0 < m; m0 += plan.tileM) {
+    int64_t mt = std::min(plan.tileM, m - m0);
+    for (int64_t n0 = 0; n0 < n; n0 += plan.tileN) {
+      int64_t nt = std::min(plan.tileN, n - n0);
+      Value ps = psumTile(mt, nt);
+      for (int64_t c0 = 0; c0 < k; c0 += plan.kChunk) {
+        int64_t c1 = std::min(k, c0 + plan.kChunk);
+        SmallVector<Value> at = loadKTiles(a, c0, c1, m0, mt);
+        forEachKTile(b, c0, c1, n0, nt, [&](int64_t i, Value bt) {
+          ctx.matmul(loc, ps, ctx.tileAp(ps), at[i], ctx.tileAp(at[i]), bt,
+                     ctx.tileAp(bt), /*accumulate=*/c0 > 0 || i > 0);
+        });
+      }
+      flushStores(c);
+      retire(ps, m0, n0, c.elementType());
+    }
+  }
+}
+
+void MatrixProductEmitter::emit(const KMajorOperand &a, const KMajorOperand &b,
+                                const HbmView &c, int64_t m, int64_t k,
+                                int64_t n) {
+  switch (plan.order) {
+  case MatmulOrder::StationaryResident:
+    stationaryResident(a, b, c, m, k, n);
+    break;
+  case MatmulOrder::MovingResident:
+    movingResident(a, b, c, m, k, n);
+    break;
+  case MatmulOrder::Streamed:
+    streamed(a, b, c, m, k, n);
+    break;
+  }
+  flushStores(c);
+}
+
+int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
 /// Batch `i` of a rank-3 view as a rank-2 view.
-static HbmView batchSlice(const HbmView &v, int64_t i) {
+HbmView batchSlice(const HbmView &v, int64_t i) {
   return HbmView{v.root, v.offset + i * v.strides[0],
                  {v.shape[1], v.shape[2]}, {v.strides[1], v.strides[2]}};
 }
+
+} // namespace
 
 LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op) {
   auto mm = cast<trn::MatmulOp>(op);
@@ -101,11 +302,36 @@ LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op) {
   const HbmView a = lhsIt->second, b = rhsIt->second;
   HbmView c = ctx.destination(op->getLoc(), mm.getResult());
   ctx.views[mm.getResult()] = c;
-  if (a.shape.size() == 2)
-    return lowerMatrixProduct(ctx, op, a, b, c);
-  for (int64_t i = 0; i < a.shape[0]; ++i)
-    if (failed(lowerMatrixProduct(ctx, op, batchSlice(a, i), batchSlice(b, i),
-                                  batchSlice(c, i))))
-      return failure();
+  const bool batched = a.shape.size() == 3;
+  const int64_t batches = batched ? a.shape[0] : 1;
+  auto slice = [&](const HbmView &v, int64_t i) {
+    return batched ? batchSlice(v, i) : v;
+  };
+  HbmView a0 = slice(a, 0), b0 = slice(b, 0);
+  int64_t m = a0.shape[0], k = a0.shape[1], n = b0.shape[1];
+  if (batches == 0 || m == 0 || n == 0)
+    return success();
+  if (k == 0)
+    return op->emitOpError("matmul_k: a contraction of size 0 is unsupported");
+
+  MatmulProblem problem;
+  problem.m = m;
+  problem.k = k;
+  problem.n = n;
+  problem.eltBytes = elementBytes(a.elementType());
+  problem.outBytes = elementBytes(c.elementType());
+  problem.a = {k, m, a0.strides[1], a0.strides[0]};
+  problem.b = {k, n, b0.strides[0], b0.strides[1]};
+  MatmulPlan plan = planMatmul(ctx.machine, problem);
+
+  MatrixProductEmitter emitter(ctx, op->getLoc(), plan);
+  for (int64_t i = 0; i < batches; ++i) {
+    HbmView ai = slice(a, i), bi = slice(b, i), ci = slice(c, i);
+    KMajorOperand at{ai.root, ai.offset, ai.strides[1], ai.strides[0],
+                     ai.elementType(), plan.transposeA};
+    KMajorOperand bk{bi.root, bi.offset, bi.strides[0], bi.strides[1],
+                     bi.elementType(), plan.transposeB};
+    emitter.emit(at, bk, ci, m, k, n);
+  }
   return success();
 }

@@ -46,6 +46,25 @@ Value LoweringContext::allocTile(Location loc, nisa::MemorySpace space,
   return b.create<nisa::AllocOp>(loc, type, IntegerAttr());
 }
 
+Value LoweringContext::identity(Location loc, Type elt) {
+  auto it = identities.find(elt);
+  if (it != identities.end())
+    return it->second;
+  int64_t p = partitions();
+  Value ones = allocSbuf(loc, p, p, elt);
+  memset(loc, ones, tileAp(ones), 1.0);
+  // Keep ones[p, f] where f - p == 0, zero elsewhere.
+  Value id = allocSbuf(loc, p, p, elt);
+  b.create<nisa::AffineSelectOp>(
+      loc, nisa::AluOpAttr::get(b.getContext(), nisa::AluOp::is_equal), id,
+      tileAp(id), ones, tileAp(ones), b.getF32FloatAttr(0.0),
+      b.getI32IntegerAttr(-1), b.getI32IntegerAttr(1), b.getF32FloatAttr(0.0),
+      nisa::EngineAttr::get(b.getContext(), nisa::Engine::gpsimd),
+      DenseI64ArrayAttr(), IntegerAttr());
+  identities[elt] = id;
+  return id;
+}
+
 nisa::AccessPatternAttr LoweringContext::ap(int64_t offset,
                                             ArrayRef<int64_t> strides,
                                             ArrayRef<int64_t> counts) {
@@ -74,9 +93,11 @@ void LoweringContext::dma(Location loc, Value dst,
 void LoweringContext::matmul(Location loc, Value psum,
                              nisa::AccessPatternAttr psumAp, Value stationary,
                              nisa::AccessPatternAttr statAp, Value moving,
-                             nisa::AccessPatternAttr movAp, bool accumulate) {
+                             nisa::AccessPatternAttr movAp, bool accumulate,
+                             bool transpose) {
   b.create<nisa::MatmulOp>(loc, psum, psumAp, stationary, statAp, moving,
                            movAp, accumulate ? b.getUnitAttr() : UnitAttr(),
+                           transpose ? b.getUnitAttr() : UnitAttr(),
                            DenseI64ArrayAttr(), IntegerAttr());
 }
 

@@ -30,6 +30,8 @@ struct LoweringContext {
   llvm::DenseMap<mlir::Value, HbmView> views;
   /// Function results written straight into their output buffer.
   llvm::DenseMap<mlir::Value, HbmView> resultDest;
+  /// The identity tiles built so far (one per element type; identity()).
+  llvm::DenseMap<mlir::Type, mlir::Value> identities;
 
   // --- Limits ---------------------------------------------------------------
   int64_t partitions() const { return machine.numPartitions; }
@@ -56,6 +58,12 @@ struct LoweringContext {
     return allocTile(loc, nisa::MemorySpace::sbuf, parts, free, elt);
   }
 
+  /// A [partitions, partitions] SBUF identity of `elt` (the moving operand
+  /// of Tensor Engine transposes), built the first time a function asks:
+  /// a GpSimd memset of ones and an affine_select keeping the diagonal. The
+  /// function body is one straight-line block, so it dominates later uses.
+  mlir::Value identity(mlir::Location loc, mlir::Type elt);
+
   // --- Patterns ---------------------------------------------------------------
   nisa::AccessPatternAttr ap(int64_t offset, llvm::ArrayRef<int64_t> strides,
                              llvm::ArrayRef<int64_t> counts);
@@ -71,7 +79,8 @@ struct LoweringContext {
   void matmul(mlir::Location loc, mlir::Value psum,
               nisa::AccessPatternAttr psumAp, mlir::Value stationary,
               nisa::AccessPatternAttr statAp, mlir::Value moving,
-              nisa::AccessPatternAttr movAp, bool accumulate);
+              nisa::AccessPatternAttr movAp, bool accumulate,
+              bool transpose = false);
   /// dst = func(src * scale + bias) on the Scalar engine.
   void activation(mlir::Location loc, nisa::ActFunc func, mlir::Value dst,
                   nisa::AccessPatternAttr dstAp, mlir::Value src,

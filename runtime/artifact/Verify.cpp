@@ -291,7 +291,7 @@ bool allowedOnEngine(Opcode op, Engine e) {
 
 uint8_t allowedFlags(Opcode op) {
   if (op == Opcode::Matmul)
-    return kFlagAccumulate;
+    return kFlagAccumulate | kFlagTranspose;
   if (op == Opcode::TensorScalar)
     return kFlagReverse0 | kFlagReverse1;
   if (op == Opcode::DmaIndirect) // accumulate only with scatter: checkShapes
@@ -438,6 +438,12 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
     if (freeElements(d) != N)
       return "dst has " + count(freeElements(d)) +
              " free elements, expected N=" + count(N);
+    // A transpose multiplies by a [K, K] identity; it starts its group.
+    if ((inst.flags & kFlagTranspose) && N != a.partitionCount)
+      return "transpose matmul: src1 must be a [K, K] identity, has K=" +
+             std::to_string(a.partitionCount) + " and N=" + count(N);
+    if ((inst.flags & kFlagTranspose) && (inst.flags & kFlagAccumulate))
+      return "transpose matmul cannot accumulate";
     // One accumulation group lives in one 2 KiB PSUM bank per partition.
     i128 lo, hi;
     freeExtent(d, lo, hi);

@@ -69,6 +69,7 @@ enum class Opcode : uint16_t {
   /// Tensor: dst(PSUM, f32)[M parts, N] (+)= src0[K parts, M]^T @ src1[K parts, N].
   /// K <= 128, M <= 128, N <= 512 (moving free size). Flag kFlagAccumulate adds
   /// into dst; without it the first write of an accumulation group overwrites.
+  /// kFlagTranspose marks a Tensor Engine transpose (src1 an identity).
   Matmul = 2,
   /// Scalar: dst = act<op0>(src0 * imm0 + bias) where bias is src1 (a
   /// per-partition [P, 1] pattern) when present, else imm1.
@@ -155,6 +156,11 @@ constexpr uint8_t kFlagAccumulate = 1 << 0; // Matmul: add into PSUM; DmaIndirec
 constexpr uint8_t kFlagReverse0 = 1 << 1;   // TensorScalar: imm0 op0 x.
 constexpr uint8_t kFlagReverse1 = 1 << 2;   // TensorScalar: imm1 op1 y.
 constexpr uint8_t kFlagScatter = 1 << 3;    // DmaIndirect: scatter, not gather.
+/// Matmul: the moving operand is an identity tile, so dst is the transpose of
+/// the stationary operand (layout work, not model arithmetic). Bit-exact
+/// where the target's Tensor Engine transposes bit-exactly (trn2 on), else
+/// executed as the product; profiles count its FLOPs in HFU, not in MFU.
+constexpr uint8_t kFlagTranspose = 1 << 4;
 
 /// Opcodes that run on a DMA queue (they transfer data and signal the
 /// queue's semaphore); anything else on the Dma stream is a Nop.

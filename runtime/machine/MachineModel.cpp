@@ -89,6 +89,9 @@ MachineModel trn1() {
   // No warm-up throttle on NeuronCore-v2. Source: HARDWARE.md ("Tensor
   // Engine warm-up on trn2/trn3").
   m.tensorWarmupThrottle = false;
+  // Tensor Engine transposes are not bit-accurate for NaN/Inf on
+  // NeuronCore-v2. Source: NKI ISA reference, nc_transpose.
+  m.tensorTransposeBitExact = false;
   // DMA engine 27.2 GB/s (NKI DMA overview, v2/v3; HARDWARE.md: ~23-27).
   m.dmaEngineGBps = 27.2;
   // 2 cores per chip sharing ~0.82 TB/s of HBM. Source: "Trainium" page.

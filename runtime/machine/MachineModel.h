@@ -41,6 +41,12 @@ struct MachineModel {
   unsigned matmulMaxM = 128;      // stationary free size
   unsigned matmulMaxN = 512;      // moving free size (v2/v3)
 
+  // A transpose matmul (isa kFlagTranspose: stationary data, identity
+  // moving) is bit-accurate from NeuronCore-v3 (trn2) on; on NeuronCore-v2
+  // (trn1) it is an ordinary product, so a NaN/Inf in a row spreads through
+  // its block (0 * Inf = NaN). Source: NKI ISA reference, nc_transpose.
+  bool tensorTransposeBitExact = true;
+
   // --- Clocks (GHz); used by the timed simulator --------------------------
   // Source: HARDWARE.md "Targets" table (NKI architecture guides).
   double tensorClockGHz = 2.4;

@@ -54,6 +54,8 @@ json sliceArgs(const Program &program, const InstructionRecord &r) {
                             std::pair{"src1", &inst.src1}})
       if (ap->present())
         args[name] = operandText(*ap);
+    if (inst.opcode == isa::Opcode::Matmul && (inst.flags & isa::kFlagTranspose))
+      args["transpose"] = true; // layout work: its FLOPs are not model FLOPs
     if (std::string w = waitsText(inst); !w.empty())
       args["waits"] = w;
     if (std::string s = signalText(inst); !s.empty())

@@ -75,6 +75,8 @@ struct ExecContext {
 
   std::vector<float> buf0, buf1, buf2; // kChunk floats each
   std::vector<float> matA, matB, matC; // matmul tiles
+  /// Transpose matmuls move data bit-exactly (MachineModel).
+  bool exactTranspose = true;
 
   View view(const isa::AccessPattern &ap) const;
 };

@@ -95,6 +95,7 @@ Simulator::Simulator(const MachineModel &model) : state(new State) {
   s.ctx.psum = s.psum.get();
   s.ctx.sbufPartitionBytes = model.sbufPartitionBytes;
   s.ctx.psumPartitionBytes = model.psumPartitionBytes;
+  s.ctx.exactTranspose = model.tensorTransposeBitExact;
   s.ctx.buf0.resize(sim::kChunk);
   s.ctx.buf1.resize(sim::kChunk);
   s.ctx.buf2.resize(sim::kChunk);

@@ -17,6 +17,11 @@
 // the product. OpenBLAS splits M and N, never K, across threads, so the
 // sums, and the results, are the same bits either way.
 //
+// A transpose (kFlagTranspose) on a target whose Tensor Engine transposes
+// bit-exactly (NeuronCore-v3 on) writes dst[m, n] = src0[n, m] as read in
+// fp32, without multiplying, so NaN/Inf stay where they are; elsewhere it is
+// the product with the identity like any matmul.
+//
 //===----------------------------------------------------------------------===//
 
 #include "sim/Exec.h"
@@ -75,6 +80,21 @@ void execMatmul(ExecContext &ctx, const isa::Instruction &inst) {
   View a = ctx.view(inst.src0), b = ctx.view(inst.src1), d = ctx.view(inst.dst);
   const size_t K = a.partitions(), M = a.freeElements(), N = b.freeElements();
   const bool accumulate = inst.flags & isa::kFlagAccumulate;
+
+  if ((inst.flags & isa::kFlagTranspose) && ctx.exactTranspose) {
+    // src0 [K partitions, M] -> dst [M partitions, N = K] (verified N == K).
+    Matrix T = bind(a, ctx.matA, /*load=*/true);
+    ctx.matC.resize(M * K);
+    for (size_t k = 0; k < K; ++k)
+      for (size_t m = 0; m < M; ++m)
+        ctx.matC[m * K + k] = T.data[k * T.ld + m];
+    Walker wd(d, 1);
+    for (size_t m = 0; m < M; ++m) {
+      wd.setPartition(m);
+      wd.store(ctx.matC.data() + m * K, K);
+    }
+    return;
+  }
 
   Matrix A = bind(a, ctx.matA, /*load=*/true);
   Matrix B = bind(b, ctx.matB, /*load=*/true);

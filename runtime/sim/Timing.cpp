@@ -37,9 +37,9 @@ double matmulPeakFlopsPerSecond(const MachineModel &model, DType dtype) {
 }
 
 bool countsInMfu(const Instruction &inst) {
-  // Extend here when the ISA gains matmuls that are not model work (e.g. a
-  // transpose flag): return false for them.
-  return inst.opcode == Opcode::Matmul;
+  // A transpose (a matmul against the identity) is layout, not model math:
+  // its FLOPs count in HFU only.
+  return inst.opcode == Opcode::Matmul && !(inst.flags & kFlagTranspose);
 }
 
 TimingModel::TimingModel(const MachineModel &model, bool recordTrace,

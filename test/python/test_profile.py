@@ -106,13 +106,17 @@ def test_mlp_step_matmul_flops_match_the_graphs(exported):
     for g in p.graphs:
         expected = matmul_flops(exported[g.graph][0])
         assert expected, f"{g.graph} has no matmul"
-        # FLOPs of the Tensor Engine instructions each matmul node lowered to.
-        by_node = collections.Counter()
+        # FLOPs of the Tensor Engine instructions each matmul node lowered to,
+        # without the transposes that lay its operands out (HFU, not MFU).
+        by_node, transposed = collections.Counter(), collections.Counter()
         for e in json.loads(g.profile.trace_json())["traceEvents"]:
             if e["ph"] == "X" and e["name"] == "matmul":
-                by_node[e["args"].get("source_node")] += e["args"]["flops"]
+                counter = transposed if e["args"].get("transpose") else by_node
+                counter[e["args"].get("source_node")] += e["args"]["flops"]
         assert {k: by_node[k] for k in expected} == expected
         d = g.to_dict()
+        assert d["tensor_flops"] == sum(by_node.values()) + sum(transposed.values())
+        assert d["useful_matmul_flops"] == sum(by_node.values())
         assert d["tensor_flops"] >= sum(expected.values())
     # The forward graph has nothing but its two addmm on the Tensor Engine.
     forward = matmul_flops(only(exported, "forward")[0])

@@ -122,6 +122,8 @@ void printInstruction(llvm::raw_ostream &os, const Program &p,
     os << " reverse1";
   if (inst.flags & isa::kFlagScatter)
     os << " scatter";
+  if (inst.flags & isa::kFlagTranspose)
+    os << " transpose";
   if (inst.numWaits) {
     os << " waits=[";
     for (unsigned w = 0; w < inst.numWaits && w < isa::kMaxWaits; ++w) {
