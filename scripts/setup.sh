@@ -15,6 +15,8 @@ APT_PACKAGES=(
 PIP_PACKAGES=(
   "torch==2.13.0" "pytest" "numpy" "expecttest" "scikit-build-core>=0.10" "pybind11>=2.10"
   "ninja" "cmake>=3.20"
+  # optional for users (pip install 'trnc[plot]'): trnc.plot's pictures, tested here
+  "matplotlib==3.11.2"
 )
 # Test dependency of the Hugging Face sweep (benchmarks/hf_sweep, test_hf_models.py):
 # transformers and its whole dependency closure, each pinned and installed with
