@@ -87,8 +87,13 @@ def timeline(profile: Any, path: str, title: str | None = None) -> str:
             ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=_COLOURS.get(cat, "#7f7f7f"), linewidth=0)
         busy = sum(e["dur"] for e in slices)
         ax.text(end_us * 1.005, y, f"{100 * busy / end_us:.0f}%", va="center", fontsize=7)
+    offset = 0.0
+    for run in getattr(profile, "graphs", None) or []:  # a Capture: where each run starts
+        ax.axvline(offset, color="black", linewidth=0.8, alpha=0.6)
+        ax.text(offset, -0.6, f" {run.graph}", fontsize=8, va="bottom")
+        offset += run.total_ns / 1e3
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
-    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_ylim(len(labels) - 0.5, -1.2)
     ax.set_xlim(0, end_us * 1.05)
     ax.set_xlabel("simulated time (us)")
     ax.set_title(title or f"{_title_of(profile)}: simulated NeuronCore timeline ({end_us:.1f} us)", fontsize=10)
