@@ -30,10 +30,13 @@ graph_log = torch._logging.getArtifactLogger("trnc", "trnc_graph")
 ir_log = torch._logging.getArtifactLogger("trnc", "trnc_ir")
 
 
-def warn_at_user_line(message: str, category: Type[Warning], location: Optional[object]) -> None:
-    """Warn at `location` (an errors.SourceLocation, or None: at trnc's caller)."""
-    if location is None or not getattr(location, "file", None):
-        warnings.warn(message, category, stacklevel=3)
+def warn_at_user_line(message: str, category: Type[Warning], location: Optional[object],
+                      stacklevel: int = 3) -> None:
+    """Warn at `location`, the user's source line of an FX node (an
+    errors.SourceLocation or a graph JSON ``loc`` dict with file and line); without
+    one, at the frame `stacklevel` above the caller, as ``warnings.warn`` would."""
+    get = location.get if isinstance(location, dict) else (lambda k: getattr(location, k, None))
+    if location is None or not get("file"):
+        warnings.warn(message, category, stacklevel=stacklevel)
         return
-    warnings.warn_explicit(message, category, location.file, int(location.line or 0),
-                           module=None, registry=None)
+    warnings.warn_explicit(message, category, get("file"), int(get("line") or 0))

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from helpers import needs_entry_point, needs_native
 
@@ -72,3 +73,24 @@ def test_unknown_torch_logs_name_still_fails_as_torch_says() -> None:
     env = {**os.environ, "TORCH_LOGS": "trnc_nonexistent"}
     done = subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True, cwd="/")
     assert done.returncode != 0 and "trnc_nonexistent" in done.stderr
+
+
+def _float64_op(a, b):
+    return torch.relu(a * b + 1.5)  # float64-op
+
+
+def test_float64_warning_points_at_the_users_line() -> None:
+    import warnings
+
+    import torch
+
+    from helpers import compile_neuron, line_of
+    from trnc.graph_export import Float64Warning
+
+    torch._dynamo.reset()
+    x, y = torch.randn(6, 9, dtype=torch.float64), torch.randn(9, dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        compile_neuron(_float64_op)(x, y)
+    (w,) = [w for w in record if issubclass(w.category, Float64Warning)]
+    assert w.filename == __file__ and w.lineno == line_of("float64-op", __file__), (w.filename, w.lineno)
