@@ -130,6 +130,7 @@ class Capture:
             for e in one["traceEvents"]:
                 if "ts" in e:
                     e["ts"] += offset_us
+                _own_flow_id(e, pid)
                 events.append(e)
             offset_us += g.total_ns / 1e3
         return json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
@@ -172,11 +173,19 @@ class Capture:
                     e["args"]["name"] = f"trnc NeuronCore (simulated): {run.graph} call {run.call}"
                 if "ts" in e:
                     e["ts"] += mark["ts"]
+                _own_flow_id(e, _MERGED_PID_BASE + k)
                 added.append(e)
         events.extend(added)
         with open(path, "w") as f:
             json.dump(doc, f)
         return path
+
+
+def _own_flow_id(event: dict, run: int) -> None:
+    """Flow ids (semaphore arrows) count from 0 in each run's trace; trace files
+    match flows by id across processes, so each run gets its own id range."""
+    if event.get("ph") in ("s", "f"):
+        event["id"] = (run << 32) + event["id"]
 
 
 # torch.profiler sees each compiled graph run as one event of this name prefix.

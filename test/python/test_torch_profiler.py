@@ -53,3 +53,22 @@ def test_no_profiler_no_event_cost() -> None:
     import contextlib
 
     assert isinstance(torch_event("forward_0"), contextlib.nullcontext)
+
+
+def test_semaphore_flows_and_counters_in_a_capture_trace() -> None:
+    model = compile_neuron(mlp())
+    x = torch.randn(32, 64)
+    model(x).sum().backward()
+    with trnc.profiling.capture(trace=True) as cap:
+        model(x).sum().backward()
+    events = json.loads(cap.trace_json())["traceEvents"]
+    starts = {(e["id"]): e for e in events if e["ph"] == "s"}
+    finishes = [e for e in events if e["ph"] == "f"]
+    assert finishes and len(starts) == len(finishes)
+    for f in finishes:  # each arrow stays inside its run and points forward in time
+        s = starts[f["id"]]
+        assert s["pid"] == f["pid"] and s["ts"] <= f["ts"] and f["name"].startswith("s")
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    assert counters == {"HBM bandwidth (GB/s)", "DMA transfers in flight"}
+    peak = max(e["args"]["GB/s"] for e in events if e["ph"] == "C" and e["name"].startswith("HBM"))
+    assert 0 < peak
