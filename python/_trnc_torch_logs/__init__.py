@@ -18,9 +18,15 @@ ARTIFACTS = {
 
 
 def register() -> None:
-    """Register the ``trnc`` log and its artifacts (idempotent)."""
-    from torch._logging import _internal
+    """Register the ``trnc`` log and its artifacts (idempotent). Never raises: an
+    error here would make ``import torch`` itself fail (torch re-raises errors of
+    its extension hooks); without the names, torch rejects TORCH_LOGS=trnc* with
+    its own message instead."""
+    try:
+        from torch._logging import _internal
 
-    _internal.register_log("trnc", "trnc")
-    for name, description in ARTIFACTS.items():
-        _internal.register_artifact(name, description, off_by_default=True)
+        _internal.register_log("trnc", "trnc")
+        for name, description in ARTIFACTS.items():
+            _internal.register_artifact(name, description, off_by_default=True)
+    except Exception:  # noqa: BLE001 (see above)
+        pass
