@@ -11,9 +11,18 @@ PYTHON=${PYTHON:-python3}
 if [ -z "${CXX:-}" ] && command -v clang++-19 >/dev/null && command -v clang-19 >/dev/null; then
   export CC=clang-19 CXX=clang++-19
 fi
-# --no-build-isolation: an isolated build env would resolve a (CUDA) torch.
+# --no-build-isolation: an isolated build env would resolve a (CUDA) torch, so
+# the build requirements must be installed already (scripts/setup.sh).
+for module in scikit_build_core pybind11; do
+  if ! "$PYTHON" -c "import $module" 2>/dev/null; then
+    echo "build: $PYTHON has no ${module//_/-}: run scripts/setup.sh, or" \
+         "$PYTHON -m pip install 'scikit-build-core>=1.1' 'pybind11>=2.12'" >&2
+    exit 1
+  fi
+done
 log=$(mktemp)
-if ! "$PYTHON" -m pip install -q --no-build-isolation --no-deps . >"$log" 2>&1; then
+# build.targets=all: every tool and test too (a plain pip install builds only _C).
+if ! "$PYTHON" -m pip install -q --no-build-isolation --no-deps -Cbuild.targets=all . >"$log" 2>&1; then
   grep -v "Running pip as the 'root' user" "$log" >&2 || true
   rm -f "$log"
   echo "build: FAILED (pip install of the trnc package; compiler output above)" >&2

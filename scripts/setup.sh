@@ -13,8 +13,10 @@ APT_PACKAGES=(
 )
 # Exact pins only: a range lets pip resolve a newer, multi-GB CUDA torch.
 PIP_PACKAGES=(
-  "torch==2.13.0" "pytest" "numpy" "expecttest" "scikit-build-core>=0.10" "pybind11>=2.10"
+  "torch==2.13.0" "pytest" "numpy" "expecttest" "scikit-build-core>=1.1" "pybind11>=2.10"
   "ninja" "cmake>=3.20"
+  # optional for users (pip install 'trnc[plot]'): trnc.plot's pictures, tested here
+  "matplotlib==3.11.2"
 )
 # Test dependency of the Hugging Face sweep (benchmarks/hf_sweep, test_hf_models.py):
 # transformers and its whole dependency closure, each pinned and installed with

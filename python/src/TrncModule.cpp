@@ -40,11 +40,12 @@ namespace {
 
 std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
 
-py::dict compile(const std::string &graphJson, const std::string &optionsJson) {
+py::dict compile(const std::string &graphJson, const std::string &optionsJson, bool captureIR) {
   trnc::CompileOptions options;
   std::string optionsError;
   trnc::CompileResult result;
   bool optionsOk = trnc::CompileOptions::fromJson(optionsJson, options, optionsError);
+  options.captureIR = captureIR;
   std::vector<uint8_t> artifact;
   if (optionsOk) {
     py::gil_scoped_release noGil;
@@ -65,6 +66,8 @@ py::dict compile(const std::string &graphJson, const std::string &optionsJson) {
   out["error_kind"] = result.errorKind;
   out["message"] = result.message;
   out["details"] = result.detailsJson;
+  if (captureIR)
+    out["ir"] = result.irDump;
   return out;
 }
 
@@ -148,11 +151,27 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "trnc compiler and NeuronCore simulator (torch-free; see docs/python-api.md)";
 
   m.def("compile", &compile, py::arg("graph_json"), py::arg("options_json"),
+        py::arg("capture_ir") = false,
         "Compile a graph JSON document. Returns a dict with keys ok, artifact "
-        "(bytes or None), error_kind, message, details (JSON text).");
+        "(bytes or None), error_kind, message, details (JSON text); with "
+        "capture_ir=True also ir (the IR after import and after each pass).");
   m.def("compiler_identity", &trnc::compilerIdentity,
         "Compiler version plus build hash (part of every cache key).");
   m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");
+  m.def(
+      "target_ceilings",
+      [](const std::string &target) {
+        std::optional<trnc::MachineModel> model = trnc::lookupMachineModel(target);
+        if (!model)
+          throw py::value_error("unknown target '" + target + "'");
+        py::dict d;
+        d["peak_flops_per_second"] = model->tensorPeakFlopsPerSecond();
+        d["peak_hbm_bytes_per_second"] = model->hbmCoreBytesPerSecond();
+        return d;
+      },
+      py::arg("target"),
+      "One core's roofline ceilings on `target`: Tensor Engine peak FLOP/s and HBM bytes/s "
+      "(the peaks the profile's MFU and MBU divide by).");
   trnc::python::registerInspectBindings(m);
   trnc::python::registerCacheBindings(m);
   trnc::python::registerSupportBindings(m);

@@ -14,12 +14,16 @@ Backward graphs are compiled lazily by AOTAutograd at the first
 ``.backward()``; their errors surface there and are never swallowed.
 In graph collection mode (collect.py) graphs are exported, handed to the
 collector and run eagerly: nothing is compiled or simulated.
+A graph with symbolic shapes (``dynamic=None`` after a shape changed) is compiled
+once per concrete shape at call time (per_shape.py); ``dynamic=True`` is refused.
+Decisions are logged on ``TORCH_LOGS=trnc``, graph JSON on ``trnc_graph`` (logs.py).
 """
 
 from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -41,7 +45,9 @@ from .graph_cse import eliminate_common_subexpressions
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
 from .host_ints import split_int_bookkeeping
 from .integer_range import check_integer_constants
+from .logs import graph_log, ir_log, log
 from .options import CompilerOptions
+from .per_shape import PerShapeGraph, describe_shapes, has_symbolic_shapes
 
 __all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported"]
 
@@ -95,10 +101,22 @@ def _reproducer(graph: ExportedGraph, options: CompilerOptions) -> Optional[str]
 def compile_exported(graph: ExportedGraph, options: CompilerOptions) -> Any:
     """Compile an exported graph through the artifact cache (docs/cache.md): a hit
     skips the whole compiler. Returns a ``_C.Executable`` or raises CompileError."""
-    artifact, _hit = cache.compile_cached(
-        graph.to_json(), options, graph.name, lambda: _reproducer(graph, options)
-    )
+    text = graph.to_json()
+    graph_log.debug("graph %s (graph JSON, %d nodes):\n%s", graph.name, len(graph.document["nodes"]), text)
+    start = time.perf_counter()
+    artifact, hit = cache.compile_cached(text, options, graph.name, lambda: _reproducer(graph, options))
+    log.info("graph %s: cache %s, %.3f s (target %s)", graph.name, "hit" if hit else "miss, compiled",
+             time.perf_counter() - start, options.target)
+    if ir_log.isEnabledFor(logging.DEBUG):
+        _log_ir(graph.name, text, options)
     return native().Executable(artifact)
+
+
+def _log_ir(name: str, graph_json: str, options: CompilerOptions) -> None:
+    """TORCH_LOGS=trnc_ir: the IR after import and after each pass. The artifact may
+    have come from the cache, so the compiler runs once more, capturing its IR."""
+    result = native().compile(graph_json, options.to_json(), capture_ir=True)
+    ir_log.debug("graph %s: IR after each compiler phase (target %s):\n%s", name, options.target, result["ir"])
 
 
 class NeuronBackend:
@@ -144,12 +162,23 @@ class NeuronBackend:
         if mode not in (None, "default"):
             raise TrncError(f"trnc: torch.compile mode={mode!r} is not supported; use options={{...}}")
         _check_tensor_kinds(gm, example_inputs)  # first: a nested input also brings SymInts
+        opts = CompilerOptions.from_mapping(options)
+        log.info("received a Dynamo graph: %d nodes, inputs %s", len(gm.graph.nodes), describe_shapes(example_inputs))
+        # Symbolic shapes without dynamic=True asked for (the default dynamic=None after a
+        # shape changed): one static compilation per concrete shape, at call time.
+        if has_symbolic_shapes(gm, example_inputs):
+            if not torch._dynamo.config.assume_static_by_default:  # dynamic=True
+                where = " (torch.compile(..., dynamic=True) makes every dimension symbolic)"
+                raise CompileError(DYNAMIC_SHAPES_MESSAGE.format(where=where), error_kind="dynamic_shapes")
+            return PerShapeGraph(gm, example_inputs, lambda g, inputs: self._compile_static(g, inputs, opts))
+        return self._compile_static(gm, example_inputs, opts)
+
+    def _compile_static(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any], opts: CompilerOptions):
         # Python-int counters only read by guards (dynamic=None; host_ints.py) leave the graph.
         split = split_int_bookkeeping(gm, example_inputs)
         if split is not None:
             gm, example_inputs, wrap_ints = split
         _check_static(example_inputs)
-        opts = CompilerOptions.from_mapping(options)
         start = time.perf_counter()
         inner = aot_autograd(
             fw_compiler=self._graph_compiler("forward", opts),

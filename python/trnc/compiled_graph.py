@@ -117,10 +117,12 @@ class CompiledGraph:
         ins, outs = [[t.data_ptr() if t.numel() else scratch.data_ptr() for t in ts] for ts in (inputs, outputs)]
         sink = profiling.active()  # None unless profiling (trnc.profiling.capture)
         checks = {"race_check": True} if _race_check() else {}
-        if sink is None:
-            self.executable.run(ins, outs, **checks)
-        else:
-            profiling.record(self.name, self.calls, self.executable.run(ins, outs, profile=True, trace=sink.trace, **checks))
+        with profiling.torch_event(self.name):  # torch.profiler's view of the run
+            if sink is None:
+                self.executable.run(ins, outs, **checks)
+            else:
+                profile = self.executable.run(ins, outs, profile=True, trace=sink.trace, **checks)
+                profiling.record(self.name, self.calls, profile)
         self.run_seconds += time.perf_counter() - start
         self.calls += 1
         for j in self.float64_outputs:

@@ -98,6 +98,8 @@ def main(argv=None) -> None:
     parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
                         help="bfloat16: the step runs under torch.autocast('cpu', bfloat16)")
     parser.add_argument("--target", default="trn2")
+    parser.add_argument("--plot", metavar="OUT.png", default=None,
+                        help="draw the profiled step's engine and DMA-queue timeline (needs matplotlib)")
     args = parser.parse_args(argv)
     autocast = args.dtype == "bfloat16"
     task = (_gpt_task if args.model == "gpt" else _mlp_task)(args.batch or (2 if args.model == "gpt" else 32))
@@ -114,7 +116,7 @@ def main(argv=None) -> None:
         if step != profile_step:
             yield
             return
-        with profiling.capture() as cap:
+        with profiling.capture(trace=bool(args.plot)) as cap:
             captured["cap"] = cap
             yield
 
@@ -138,6 +140,8 @@ def main(argv=None) -> None:
     cap = captured.get("cap")
     if cap is not None and cap.graphs:
         _print_simulated(cap)
+        if args.plot:
+            print(f"timeline of the profiled step drawn to {cap.plot(args.plot)}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ import math
 import operator
 import os
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -27,6 +26,7 @@ import torch.fx
 
 from .decomp_random import SEED_TARGET  # a random op's seed: becomes a graph input
 from .errors import CompileError
+from .logs import warn_at_user_line
 
 
 __all__ = [
@@ -320,11 +320,13 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
     if "float64" in json.dumps(document["inputs"]) or wide_out or any(
         "float64" in json.dumps([n["meta"], n["args"], n["kwargs"]]) for n in nodes
     ):
-        warnings.warn(
+        # At the user's line of the first float64 operation (logs.py), not at trnc's.
+        wide = [n for n in nodes if "float64" in json.dumps([n["meta"], n["args"], n["kwargs"]])]
+        warn_at_user_line(
             f"trnc: graph '{name}' has float64 tensors; the engines have no float64, so they are computed "
             "in float32 (inputs are cast down, outputs cast back up to float64)",
             Float64Warning,
-            stacklevel=2,
+            next((n["loc"] for n in wide + nodes if n.get("loc")), None),
         )
         document = _narrow_document(document)
         inputs = [_narrow(s) for s in inputs]

@@ -44,6 +44,16 @@ class GraphProfile:
     def to_dict(self) -> dict:
         return {"graph": self.graph, "call": self.call, **self.profile.to_dict()}
 
+    def trace_json(self, pid: int = 1) -> str:
+        """This run as a Chrome/Perfetto trace (slices only when recorded with trace=True)."""
+        return self.profile.trace_json(pid, f"{self.graph} call {self.call}")
+
+    def plot(self, path: str) -> str:
+        """Draw this run's engine and DMA-queue timeline into `path` (trnc.plot.timeline)."""
+        from .plot import timeline
+
+        return timeline(self, path)
+
 
 class Capture:
     """Collects the profile of every compiled graph run while active."""
@@ -145,10 +155,11 @@ class Capture:
         events: list = []
         offset_us = 0.0
         for pid, g in enumerate(self.graphs, 1):
-            one = json.loads(g.profile.trace_json(pid, f"{g.graph} call {g.call}"))
+            one = json.loads(g.trace_json(pid))
             for e in one["traceEvents"]:
                 if "ts" in e:
                     e["ts"] += offset_us
+                _own_flow_id(e, pid)
                 events.append(e)
             offset_us += g.total_ns / 1e3
         return json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
@@ -158,6 +169,67 @@ class Capture:
         """Write trace_json() to `path` (needs capture(trace=True) for slices)."""
         with open(path, "w") as f:
             f.write(self.trace_json())
+
+    def plot(self, path: str) -> str:
+        """Draw the timeline of every run, laid end to end, into `path` (trnc.plot.timeline)."""
+        from .plot import timeline
+
+        return timeline(self, path)
+
+    def merge_torch_trace(self, torch_trace: str, path: str) -> str:
+        """Merge this capture into a trace written by torch.profiler
+        (``prof.export_chrome_trace(torch_trace)``) and write the result to `path`.
+
+        Each compiled graph run appears in torch's trace as the event
+        ``trnc::<graph>`` (see ``torch_event``); its simulated NeuronCore time is
+        added to that event's args, and its simulated engine timeline (trace=True)
+        is added as a process of its own that starts with the event. Runs are
+        matched to events in order, by graph name."""
+        with open(torch_trace) as f:
+            doc = json.load(f)
+        events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        marks = sorted((e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(_EVENT_PREFIX)),
+                       key=lambda e: e["ts"])
+        runs = iter(self.graphs)
+        added: list = []
+        for k, mark in enumerate(marks):
+            run = next((g for g in runs if _EVENT_PREFIX + g.graph == mark["name"]), None)
+            if run is None:
+                break
+            mark.setdefault("args", {})["trnc simulated us"] = run.total_ns / 1e3
+            for e in json.loads(run.trace_json(_MERGED_PID_BASE + k))["traceEvents"]:
+                if e.get("ph") == "M" and e.get("name") == "process_name":
+                    e["args"]["name"] = f"trnc NeuronCore (simulated): {run.graph} call {run.call}"
+                if "ts" in e:
+                    e["ts"] += mark["ts"]
+                _own_flow_id(e, _MERGED_PID_BASE + k)
+                added.append(e)
+        events.extend(added)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path
+
+
+def _own_flow_id(event: dict, run: int) -> None:
+    """Flow ids (semaphore arrows) count from 0 in each run's trace; trace files
+    match flows by id across processes, so each run gets its own id range."""
+    if event.get("ph") in ("s", "f"):
+        event["id"] = (run << 32) + event["id"]
+
+
+# torch.profiler sees each compiled graph run as one event of this name prefix.
+_EVENT_PREFIX = "trnc::"
+_MERGED_PID_BASE = 1 << 24  # above the process ids torch's trace uses for the host
+
+
+def torch_event(graph: str):
+    """A ``torch.profiler.record_function`` named ``trnc::<graph>`` around one graph
+    run while torch's profiler is recording; otherwise a no-op context."""
+    import torch
+
+    if torch.autograd.profiler._is_profiler_enabled:
+        return torch.profiler.record_function(_EVENT_PREFIX + graph)
+    return contextlib.nullcontext()
 
 
 # The active capture (innermost), or None: compiled_graph reads this on every

@@ -1,18 +1,21 @@
 //===- ChromeTrace.cpp - A simulated run as Chrome/Perfetto trace JSON -----===//
 //
 // See ChromeTrace.h. Format: the Trace Event Format ("traceEvents" array of
-// "M" metadata and "X" complete events, ts/dur in microseconds), as read by
-// chrome://tracing and Perfetto.
+// "M" metadata, "X" complete, "s"/"f" flow and "C" counter events, ts/dur in
+// microseconds), as read by chrome://tracing and Perfetto.
 //
 //===----------------------------------------------------------------------===//
 
 #include "profile/ChromeTrace.h"
 #include "profile/ProfileFormat.h"
+#include "sim/CostModel.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace trnc::profile {
@@ -42,14 +45,19 @@ json sortIndex(int pid, int tid) {
   return e;
 }
 
+/// The instruction a record executed, or nullptr if the program has none there.
+const isa::Instruction *instructionOf(const Program &program, const InstructionRecord &r) {
+  const auto &stream = program.streams[size_t(r.engine) % isa::kNumEngines];
+  return r.index < stream.size() ? &stream[r.index] : nullptr;
+}
+
 /// The args of one slice: operands, synchronisation, source, amounts.
 json sliceArgs(const Program &program, const InstructionRecord &r) {
   json args = json::object();
   args["engine"] = std::string(isa::engineName(r.engine));
   args["index"] = r.index;
-  const auto &stream = program.streams[size_t(r.engine) % isa::kNumEngines];
-  if (r.index < stream.size()) {
-    const isa::Instruction &inst = stream[r.index];
+  if (const isa::Instruction *found = instructionOf(program, r)) {
+    const isa::Instruction &inst = *found;
     for (auto [name, ap] : {std::pair{"dst", &inst.dst}, std::pair{"src0", &inst.src0},
                             std::pair{"src1", &inst.src1}})
       if (ap->present())
@@ -76,6 +84,83 @@ json sliceArgs(const Program &program, const InstructionRecord &r) {
   return args;
 }
 
+using TrackOf = std::unordered_map<const InstructionRecord *, int>;
+
+/// One flow (an arrow from the signalling slice to the waiting one) per met
+/// semaphore wait. The simulator raises a semaphore's signals in completion
+/// order (ties in execution order) from zero, so the wait `s >= v` was met
+/// by the v-th signal of s.
+void addSemaphoreFlows(json &events, const Program &program, const Profile &profile, int pid,
+                       const TrackOf &track) {
+  std::vector<const InstructionRecord *> signals;
+  for (const InstructionRecord &r : profile.trace)
+    if (const isa::Instruction *inst = instructionOf(program, r); inst && inst->signal != isa::kNoSemaphore)
+      signals.push_back(&r);
+  std::stable_sort(signals.begin(), signals.end(),
+                   [](const auto *a, const auto *b) { return a->endNs < b->endNs; });
+  std::map<unsigned, std::vector<const InstructionRecord *>> bySemaphore;
+  for (const InstructionRecord *r : signals)
+    bySemaphore[instructionOf(program, *r)->signal].push_back(r);
+
+  uint64_t id = 0;
+  for (const InstructionRecord &r : profile.trace) {
+    const isa::Instruction *inst = instructionOf(program, r);
+    for (unsigned w = 0; inst && w < inst->numWaits && w < isa::kMaxWaits; ++w) {
+      const isa::SemaphoreWait &sw = inst->waits[w];
+      auto it = bySemaphore.find(sw.semaphore);
+      if (sw.semaphore == isa::kNoSemaphore || sw.value == 0 || it == bySemaphore.end() ||
+          sw.value > it->second.size())
+        continue;
+      const InstructionRecord *from = it->second[sw.value - 1];
+      std::string name = "s" + std::to_string(sw.semaphore) + ">=" + std::to_string(sw.value);
+      events.push_back({{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "semaphore"},
+                        {"pid", pid}, {"tid", track.at(from)}, {"ts", from->startNs / 1e3}});
+      events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", id}, {"name", name}, {"cat", "semaphore"},
+                        {"pid", pid}, {"tid", track.at(&r)}, {"ts", r.startNs / 1e3}});
+      ++id;
+    }
+  }
+}
+
+/// A counter track from (time ns, change) steps: the running sum after each
+/// distinct time, as "C" events with one arg `unit`.
+void addCounter(json &events, int pid, const std::string &name, const char *unit,
+                std::vector<std::pair<double, double>> steps) {
+  if (steps.empty())
+    return;
+  std::sort(steps.begin(), steps.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  double value = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    value += steps[i].second;
+    if (i + 1 < steps.size() && steps[i + 1].first == steps[i].first)
+      continue;
+    json e = {{"ph", "C"}, {"name", name}, {"pid", pid}, {"ts", steps[i].first / 1e3}};
+    e["args"] = {{unit, std::max(0.0, value)}};
+    events.push_back(std::move(e));
+  }
+}
+
+/// HBM bandwidth (each DMA's HBM bytes spread evenly over its duration) and
+/// the number of DMA transfers in flight, over simulated time.
+void addDmaCounters(json &events, const Program &program, const Profile &profile, int pid) {
+  std::vector<std::pair<double, double>> bandwidth, inFlight;
+  for (const InstructionRecord &r : profile.trace) {
+    if (r.engine != isa::Engine::Dma || r.endNs <= r.startNs)
+      continue;
+    inFlight.push_back({r.startNs, 1});
+    inFlight.push_back({r.endNs, -1});
+    const isa::Instruction *inst = instructionOf(program, r);
+    if (uint64_t bytes = inst ? sim::dmaHbmBytes(*inst) : 0) {
+      double gbps = double(bytes) / (r.endNs - r.startNs); // bytes per ns = GB/s
+      bandwidth.push_back({r.startNs, gbps});
+      bandwidth.push_back({r.endNs, -gbps});
+    }
+  }
+  addCounter(events, pid, "HBM bandwidth (GB/s)", "GB/s", std::move(bandwidth));
+  addCounter(events, pid, "DMA transfers in flight", "transfers", std::move(inFlight));
+}
+
 } // namespace
 
 std::string writeChromeTrace(const Program &program, const Profile &profile, int pid,
@@ -100,6 +185,7 @@ std::string writeChromeTrace(const Program &program, const Profile &profile, int
 
   std::map<int, std::vector<double>> laneEnds; // base track -> end time per lane
   std::map<int, std::string> tracks;           // tid -> name, in tid order
+  TrackOf trackOf;
   json slices = json::array();
   for (const InstructionRecord *r : order) {
     int base = baseTrack(*r);
@@ -111,6 +197,7 @@ std::string writeChromeTrace(const Program &program, const Profile &profile, int
       ends.push_back(r->endNs);
     ends[lane] = std::max(r->startNs, r->endNs);
     int tid = base + kLaneStride * int(lane);
+    trackOf[r] = tid;
     if (!tracks.count(tid))
       tracks[tid] = trackName(base) + (lane ? " (lane " + std::to_string(lane + 1) + ")" : "");
 
@@ -131,6 +218,8 @@ std::string writeChromeTrace(const Program &program, const Profile &profile, int
   }
   for (json &s : slices)
     events.push_back(std::move(s));
+  addSemaphoreFlows(events, program, profile, pid, trackOf);
+  addDmaCounters(events, program, profile, pid);
 
   json trace = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
   trace["otherData"] = {{"generator", "trnc simulator (simulated time, not a measurement)"},

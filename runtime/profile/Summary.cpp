@@ -157,6 +157,15 @@ Verdict classify(const Profile &p) {
   } else if (p.mbu >= kMemoryBoundBandwidth) {
     v.kind = Verdict::Kind::MemoryBound;
     v.reason = "memory-bound: " + memory + ", busiest " + busiest + rule;
+  } else if (double dma = p.engines[size_t(isa::Engine::Dma)].utilisation;
+             dma >= kComputeBoundUtilisation) {
+    // The queues are what the engines wait on, yet bandwidth is not the limit:
+    // per-transfer fixed costs (many small transfers) are.
+    v.kind = Verdict::Kind::LatencyBound;
+    v.reason = "latency-bound, waiting on DMA: DMA transfers in flight " + formatPercent(dma) +
+               " of the time while " + memory + " (< 60%) and no compute engine is >= 90% busy "
+               "(busiest: " + busiest + "), so the fixed cost of each transfer dominates (see DMA sizes)" +
+               rule;
   } else {
     v.kind = Verdict::Kind::LatencyBound;
     v.reason = "latency-bound: no engine >= 90% busy (busiest: " + busiest + ") and " + memory +

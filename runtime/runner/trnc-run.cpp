@@ -154,6 +154,9 @@ bool compareOutputs(const std::vector<at::Tensor> &outputs,
 } // namespace
 
 int main(int argc, char **argv) {
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "trnc-run (trnc " TRNC_VERSION_STRING ")\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "trnc-run: run a trnc artifact on tensors saved with torch.save, on the "

@@ -31,6 +31,16 @@ TEST_CASE("verdict: DMA busy time alone is not compute-bound", "[summary]") {
   CHECK(profile::classify(p).kind == Verdict::Kind::LatencyBound);
 }
 
+TEST_CASE("verdict: latency-bound names DMA when the queues are what the step waits on",
+          "[summary]") {
+  Profile p = handMadeProfile(); // DMA engine 95% busy, MBU ~1%
+  Verdict v = profile::classify(p);
+  CHECK(contains(v.reason, "waiting on DMA"));
+  CHECK(contains(v.reason, "DMA transfers in flight 95.0% of the time"));
+  p.engines[size_t(Engine::Dma)].utilisation = 0.5;
+  CHECK_FALSE(contains(profile::classify(p).reason, "DMA"));
+}
+
 TEST_CASE("verdict: >= 60% of memory bandwidth is memory-bound", "[summary]") {
   Profile p = handMadeProfile();
   p.mbu = 0.6;

@@ -136,3 +136,65 @@ TEST_CASE("trace: without records only metadata, and records out of range are sa
   CHECK(!s[0]["args"].contains("dst"));
   CHECK(!s[0]["args"].contains("source_op"));
 }
+
+TEST_CASE("trace: a flow from each semaphore wait to the instruction that signalled it",
+          "[trace]") {
+  Program program = profiledProgram();
+  for (auto &stream : program.streams) // drop the builder's program-order chain
+    for (Instruction &inst : stream) {
+      inst.numWaits = 0;
+      inst.signal = kNoSemaphore;
+    }
+  // The activation waits for the matmul's second signal of s2; the first comes
+  // from the input DMA (completion order: DMA at 1500 ns, matmul at 1600 ns).
+  program.streams[size_t(Engine::Dma)][0].signal = 2;
+  program.streams[size_t(Engine::Tensor)][0].signal = 2;
+  Instruction &act = program.streams[size_t(Engine::Scalar)][0];
+  act.numWaits = 1;
+  act.waits[0] = {2, 2};
+  json trace = parse(profile::writeChromeTrace(program, handMadeProfile()));
+  std::vector<json> starts, finishes;
+  for (const json &e : trace["traceEvents"]) {
+    if (e["ph"] == "s")
+      starts.push_back(e);
+    if (e["ph"] == "f")
+      finishes.push_back(e);
+  }
+  REQUIRE(starts.size() == 1);
+  REQUIRE(finishes.size() == 1);
+  CHECK(starts[0]["id"] == finishes[0]["id"]);
+  CHECK(starts[0]["name"] == "s2>=2");
+  CHECK(starts[0]["tid"] == int(Engine::Tensor)); // the matmul, not the DMA
+  CHECK(near(starts[0]["ts"].get<double>(), 1.5));
+  CHECK(finishes[0]["tid"] == int(Engine::Scalar));
+  CHECK(finishes[0]["bp"] == "e");
+  CHECK(near(finishes[0]["ts"].get<double>(), 1.6));
+  // A wait no signal met (a hand-made inconsistency) draws nothing.
+  act.waits[0] = {2, 3};
+  json none = parse(profile::writeChromeTrace(program, handMadeProfile()));
+  for (const json &e : none["traceEvents"])
+    CHECK(e["ph"] != "f");
+}
+
+TEST_CASE("trace: counter tracks of HBM bandwidth and DMA transfers in flight", "[trace]") {
+  json trace = parse(profile::writeChromeTrace(profiledProgram(), handMadeProfile()));
+  std::map<std::string, std::vector<std::pair<double, double>>> counters;
+  for (const json &e : trace["traceEvents"])
+    if (e["ph"] == "C")
+      for (auto &[unit, value] : e["args"].items())
+        counters[e["name"].get<std::string>()].push_back({e["ts"].get<double>(), value.get<double>()});
+  const auto &bw = counters["HBM bandwidth (GB/s)"];
+  REQUIRE(bw.size() == 4); // 0, 1.5 us (first DMA ends), 1.7 us (second starts), 4 us
+  // The input DMA moves 128x128 bf16 = 32 KiB from HBM in 1500 ns.
+  CHECK(near(bw[0].first, 0.0));
+  CHECK(near(bw[0].second, 32768.0 / 1500));
+  CHECK(near(bw[1].second, 0.0));
+  CHECK(near(bw[2].second, 65536.0 / 2300));
+  CHECK(near(bw[3].first, 4.0));
+  CHECK(near(bw[3].second, 0.0));
+  const auto &inFlight = counters["DMA transfers in flight"];
+  REQUIRE(inFlight.size() == 4);
+  CHECK(near(inFlight[0].second, 1));
+  CHECK(near(inFlight[1].second, 0));
+  CHECK(near(inFlight[2].second, 1));
+}

@@ -179,6 +179,17 @@ CompileResult compileGraph(std::string_view graphJson,
   PipelineOptions pipeline;
   pipeline.target = options.target;
   buildCompilePipeline(pm, pipeline);
+  std::string irDump;
+  llvm::raw_string_ostream irStream(irDump);
+  if (options.captureIR) {
+    irStream << "// -----// IR Dump After import (graph JSON) //----- //\n";
+    module->print(irStream);
+    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                        [](Pass *, Operation *) { return true; },
+                        /*printModuleScope=*/true,
+                        /*printAfterOnlyOnChange=*/false,
+                        /*printAfterOnlyOnFailure=*/false, irStream);
+  }
   if (failed(pm.run(module))) {
     std::string message = "trnc failed to compile graph '" + name + "' for " +
                           options.target + ":\n" + diagnostics;
@@ -192,7 +203,9 @@ CompileResult compileGraph(std::string_view graphJson,
                    "trnc-compile{target=" +
                    options.target + "})' " + path + "\n";
     }
-    return failure("compile_error", message);
+    CompileResult r = failure("compile_error", message);
+    r.irDump = std::move(irDump);
+    return r;
   }
 
   auto main = module.lookupSymbol<func::FuncOp>("main");
@@ -218,6 +231,7 @@ CompileResult compileGraph(std::string_view graphJson,
   CompileResult result;
   result.ok = true;
   result.program = std::move(*program);
+  result.irDump = std::move(irDump);
   return result;
 }
 

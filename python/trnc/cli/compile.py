@@ -4,7 +4,9 @@
 model exactly as ``torch.compile(model, backend="neuron", dynamic=False)``
 would, so that a later real run with the same shapes hits the cache for
 every graph; ``trnc compile model.pt2`` does the same for a saved
-``torch.export`` program. The logic lives in trnc/aot.py.
+``torch.export`` program. The logic lives in trnc/aot.py. Exit code 1 when a
+graph fails or when nothing could be stored (cache disabled or unwritable, and
+no ``-o DIR``): the command would have had no effect.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import aot
 from ..errors import TrncError
 from ..options import DEFAULT_TARGET, CompilerOptions
+from . import UsageError
 
 EPILOG = """examples:
   trnc compile mypkg.models:make_mlp --input "f32[8,128]"
@@ -46,8 +48,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _stored(results: list, options: dict) -> int:
+    """How many of the compiled graphs' artifacts are now in the cache."""
+    from .. import aot
+
+    cache = aot._cache_module()
+    if cache is None or not cache.enabled(options):
+        return 0
+    keys = {e.key for e in cache.entries(cache.cache_dir(options))}
+    return sum(r.status != "failed" and r.key in keys for r in results)
+
+
 def run(args: argparse.Namespace) -> int:
-    CompilerOptions(target=args.target)  # validate before tracing
+    from .. import aot
+
+    try:
+        CompilerOptions(target=args.target)  # validate before tracing
+        for spec in args.input:
+            aot.parse_input_spec(spec)
+    except TrncError as exc:
+        raise UsageError(str(exc)) from None
     options = {"target": args.target}
     if args.model.endswith(".pt2"):
         if args.input or args.train:
@@ -68,4 +88,11 @@ def run(args: argparse.Namespace) -> int:
     print(aot.summary_line(results))
     for line in aot.failure_lines(results):
         print(line, file=sys.stderr)
-    return 1 if any(r.status == "failed" for r in results) else 0
+    if any(r.status == "failed" for r in results):
+        return 1
+    if not args.output and _stored(results, options) == 0:
+        reason = aot.cache_line(graphs).removeprefix("cache: ")
+        print(f"trnc: error: no artifact was stored ({reason}); enable the cache or pass -o DIR",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -17,8 +17,8 @@ import sys
 import tempfile
 import time
 
-from .. import aot, collect
 from ..errors import TrncError
+from . import UsageError
 
 EPILOG = """examples:
   trnc precompile -- python train.py --epochs 1
@@ -52,7 +52,7 @@ class Progress:
         self.tty = stream.isatty()
         self.start = time.perf_counter()
 
-    def __call__(self, done: int, result: aot.GraphResult) -> None:
+    def __call__(self, done: int, result: "aot.GraphResult") -> None:  # noqa: F821
         if self.tty:
             width = 30
             filled = width * done // max(self.total, 1)
@@ -65,6 +65,8 @@ class Progress:
 
 
 def _run_script(command: list[str], directory: str) -> int:
+    from .. import collect
+
     env = dict(os.environ, **{collect.COLLECT_DIR_ENV: directory})
     print(f"collecting graphs: {' '.join(command)}", flush=True)
     try:
@@ -74,11 +76,13 @@ def _run_script(command: list[str], directory: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import aot, collect
+
     command = args.script[1:] if args.script[:1] == ["--"] else args.script
     if not command:
-        raise TrncError("give the command to run after `--`, e.g. trnc precompile -- python train.py")
+        raise UsageError("give the command to run after `--`, e.g. trnc precompile -- python train.py")
     if args.jobs < 1:
-        raise TrncError(f"--jobs must be at least 1, got {args.jobs}")
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     with tempfile.TemporaryDirectory(prefix="trnc-collect-") as tmp:
         directory = args.collect_dir or tmp
         status = _run_script(command, directory)

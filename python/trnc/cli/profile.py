@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--inputs", choices=("random", "zeros"), default="random",
                    help="how to fill the inputs (default: random, seeded)")
     p.add_argument("--json", action="store_true", help="print the profile numbers as JSON instead")
+    p.add_argument("--plot", metavar="OUT.png", default=None,
+                   help="draw the engine and DMA-queue timeline (needs matplotlib)")
     p.set_defaults(func=run)
 
 
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     inputs, in_ptrs = _bind(info["regions"], "input", args.inputs, gen)
     outputs, out_ptrs = _bind(info["regions"], "output", "zeros", gen)
     try:
-        profile = executable.run(in_ptrs, out_ptrs, profile=True, trace=bool(args.trace))
+        profile = executable.run(in_ptrs, out_ptrs, profile=True, trace=bool(args.trace or args.plot))
     except RuntimeError as exc:
         raise TrncError(str(exc)) from exc
     if args.json:
@@ -95,4 +97,10 @@ def run(args: argparse.Namespace) -> int:
             f.write(profile.trace_json())
         if not args.json:
             print(f"trace written to {args.trace} (open in ui.perfetto.dev or chrome://tracing)")
+    if args.plot:
+        from ..plot import timeline
+
+        timeline(profile, args.plot)
+        if not args.json:
+            print(f"timeline drawn to {args.plot}")
     return 0

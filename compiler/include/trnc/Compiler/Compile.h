@@ -21,6 +21,10 @@ struct CompileOptions {
   /// When non-empty, the input IR of a failing pipeline is written here and the
   /// message carries the `trnc-opt` command that reproduces the failure.
   std::string dumpDir;
+  /// Record the IR after import and after every pass in CompileResult::irDump
+  /// (TORCH_LOGS=trnc_ir). Not a compile option of the cache key: it changes
+  /// nothing in the artifact.
+  bool captureIR = false;
   /// Parse `{"target": "trn2", "dump_dir": "..."}`; unknown keys are errors.
   static bool fromJson(std::string_view json, CompileOptions &out, std::string &error);
 };
@@ -38,6 +42,10 @@ struct CompileResult {
   /// {"unsupported": [{"target": "aten.foo.default", "count": 2,
   ///   "locations": [{"node": "foo", "file": "m.py", "line": 12, "code": "..."}]}]}
   std::string detailsJson = "{}";
+  /// With CompileOptions::captureIR: the imported IR, then the IR after each
+  /// pass ("// -----// IR Dump After <pass> //----- //" headers), up to the
+  /// failing pass when the pipeline fails.
+  std::string irDump;
 };
 
 CompileResult compileGraph(std::string_view graphJson, const CompileOptions &options);
