@@ -17,6 +17,9 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <map>
+#include <tuple>
+
 #define DEBUG_TYPE "trnc-tile-lower-to-nisa"
 
 using namespace mlir;
@@ -78,11 +81,13 @@ bool loadBroadcast(LoweringContext &ctx, Location loc, Value t, Value root,
 
 /// Walks `dst` and `srcs` tile by tile: load every source, run `compute`
 /// (or store the first loaded tile when it is null), store to `dst`.
-/// Loads cast to `loadTypes[i]`.
+/// Loads cast to `loadTypes[i]`. `reuseLoads` is false when `compute` writes
+/// its input tiles (then no loaded tile may serve two tiles).
 void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                             const HbmView &dst, ArrayRef<HbmView> srcs,
                             ArrayRef<Type> loadTypes,
-                            const TileCompute &compute) {
+                            const TileCompute &compute,
+                            bool reuseLoads = true) {
   SmallVector<const HbmView *> all{&dst};
   SmallVector<Type> types{dst.elementType()};
   for (size_t i = 0; i < srcs.size(); ++i) {
@@ -95,11 +100,27 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
   // stores (and sources laid out like it) move contiguous rows.
   space.orderByView(0);
   Type outType = dst.elementType();
+  // A source whose pattern repeats from tile to tile (a bias row broadcast
+  // over the partitions and the looped dims) is loaded once per distinct
+  // pattern, unless the compute writes its inputs.
+  std::map<std::tuple<size_t, int64_t, SmallVector<int64_t>,
+                      SmallVector<int64_t>>,
+           Value>
+      invariant;
   forEachTile(space, ctx.partitions(), ctx.maxFree(types),
               [&](const TileTask &task) {
                 int64_t p = task.partitions, f = task.freeElements;
                 SmallVector<Value> loaded;
                 for (size_t i = 0; i < srcs.size(); ++i) {
+                  auto key = std::make_tuple(i, task.offsets[i + 1],
+                                             task.strides[i + 1], task.counts);
+                  if (reuseLoads) {
+                    auto it = invariant.find(key);
+                    if (it != invariant.end()) {
+                      loaded.push_back(it->second);
+                      continue;
+                    }
+                  }
                   // int64 reaches chip only as int32 (Isa.h DType): load
                   // an i32 tile, then cast on Vector if another type is
                   // wanted.
@@ -113,7 +134,7 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                                                task.offsets[i + 1],
                                                task.strides[i + 1],
                                                task.counts)) {
-                    loaded.push_back(t);
+                    loaded.push_back(invariant[key] = t);
                     continue;
                   }
                   ctx.dma(loc, t, ctx.tileAp(t), srcs[i].root,
@@ -124,7 +145,7 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                     ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
                     t = c;
                   }
-                  loaded.push_back(t);
+                  loaded.push_back(invariant[key] = t);
                 }
                 Value out = loaded.empty() ? Value() : loaded.front();
                 if (compute) {
@@ -390,6 +411,8 @@ LogicalResult trnc::tile::lowerElementwise(LoweringContext &ctx,
     loadTypes[0] = dst.elementType();
   else if (!compute)
     return op->emitOpError("has no elementwise lowering");
-  forEachElementwiseTile(ctx, loc, dst, srcs, loadTypes, compute);
+  // threshold_backward masks its input tile in place.
+  forEachElementwiseTile(ctx, loc, dst, srcs, loadTypes, compute,
+                         /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(op));
   return success();
 }
