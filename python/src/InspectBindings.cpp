@@ -57,7 +57,7 @@ py::dict describeRegion(const trnc::Region &r) {
   d["index"] = r.index;
   d["dtype"] = std::string(trnc::isa::dtypeName(r.dtype));
   d["shape"] = r.shape;
-  d["strides"] = r.strides;
+  d["strides"] = r.layoutStrides();
   d["bytes"] = r.bytes;
   return d;
 }
