@@ -320,3 +320,25 @@ TEST_CASE("an entry is bound to its key, its manifest and the secret", "[cache][
     CHECK(c.lookup(ka).status == Lookup::Status::Hit);
   }
 }
+
+TEST_CASE("a lock of another host is broken after a bounded wait", "[cache][lock]") {
+  TempDir dir;
+  ArtifactCache c(dir.str(), kIdentity);
+  c.setForeignLockWaitSeconds(1);
+  std::string k = key(graph("a_"));
+  REQUIRE(!llvm::sys::fs::create_directories(llvm::sys::path::parent_path(c.artifactPath(k))));
+  // A live-looking owner on a host whose pids cannot be checked from here.
+  std::string lock = c.artifactPath(k) + ".lock";
+  overwrite(lock, {'o', 't', 'h', 'e', 'r', '-', 'h', 'o', 's', 't', ' ', '1'});
+  cache::Outcome o = c.getOrCompile(
+      k, "{}",
+      [](std::vector<uint8_t> &out) {
+        out = artifactBy(kIdentity);
+        return true;
+      },
+      /*lockTimeoutSeconds=*/600);
+  CHECK((o.ok && o.compiled && o.stored));
+  REQUIRE(o.warnings.size() == 1);
+  CHECK(o.warnings[0].kind == cache::WarningKind::StaleLock);
+  CHECK(contains(o.warnings[0].message, "held for more than 1 s by a process on host 'other-host'"));
+}

@@ -373,8 +373,7 @@ Outcome ArtifactCache::getOrCompile(std::string_view key, std::string_view manif
       // block for the whole timeout even when its owner is long gone.
       std::string owner = lockOwnerHost(path + ".lock");
       bool foreign = !owner.empty() && owner != hostName();
-      unsigned wait = foreign ? std::min(lockTimeoutSeconds, kForeignLockWaitSeconds)
-                              : lockTimeoutSeconds;
+      unsigned wait = foreign ? std::min(lockTimeoutSeconds, foreignLockWait) : lockTimeoutSeconds;
       switch (lock.waitForUnlock(wait)) {
       case llvm::LockFileManager::Res_Success:
       case llvm::LockFileManager::Res_OwnerDied:

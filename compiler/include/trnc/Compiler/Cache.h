@@ -108,6 +108,11 @@ struct Outcome {
   std::vector<Warning> warnings;
 };
 
+/// Longest wait for a lock held by a process on another host (its pid cannot
+/// be checked from here): then it is broken with a StaleLock warning. A live
+/// owner loses nothing but a duplicate compile (both writes are atomic).
+inline constexpr unsigned kForeignLockWaitSeconds = 30;
+
 class ArtifactCache {
 public:
   /// `root` is the cache directory (TRNC_CACHE_DIR); entries live under
@@ -141,15 +146,15 @@ public:
   Outcome getOrCompile(std::string_view key, std::string_view manifestJson,
                        const CompileFn &compile, unsigned lockTimeoutSeconds) const;
 
+  /// How long getOrCompile waits for a lock held by another host
+  /// (kForeignLockWaitSeconds unless a test shortens it).
+  void setForeignLockWaitSeconds(unsigned seconds) { foreignLockWait = seconds; }
+
 private:
   void touchEntry(std::string_view key) const;
   std::string root, identity;
+  unsigned foreignLockWait = kForeignLockWaitSeconds;
 };
-
-/// Longest wait for a lock held by a process on another host (its pid cannot
-/// be checked from here): then it is broken with a StaleLock warning. A live
-/// owner loses nothing but a duplicate compile (both writes are atomic).
-inline constexpr unsigned kForeignLockWaitSeconds = 30;
 
 /// Name of the test hook: seconds store() sleeps after writing the
 /// temporary files and before renaming them (tests kill the writer there),
