@@ -9,6 +9,7 @@
 #include "artifact/Program.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace trnc {
@@ -40,9 +41,13 @@ std::string listText(const std::vector<int64_t> &v) {
 std::vector<int64_t> Region::layoutStrides() const {
   if (!strides.empty() || shape.empty())
     return strides;
+  // Saturating: a hostile shape must not overflow (layoutBytes then refuses
+  // the saturated stride as a span past its limit).
   std::vector<int64_t> contiguous(shape.size(), 1);
-  for (size_t d = shape.size() - 1; d > 0; --d)
-    contiguous[d - 1] = contiguous[d] * std::max<int64_t>(shape[d], 1);
+  for (size_t d = shape.size() - 1; d > 0; --d) {
+    __int128 next = __int128(contiguous[d]) * std::max<int64_t>(shape[d], 1);
+    contiguous[d - 1] = next > INT64_MAX ? INT64_MAX : int64_t(next);
+  }
   return contiguous;
 }
 
@@ -50,9 +55,6 @@ std::optional<uint64_t> Region::layoutBytes() const {
   std::vector<int64_t> strides = layoutStrides();
   if (shape.size() != strides.size())
     return std::nullopt;
-  for (int64_t d : shape)
-    if (d < 0 || d > (int64_t(1) << 40))
-      return std::nullopt; // also keeps layoutStrides' products in range
   constexpr unsigned __int128 kLimit = (unsigned __int128)1 << 62;
   unsigned __int128 last = 0;
   bool empty = false;

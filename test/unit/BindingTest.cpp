@@ -90,6 +90,11 @@ TEST_CASE("the verifier refuses an I/O region larger than its layout", "[binding
   p.regions[1].shape = {int64_t(1) << 50, int64_t(1) << 50};
   p.regions[1].strides = {int64_t(1) << 40, 1};
   CHECK(contains(errorText(verifyProgram(p)), "invalid layout"));
+  // Found by trnc-artifact-fuzzer (UBSan): contiguous strides of a huge
+  // stride-less shape overflowed int64 while being computed.
+  p.regions[1].shape = {int64_t(1) << 32, int64_t(1) << 32, int64_t(1) << 32};
+  p.regions[1].strides = {};
+  CHECK(contains(errorText(verifyProgram(p)), "invalid layout"));
 }
 
 TEST_CASE("ioSignature lists every input and output", "[binding]") {
