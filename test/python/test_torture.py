@@ -330,3 +330,25 @@ def test_inspect_memory_is_bounded_by_the_file_not_the_artifact(tmp_path):
     r = trnc_cli("inspect", str(path))
     assert r.returncode == 0, r.stderr
     assert "input 0: f32[1073741824]" in r.stdout and "estimated time: skipped" in r.stdout
+
+
+def test_inspect_bounds_the_estimate_and_survives_hostile_metadata(monkeypatch):
+    from trnc.cli import inspect as inspect_cli
+
+    class Hostile:
+        """What _C.inspect_artifact returns for a verified but hostile artifact."""
+
+        def inspect_artifact(self, data):
+            return {
+                "metadata_json": "[" * 100000,  # RecursionError in json.loads
+                "regions": [{"kind": "input", "index": 0, "dtype": "f32", "shape": [4], "strides": [1], "bytes": 16}],
+                "engines": [{"engine": "vector", "instructions": 1, "opcodes": {}, "elements": 2.0**48}],
+            }
+
+        def Executable(self, data):
+            raise AssertionError("the estimate must not run")
+
+    monkeypatch.setattr(inspect_cli, "native", lambda: Hostile())
+    info = inspect_cli.describe(b"", disassemble=False)
+    assert info["metadata"] == {"invalid_metadata_json": True}
+    assert info["estimated_time_ns"] is None and "touch 2.81e+14 elements" in info["estimate_skipped"]

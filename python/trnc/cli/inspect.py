@@ -3,8 +3,8 @@
 Header (format version, target, compiler identity, graph name), inputs and
 outputs (shape, strides, dtype), HBM regions, per-engine instruction counts
 by opcode, the estimated device time (one timed simulation on zero-filled
-inputs, when the extension has the timed simulator and the regions fit in
-ESTIMATE_MAX_BYTES), and with ``--disassemble`` one line per instruction. The
+inputs, when the extension has the timed simulator and the program fits in
+ESTIMATE_MAX_BYTES and ESTIMATE_MAX_ELEMENTS), and with ``--disassemble`` one line per instruction. The
 artifact is fully verified first (``_C.inspect_artifact``); a corrupt or
 truncated file is an error (exit 1), never a crash.
 """
@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 # region in host memory; above this it is skipped (memory stays bounded by the
 # file, not by what a possibly hostile artifact declares). `trnc profile` runs it.
 ESTIMATE_MAX_BYTES = 256 << 20
+# ... and when its instructions would touch more elements than this (a verified
+# stride-0 pattern may repeat one tile 2**48 times): time stays bounded too.
+ESTIMATE_MAX_ELEMENTS = 1 << 32
 
 
 def describe(data: bytes, disassemble: bool, estimate: bool = True) -> dict[str, Any]:
@@ -59,10 +62,16 @@ def describe(data: bytes, disassemble: bool, estimate: bool = True) -> dict[str,
     info["estimate_skipped"] = None
     if estimate:
         needed = sum(int(r["bytes"]) for r in info["regions"] if r["kind"] != "constant")
+        work = sum(float(e.get("elements", 0)) for e in info["engines"])
         if needed > ESTIMATE_MAX_BYTES:
             info["estimate_skipped"] = (
                 f"its regions span {needed} bytes, more than the {ESTIMATE_MAX_BYTES >> 20} MiB "
                 "inspect allocates; run `trnc profile` for a timed run"
+            )
+        elif work > ESTIMATE_MAX_ELEMENTS:
+            info["estimate_skipped"] = (
+                f"its instructions touch {work:.3g} elements, more than the {ESTIMATE_MAX_ELEMENTS:.3g} "
+                "inspect simulates; run `trnc profile` for a timed run"
             )
         else:
             info["estimated_time_ns"] = _estimated_time_ns(data, info["regions"])
