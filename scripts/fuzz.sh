@@ -6,6 +6,8 @@
 #                         functional simulator
 #   trnc-binding-fuzzer   valid programs fed caller buffers that may not match
 #                         them (dtype, shape, strides, storage, count)
+#   trnc-cache-fuzzer     forged cache entries (artifact + manifest bytes) looked
+#                         up, and graph JSON canonicalised into cache keys
 # Exits non-zero when a fuzzer finds a crash, a sanitizer report or a leak;
 # the reproducer is left in build-fuzz/findings/.
 # Usage: scripts/fuzz.sh [SECONDS] [RUNS]   SECONDS (default 30) is the total
@@ -16,7 +18,7 @@ cd "$(dirname "$0")/.."
 SECONDS_TO_RUN=${1:-30}
 RUNS=${2:-}
 BUILD=build-fuzz
-FUZZERS=(trnc-artifact-fuzzer trnc-binding-fuzzer)
+FUZZERS=(trnc-artifact-fuzzer trnc-binding-fuzzer trnc-cache-fuzzer)
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   CXX=clang++-19 CC=clang-19 cmake -G Ninja -S . -B "$BUILD" -DTRNC_FUZZ=ON \
@@ -31,8 +33,8 @@ per=$(( SECONDS_TO_RUN / ${#FUZZERS[@]} ))
 for fuzzer in "${FUZZERS[@]}"; do
   corpus="$BUILD/corpus/$fuzzer"
   mkdir -p "$corpus"
-  # Both start from the seed programs' artifacts (the binding fuzzer reads
-  # them only as bytes that steer its choices).
+  # All start from the seed programs' artifacts (the binding and cache
+  # fuzzers read them only as bytes that steer their choices).
   "$BUILD/runtime/fuzz/trnc-fuzz-seeds" "$corpus"
   if [ -n "$RUNS" ]; then limit=(-runs="$RUNS"); what="$RUNS executions"
   else limit=(-max_total_time="$per"); what="${per} s"; fi
