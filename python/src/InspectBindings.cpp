@@ -57,7 +57,7 @@ py::dict describeRegion(const trnc::Region &r) {
   d["index"] = r.index;
   d["dtype"] = std::string(trnc::isa::dtypeName(r.dtype));
   d["shape"] = r.shape;
-  d["strides"] = r.strides;
+  d["strides"] = r.layoutStrides();
   d["bytes"] = r.bytes;
   return d;
 }
@@ -65,14 +65,19 @@ py::dict describeRegion(const trnc::Region &r) {
 py::dict describeEngine(const trnc::Program &p, unsigned e) {
   const auto &stream = p.streams[e];
   py::dict opcodes; // insertion order = first appearance in the stream
+  double elements = 0; // the work a run would do (as a float: it may be huge)
   for (const trnc::isa::Instruction &inst : stream) {
     py::str name(std::string(trnc::isa::opcodeName(inst.opcode)));
     opcodes[name] = (opcodes.contains(name) ? opcodes[name].cast<size_t>() : 0) + 1;
+    for (const trnc::isa::AccessPattern *ap : {&inst.dst, &inst.src0, &inst.src1})
+      if (ap->present())
+        elements += double(ap->freeElements()) * ap->partitionCount;
   }
   py::dict d;
   d["engine"] = std::string(trnc::isa::engineName(trnc::isa::Engine(e)));
   d["instructions"] = stream.size();
   d["opcodes"] = opcodes;
+  d["elements"] = elements;
   return d;
 }
 

@@ -2,14 +2,18 @@
 //
 // Binds the compiler entry point (trnc::compileGraph) and the runtime
 // (artifact loader + functional simulator) for the `trnc` Python package.
-// Torch-free on purpose: tensors cross this boundary as raw data pointers
-// (`tensor.data_ptr()`), so inputs and outputs are zero copy. The GIL is
+// Torch-free on purpose: tensors cross this boundary as buffer descriptors
+// (data pointer, bytes of storage from it, dtype, shape, strides; built by
+// trnc.compiled_graph.buffer_of), so inputs and outputs are zero copy, and
+// every descriptor is checked against the artifact's I/O regions
+// (artifact/Binding.h) before the simulator touches memory. The GIL is
 // released while compiling and while simulating.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ProfileBindings.h"
 #include "artifact/Artifact.h"
+#include "artifact/Binding.h"
 #include "artifact/Program.h"
 #include "machine/MachineModel.h"
 #include "sim/RaceChecker.h"
@@ -95,24 +99,18 @@ public:
   }
 
   /// Returns None, or a trnc._C.Profile when `profile` or `trace` is set.
-  py::object run(const std::vector<uintptr_t> &inputs, const std::vector<uintptr_t> &outputs,
-                 bool profile, bool trace, bool raceCheck) {
-    // Regions name graph positions; the compiler may drop unused inputs, so
-    // check the positions the program binds, not a count.
-    for (const trnc::Region &r : program.regions) {
-      bool isIn = r.kind == trnc::Region::Kind::Input;
-      if ((isIn || r.kind == trnc::Region::Kind::Output) &&
-          r.index >= (isIn ? inputs.size() : outputs.size()))
-        throw py::value_error("program '" + program.name + "' binds " +
-                              (isIn ? "input " : "output ") + std::to_string(r.index) +
-                              " but only " + std::to_string(isIn ? inputs.size() : outputs.size()) +
-                              " were passed");
-    }
+  py::object run(const py::sequence &inputs, const py::sequence &outputs, bool profile,
+                 bool trace, bool raceCheck) {
+    std::vector<trnc::BufferView> inViews = views(inputs, "input"),
+                                  outViews = views(outputs, "output");
+    std::string mismatch = trnc::checkBindings(program, inViews, outViews);
+    if (!mismatch.empty())
+      throw py::value_error("trnc: " + mismatch);
     std::vector<void *> in, out;
-    for (uintptr_t p : inputs)
-      in.push_back(reinterpret_cast<void *>(p));
-    for (uintptr_t p : outputs)
-      out.push_back(reinterpret_cast<void *>(p));
+    for (const trnc::BufferView &v : inViews)
+      in.push_back(const_cast<void *>(v.data));
+    for (const trnc::BufferView &v : outViews)
+      out.push_back(const_cast<void *>(v.data));
     std::string error;
     std::optional<trnc::Profile> timed;
     if (profile || trace)
@@ -141,6 +139,35 @@ public:
   trnc::MachineModel model;
 
 private:
+  /// (data_ptr, nbytes, dtype, shape, strides) tuples as BufferViews.
+  static std::vector<trnc::BufferView> views(const py::sequence &items, const char *what) {
+    std::vector<trnc::BufferView> out;
+    for (size_t i = 0; i < py::len(items); ++i) {
+      py::object item = items[i];
+      auto bad = [&]() {
+        return py::type_error(std::string("Executable.run: ") + what + " " + std::to_string(i) +
+                              " must be a (data_ptr, nbytes, dtype, shape, strides) tuple "
+                              "(trnc.compiled_graph.buffer_of(tensor)), got " +
+                              std::string(py::str(py::type::of(item).attr("__name__"))));
+      };
+      if (!py::isinstance<py::tuple>(item) || py::len(item) != 5)
+        throw bad();
+      py::tuple t = item.cast<py::tuple>();
+      trnc::BufferView v;
+      try {
+        v.data = reinterpret_cast<const void *>(t[0].cast<uintptr_t>());
+        v.bytesAvailable = t[1].cast<uint64_t>();
+        v.dtype = t[2].cast<std::string>();
+        v.shape = t[3].cast<std::vector<int64_t>>();
+        v.strides = t[4].cast<std::vector<int64_t>>();
+      } catch (const py::cast_error &) {
+        throw bad();
+      }
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+
   std::unique_ptr<trnc::Simulator> simulator;
   std::mutex mutex;
 };
@@ -188,10 +215,13 @@ PYBIND11_MODULE(_C, m) {
                              [](const Executable &e) { return e.program.numOutputs(); })
       .def_property_readonly("metadata_json",
                              [](const Executable &e) { return e.program.metadataJson; })
+      .def_property_readonly("io_signature",
+                             [](const Executable &e) { return trnc::ioSignature(e.program); })
       .def("run", &Executable::run, py::arg("inputs"), py::arg("outputs"),
            py::arg("profile") = false, py::arg("trace") = false, py::arg("race_check") = false,
-           "Run on raw data pointers (tensor.data_ptr()), zero copy; raises "
-           "RuntimeError with the simulator's message. With profile (or trace, which "
+           "Run on buffer descriptors (data_ptr, nbytes, dtype, shape, strides), zero "
+           "copy; raises ValueError when one does not match the artifact's I/O regions "
+           "(dtype, shape, strides, storage bytes) and RuntimeError with the simulator's message. With profile (or trace, which "
            "also records every instruction) returns a trnc._C.Profile, else None. With "
            "race_check, the run fails if two engines could touch the same bytes (one "
            "writing) without semaphore ordering.");

@@ -13,6 +13,8 @@ import dataclasses
 import json
 import os
 import re
+import socket
+import stat
 import threading
 import time
 import warnings
@@ -36,8 +38,12 @@ __all__ = [
     "entries",
     "verify",
     "prune",
+    "prune_entries",
     "clear",
+    "clear_entries",
+    "Removal",
     "parse_size",
+    "read_artifact_file",
     "format_size",
 ]
 
@@ -121,11 +127,20 @@ def max_size() -> int:
     return parse_size(os.environ.get("TRNC_CACHE_MAX_SIZE") or DEFAULT_MAX_SIZE)
 
 
+# The C++ side takes an unsigned count of seconds; "inf" means wait this long.
+MAX_LOCK_TIMEOUT = 2**31 - 1
+
+
 def _lock_timeout() -> int:
+    """``TRNC_CACHE_LOCK_TIMEOUT`` in seconds (default 600; "inf" waits for ever,
+    near enough); anything unparsable, NaN or below 1 falls back to the default."""
     try:
-        return max(1, int(float(os.environ.get("TRNC_CACHE_LOCK_TIMEOUT") or DEFAULT_LOCK_TIMEOUT)))
+        value = float(os.environ.get("TRNC_CACHE_LOCK_TIMEOUT") or DEFAULT_LOCK_TIMEOUT)
     except ValueError:
         return DEFAULT_LOCK_TIMEOUT
+    if value != value or value < 1:  # NaN, zero, negative
+        return DEFAULT_LOCK_TIMEOUT
+    return int(min(value, MAX_LOCK_TIMEOUT))
 
 
 # ---------------------------------------------------------------- compiling
@@ -233,17 +248,56 @@ class Entry:
     def manifest_path(self) -> str:
         return self.path[: -len(".trnc")] + ".json"
 
+    # The manifest is data anyone who can write the directory may have edited:
+    # a field of the wrong type reads as absent (``verify`` reports it).
+
     @property
     def graph_name(self) -> str:
-        return str(self.manifest.get("graph_name", "?"))
+        return _field(self.manifest, "graph_name", str, "?")
 
     @property
     def target(self) -> str:
-        return str(self.manifest.get("target", "?"))
+        return _field(self.manifest, "target", str, "?")
 
     @property
     def hits(self) -> int:
-        return int(self.manifest.get("hits", 0))
+        return _field(self.manifest, "hits", int, 0)
+
+    @property
+    def compile_seconds(self) -> float:
+        return float(_field(self.manifest, "compile_seconds", (int, float), 0.0))
+
+
+# What each manifest field must be (CacheStore.cpp writes them).
+_MANIFEST_TYPES: dict[str, Any] = {
+    "graph_name": str,
+    "target": str,
+    "options": dict,
+    "key": str,
+    "compiler": str,
+    "artifact_bytes": int,
+    "io_signature": str,
+    "artifact_sha256": str,
+    "mac": str,
+    "compile_seconds": (int, float),
+    "created": (int, float),
+    "last_used": (int, float),
+    "hits": int,
+}
+
+
+def _field(manifest: dict, name: str, kind: Any, default: Any) -> Any:
+    value = manifest.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        return default
+    return value
+
+
+def _manifest_problem(manifest: dict) -> Optional[str]:
+    for name, kind in _MANIFEST_TYPES.items():
+        if name in manifest and (isinstance(manifest[name], bool) or not isinstance(manifest[name], kind)):
+            return f"manifest field '{name}' is {type(manifest[name]).__name__} {manifest[name]!r:.40}, not {getattr(kind, '__name__', 'a number')}"
+    return None
 
 
 def _resolve(directory: Optional[str]) -> str:
@@ -264,98 +318,244 @@ def _shards(directory: str):
                 continue
 
 
-def _read_manifest(path: str) -> Optional[dict]:
+MAX_MANIFEST_BYTES = 1 << 20  # CacheStore.cpp: kMaxManifestFileBytes
+
+
+def _read_regular(path: str, max_bytes: int) -> Optional[bytes]:
+    """The bytes of ``path`` if it is a regular file of at most ``max_bytes``, else
+    None: never follows a symlink, never blocks on a FIFO (docs/cache.md)."""
     try:
-        with open(path) as f:
-            doc = json.load(f)
-        return doc if isinstance(doc, dict) else None
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        return os.read(fd, max_bytes + 1)[:max_bytes]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
-def entries(directory: Optional[str] = None) -> list[Entry]:
-    """Every entry (an artifact file named by its key), oldest use first."""
-    found = []
-    for shard, names in _shards(_resolve(directory)):
+MAX_ARTIFACT_BYTES = 4 << 30  # CacheStore.cpp: kMaxArtifactFileBytes
+
+
+def read_artifact_file(path: str) -> bytes:
+    """The bytes of an artifact file for ``trnc inspect`` / ``trnc profile``:
+    TrncError (not a hang, not an endless read) when it is not a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TrncError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise TrncError(f"{path} is a directory; pass one artifact file")
+        if not stat.S_ISREG(st.st_mode):
+            raise TrncError(f"{path} is not a regular file (a FIFO or device); pass an artifact file")
+        if st.st_size > MAX_ARTIFACT_BYTES:
+            raise TrncError(f"{path} is {st.st_size} bytes, larger than any artifact ({MAX_ARTIFACT_BYTES} at most)")
+        chunks, left = [], st.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                break  # shrank meanwhile: the reader reports the truncation
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise TrncError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _read_manifest(path: str) -> Optional[dict]:
+    data = _read_regular(path, MAX_MANIFEST_BYTES)
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _entry_files(directory: str):
+    """(key, path, lstat) of every name shaped like an entry's artifact."""
+    for shard, names in _shards(directory):
         for name in names:
             if not name.endswith(".trnc") or not _KEY_RE.match(name[: -len(".trnc")]):
                 continue
             path = os.path.join(shard, name)
             try:
-                st = os.stat(path)
+                yield name[: -len(".trnc")], path, os.lstat(path)
             except OSError:
                 continue  # removed meanwhile
-            manifest = _read_manifest(path[: -len(".trnc")] + ".json") or {}
-            found.append(Entry(name[: -len(".trnc")], path, st.st_size, st.st_mtime, manifest))
+
+
+def entries(directory: Optional[str] = None) -> list[Entry]:
+    """Every entry (a regular artifact file named by its key), oldest use first."""
+    found = []
+    for k, path, st in _entry_files(_resolve(directory)):
+        if not stat.S_ISREG(st.st_mode):
+            continue  # a FIFO, symlink or directory is never an entry (verify names it)
+        manifest = _read_manifest(path[: -len(".trnc")] + ".json") or {}
+        found.append(Entry(k, path, st.st_size, st.st_mtime, manifest))
     found.sort(key=lambda e: (e.last_used, e.key))
     return found
 
 
 def verify(directory: Optional[str] = None) -> list[tuple[Entry, str]]:
-    """Re-verify every entry (checksums, program, compiler identity): (entry, problem) list."""
+    """Re-verify every entry (regular files, checksums, program, compiler identity,
+    the key and I/O signature it is bound to, its MAC, manifest field types):
+    (entry, problem) list. Never blocks on, or follows, what is not a regular file."""
     directory = _resolve(directory)
     problems = []
+    for k, path, st in _entry_files(directory):
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
+            problems.append((Entry(k, path, 0, st.st_mtime, {}), f"{path} is {kind}"))
     for entry in entries(directory):
         looked = native().cache_lookup(directory, entry.key, False)
-        if looked["status"] == "invalid":
-            problems.append((entry, looked["reason"]))
-        elif not entry.manifest:
-            problems.append((entry, f"manifest {entry.manifest_path} is missing or unreadable"))
+        problem = looked["reason"] if looked["status"] == "invalid" else _manifest_problem(entry.manifest)
+        if looked["status"] == "miss":
+            problem = f"{entry.path} vanished while being checked"
+        if problem:
+            problems.append((entry, problem))
     return problems
 
 
-def _remove(path: str) -> int:
-    try:
-        size = os.path.getsize(path)
-        os.remove(path)
-        return size
-    except OSError:
-        return 0
+@dataclasses.dataclass
+class Removal:
+    """What prune/clear did: entries and bytes removed, and what could not be."""
+
+    entries: int = 0
+    bytes: int = 0
+    failed: list = dataclasses.field(default_factory=list)  # (path, reason)
+
+    def remove(self, path: str) -> bool:
+        try:
+            size = os.lstat(path).st_size
+            os.remove(path)
+        except FileNotFoundError:
+            return False  # removed meanwhile (another prune)
+        except OSError as exc:
+            self.failed.append((path, exc.strerror or str(exc)))
+            return False
+        self.bytes += size
+        return True
 
 
-def _remove_entry(entry: Entry) -> int:
+def _remove_entry(entry: Entry, done: Removal) -> bool:
     # The artifact first: once it is gone the entry no longer exists.
-    freed = _remove(entry.path)
-    return freed + _remove(entry.manifest_path)
+    if not done.remove(entry.path):
+        return False
+    done.remove(entry.manifest_path)
+    done.entries += 1
+    return True
 
 
-def _remove_leftovers(directory: str, now: float) -> int:
-    """Temporary files of dead writers and manifests without an artifact."""
-    freed = 0
+# Names trnc writes next to entries (CacheStore.cpp, llvm::LockFileManager).
+_KEY = r"[0-9a-f]{64}"
+_TEMP_RE = re.compile(rf"^{_KEY}\.(trnc|json)\.tmp-[0-9a-f]{{8}}$")
+_ORPHAN_RE = re.compile(rf"^({_KEY})\.json$")
+_LOCK_RE = re.compile(rf"^{_KEY}\.trnc\.lock(-[0-9a-f]{{8}})?$")
+_ARTIFACT_MAGIC = b"TRNCART\0"
+
+
+def _looks_like_ours(path: str, name: str) -> bool:
+    """The header check: an artifact starts with the magic, a manifest is a JSON
+    object, a lock holds "host pid"; a writer killed early may leave a prefix."""
+    head = _read_regular(path, 1 << 20)
+    if head is None:
+        return False
+    if ".trnc.lock" in name:
+        return head == b"" or re.fullmatch(rb"\S+ \d+\s*", head) is not None
+    if ".trnc" in name:
+        return head[:8] == _ARTIFACT_MAGIC[: len(head[:8])]
+    return head == b"" or head.lstrip()[:1] == b"{"
+
+
+def _lock_owner_dead(path: str) -> bool:
+    """True when the lock names a process on this host that no longer exists."""
+    head = _read_regular(path, 4096) or b""
+    m = re.fullmatch(rb"(\S+) (\d+)\s*", head)
+    if not m or m.group(1).decode(errors="replace") != socket.gethostname():
+        return False
+    try:
+        os.kill(int(m.group(2)), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return False
+
+
+def _remove_leftovers(directory: str, now: float, done: Removal) -> None:
+    """What dead writers left: temporary files, manifests without an artifact,
+    lock files. Only names trnc writes whose content looks like trnc's."""
     for shard, names in _shards(directory):
         present = set(names)
         for name in names:
             path = os.path.join(shard, name)
-            stale_tmp = ".tmp-" in name
-            orphan = name.endswith(".json") and name[: -len(".json")] + ".trnc" not in present
-            if not (stale_tmp or orphan):
+            orphan = _ORPHAN_RE.match(name)
+            lock = _LOCK_RE.match(name)
+            if not (_TEMP_RE.match(name) or lock or (orphan and orphan.group(1) + ".trnc" not in present)):
                 continue
             try:
-                if now - os.path.getmtime(path) < STALE_TEMP_SECONDS:
-                    continue  # a writer may still be renaming it into place
+                st = os.lstat(path)
             except OSError:
                 continue
-            freed += _remove(path)
-    return freed
+            if not stat.S_ISREG(st.st_mode) or not _looks_like_ours(path, name):
+                continue
+            old = now - st.st_mtime >= STALE_TEMP_SECONDS  # a writer may still be renaming it
+            if lock:
+                # A dead owner's lock goes at once; a live (or other host's)
+                # owner's lock stays; the unique "-XXXXXXXX" files a killed
+                # owner left go once stale.
+                unique = lock.group(1) is not None
+                if not (_lock_owner_dead(path) or (unique and old)):
+                    continue
+            elif not old:
+                continue
+            done.remove(path)
 
 
 def prune(max_bytes: Union[int, str], directory: Optional[str] = None) -> tuple[int, int]:
     """Remove least recently used entries until the rest fit in ``max_bytes``;
-    also stale temporary files. Returns (entries removed, bytes freed)."""
+    also what dead writers left. Returns (entries removed, bytes freed); raises
+    TrncError naming the first file that could not be removed."""
+    done = prune_entries(max_bytes, directory)
+    _raise_if_failed(done, directory)
+    return done.entries, done.bytes
+
+
+def prune_entries(max_bytes: Union[int, str], directory: Optional[str] = None) -> Removal:
+    """``prune`` that reports failures in the result instead of raising."""
     limit = parse_size(max_bytes)
     directory = _resolve(directory)
-    freed = _remove_leftovers(directory, time.time())
+    done = Removal()
+    _remove_leftovers(directory, time.time(), done)
     current = entries(directory)
     total = sum(e.size + _size_of(e.manifest_path) for e in current)
-    removed = 0
     for entry in current:  # oldest use first
         if total <= limit:
             break
-        size = _remove_entry(entry)
-        total -= size
-        freed += size
-        removed += 1
-    return removed, freed
+        before = done.bytes
+        if _remove_entry(entry, done):
+            total -= done.bytes - before
+    return done
+
+
+def _raise_if_failed(done: Removal, directory: Optional[str]) -> None:
+    if done.failed:
+        path, reason = done.failed[0]
+        raise TrncError(
+            f"trnc: removed {done.entries} entries from {_resolve(directory)}, but could not remove "
+            f"{len(done.failed)} files (first: {path}: {reason})"
+        )
 
 
 def _size_of(path: str) -> int:
@@ -367,19 +567,27 @@ def _size_of(path: str) -> int:
 
 def _prune_quietly(directory: str) -> None:
     try:
-        prune(max_size(), directory)
+        prune_entries(max_size(), directory)
     except (OSError, TrncError):
         pass  # the cap is best effort; a bad TRNC_CACHE_MAX_SIZE is reported by `trnc cache`
 
 
 def clear(directory: Optional[str] = None) -> int:
-    """Remove every entry (and stale temporary files); returns the number removed."""
+    """Remove every entry and what dead writers left; returns the number of
+    entries removed; raises TrncError naming a file that could not be removed."""
+    done = clear_entries(directory)
+    _raise_if_failed(done, directory)
+    return done.entries
+
+
+def clear_entries(directory: Optional[str] = None) -> Removal:
+    """``clear`` that reports failures in the result instead of raising."""
     directory = _resolve(directory)
-    current = entries(directory)
-    for entry in current:
-        _remove_entry(entry)
-    _remove_leftovers(directory, time.time())
-    return len(current)
+    done = Removal()
+    for entry in entries(directory):
+        _remove_entry(entry, done)
+    _remove_leftovers(directory, time.time(), done)
+    return done
 
 
 # ---------------------------------------------------------------- statistics
@@ -405,6 +613,6 @@ def stats(options: OptionsLike = None, directory: Optional[str] = None) -> dict[
         bytes=sum(e.size for e in current),
         max_bytes=max_size(),
         total_hits=sum(e.hits for e in current),
-        compile_seconds_saved=sum(e.hits * float(e.manifest.get("compile_seconds", 0.0)) for e in current),
+        compile_seconds_saved=sum(e.hits * e.compile_seconds for e in current),
     )
     return out

@@ -3,8 +3,10 @@
 Boxed calling convention: it takes the list of graph inputs, clears it (so
 AOTAutograd's references do not keep activations alive), allocates every
 program output with ``torch.empty_strided`` using exactly the shape, stride
-and dtype the graph declared, and hands raw ``data_ptr()``s to the simulator
-(zero copy both ways).
+and dtype the graph declared, and hands the simulator buffer descriptors
+(``buffer_of``: data pointer, bytes of storage, dtype, shape, strides; zero copy
+both ways), which ``_C.Executable.run`` checks against the artifact's I/O regions
+before anything runs, so an artifact that does not fit the tensors is an error.
 
 Inputs must match what was compiled. A dtype or shape mismatch is an error
 (Dynamo's guards make it unreachable in practice). A stride mismatch (e.g. a
@@ -14,7 +16,9 @@ compiled layout, because the program addresses inputs through those strides.
 dtype policy (docs/coverage.md): a graph exported with float64 tensors runs in
 float32; its float64 inputs are cast down here and its float64 outputs cast
 back up, so callers see the dtypes eager PyTorch would give. int64 inputs must
-hold int32 values (the engines compute int64 as int32): checked per call.
+hold int32 values (the engines compute int64 as int32), and integer inputs
+that feed arithmetic must stay below 2**24 in magnitude (fp32 ALUs): both
+checked per call, each a TrncError naming the input (and the op and line).
 """
 
 from __future__ import annotations
@@ -30,7 +34,28 @@ from .decomp_random import draw_seed
 from .errors import TrncError
 from .graph_export import ExportedGraph, TensorSpec
 
-__all__ = ["CompiledGraph"]
+__all__ = ["CompiledGraph", "buffer_of"]
+
+# torch dtype -> the ISA's dtype names (runtime/isa: dtypeName).
+_ISA_DTYPES = {
+    torch.float32: "f32",
+    torch.bfloat16: "bf16",
+    torch.float16: "f16",
+    torch.int32: "i32",
+    torch.uint8: "u8",
+    torch.int64: "i64",
+    torch.bool: "bool",
+}
+
+
+def buffer_of(t: torch.Tensor, data_ptr: int = 0, nbytes: int = -1) -> tuple:
+    """``t`` as the descriptor ``_C.Executable.run`` takes: (data pointer, bytes
+    its storage holds from there, ISA dtype name, shape, strides). ``data_ptr`` /
+    ``nbytes`` override the first two (a scratch buffer for a zero-element tensor)."""
+    if not data_ptr:
+        data_ptr = t.data_ptr()
+        nbytes = t.untyped_storage().nbytes() - t.storage_offset() * t.element_size()
+    return (data_ptr, max(nbytes, 0), _ISA_DTYPES.get(t.dtype, str(t.dtype)), list(t.shape), list(t.stride()))
 
 
 def _as_compiled_layout(t: Any, spec: TensorSpec, graph: str, index: int) -> torch.Tensor:
@@ -68,6 +93,67 @@ def _check_int32_range(t: torch.Tensor, graph: str, index: int) -> None:
         )
 
 
+def _references(value: Any):
+    """Names of the nodes a graph-JSON argument refers to ({"node": name})."""
+    if isinstance(value, dict):
+        if isinstance(value.get("node"), str):
+            yield value["node"]
+        else:
+            for v in value.values():
+                yield from _references(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _references(v)
+
+
+def _arithmetic_inputs(document: dict) -> dict[int, dict]:
+    """Integer graph inputs whose values reach integer arithmetic (through
+    pass-through views), each with the first such node: the engines compute
+    those exactly only below 2**24 (integer_range.py does this for constants)."""
+    from .integer_range import _ARITHMETIC, _PASS_THROUGH
+
+    users: dict[str, list[dict]] = {}
+    for node in document.get("nodes", []):
+        for name in set(_references([node.get("args"), node.get("kwargs")])):
+            users.setdefault(name, []).append(node)
+    found = {}
+    for i, spec in enumerate(document.get("inputs", [])):
+        if spec.get("dtype") not in ("int32", "int64", "int16", "int8", "uint8"):
+            continue
+        todo, seen = list(users.get(spec.get("name"), [])), set()
+        while todo:
+            node = todo.pop()
+            if node["name"] in seen:
+                continue
+            seen.add(node["name"])
+            packet = str(node.get("target", "")).split(".")[1:2]
+            if packet and packet[0] in _ARITHMETIC:
+                found[i] = node
+                break
+            if packet and packet[0] in _PASS_THROUGH:
+                todo.extend(users.get(node["name"], []))
+    return found
+
+
+def _check_exact_integers(t: torch.Tensor, graph: str, index: int, user: dict) -> None:
+    """An integer input feeding arithmetic must stay below 2**24 in magnitude,
+    or the fp32 ALUs would round it (16777217 + 1 gives 16777216)."""
+    from .integer_range import EXACT_INTEGER_LIMIT
+
+    if t.numel() == 0:
+        return
+    largest = int(t.abs().max()) if t.dtype != torch.uint8 else int(t.max())
+    if largest < EXACT_INTEGER_LIMIT:
+        return
+    loc = user.get("loc") or {}
+    where = f" at {loc.get('file')}:{loc.get('line')}: {loc.get('code')}" if loc.get("file") else ""
+    raise TrncError(
+        f"trnc: graph '{graph}' input {index} ({t.dtype}) holds {largest}, which feeds "
+        f"{user.get('target')}{where}; the engines compute integers through fp32 ALUs, exact "
+        "only below 2**24 (16777216) in magnitude, so this call would be silently wrong"
+    )
+
+
 def _race_check() -> bool:
     """TRNC_RACE_CHECK=1: every run also checks that the program's semaphores
     order all conflicting accesses of different engines (a race is a
@@ -92,6 +178,9 @@ class CompiledGraph:
         # default generator before every call (decomp_random.py).
         self.seed_inputs = graph.seed_inputs
         self.int64_inputs = [i for i, spec in enumerate(self.inputs) if spec.dtype == torch.int64]
+        self.arithmetic_inputs = {
+            i: user for i, user in _arithmetic_inputs(graph.document).items() if i not in self.seed_inputs
+        }  # seeds are random words for the Philox engine, not arithmetic operands
         self.executable = executable
         self.calls = 0
         self.run_seconds = 0.0
@@ -109,12 +198,17 @@ class CompiledGraph:
         inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(narrowed, self.inputs))]
         for i in self.int64_inputs:
             _check_int32_range(inputs[i], self.name, i)
+        for i, user in self.arithmetic_inputs.items():
+            _check_exact_integers(inputs[i], self.name, i, user)
         outputs = [torch.empty_strided(s.shape, s.stride, dtype=s.dtype) for s in self.outputs]
         start = time.perf_counter()
         # A zero-element tensor has no storage (data_ptr() 0); the program still
         # names a (1-element) region for it, so hand it a small scratch buffer.
         scratch = torch.empty(64, dtype=torch.uint8)
-        ins, outs = [[t.data_ptr() if t.numel() else scratch.data_ptr() for t in ts] for ts in (inputs, outputs)]
+        ins, outs = [
+            [buffer_of(t) if t.numel() else buffer_of(t, scratch.data_ptr(), scratch.numel()) for t in ts]
+            for ts in (inputs, outputs)
+        ]
         sink = profiling.active()  # None unless profiling (trnc.profiling.capture)
         checks = {"race_check": True} if _race_check() else {}
         with profiling.torch_event(self.name):  # torch.profiler's view of the run

@@ -1,12 +1,15 @@
 //===- Program.cpp - Small queries on an in-memory Program -----------------===//
 //
-// Lookups of input/output regions by their graph position; used by the
-// simulator to bind the caller's buffers and by the runner to size them.
+// Lookups of input/output regions by their graph position (used by the
+// simulator to bind the caller's buffers and by the runner to size them),
+// the byte span of a region's layout and the program's I/O signature.
 //
 //===----------------------------------------------------------------------===//
 
 #include "artifact/Program.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace trnc {
@@ -26,7 +29,67 @@ int64_t findRegion(const Program &p, Region::Kind kind, uint32_t index) {
   return -1;
 }
 
+std::string listText(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 } // namespace
+
+std::vector<int64_t> Region::layoutStrides() const {
+  if (!strides.empty() || shape.empty())
+    return strides;
+  // Saturating: a hostile shape must not overflow (layoutBytes then refuses
+  // the saturated stride as a span past its limit).
+  std::vector<int64_t> contiguous(shape.size(), 1);
+  for (size_t d = shape.size() - 1; d > 0; --d) {
+    __int128 next = __int128(contiguous[d]) * std::max<int64_t>(shape[d], 1);
+    contiguous[d - 1] = next > INT64_MAX ? INT64_MAX : int64_t(next);
+  }
+  return contiguous;
+}
+
+std::optional<uint64_t> Region::layoutBytes() const {
+  std::vector<int64_t> strides = layoutStrides();
+  if (shape.size() != strides.size())
+    return std::nullopt;
+  constexpr unsigned __int128 kLimit = (unsigned __int128)1 << 62;
+  unsigned __int128 last = 0;
+  bool empty = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0 || strides[d] < 0)
+      return std::nullopt;
+    if (shape[d] == 0)
+      empty = true;
+    else
+      last += (unsigned __int128)(shape[d] - 1) * uint64_t(strides[d]);
+    if (last >= kLimit)
+      return std::nullopt;
+  }
+  unsigned __int128 span = (empty ? 1 : last + 1) * isa::dtypeBytes(dtype);
+  if (span >= kLimit)
+    return std::nullopt;
+  return uint64_t(span);
+}
+
+std::string ioSignature(const Program &program) {
+  std::string s;
+  for (Region::Kind kind : {Region::Kind::Input, Region::Kind::Output})
+    for (uint32_t i = 0; i < uint32_t(program.regions.size()); ++i) {
+      int64_t at = kind == Region::Kind::Input ? program.inputRegion(i)
+                                               : program.outputRegion(i);
+      if (at < 0)
+        break; // indices are dense (verifyProgram)
+      const Region &r = program.regions[size_t(at)];
+      s += kind == Region::Kind::Input ? "input " : "output ";
+      s += std::to_string(i) + " " + std::string(isa::dtypeName(r.dtype)) + " " +
+           listText(r.shape) + " strides " + listText(r.strides) + " bytes " +
+           std::to_string(r.bytes) + "\n";
+    }
+  return s;
+}
 
 size_t Program::numInputs() const { return countKind(*this, Region::Kind::Input); }
 size_t Program::numOutputs() const {

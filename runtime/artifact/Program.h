@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct Region {
   std::vector<int64_t> strides; // in elements (inputs/outputs)
   uint64_t bytes = 0;           // bytes the region spans
   std::vector<uint8_t> data;    // Constant only: exactly `bytes` bytes
+
+  /// `strides`, or the contiguous row-major strides of `shape` when the
+  /// region records none.
+  std::vector<int64_t> layoutStrides() const;
+  /// Bytes from the first to one past the last element of the (shape,
+  /// layoutStrides(), dtype) layout, at least one element (a zero-element tensor is
+  /// bound to a one-element region); nullopt for a negative or mismatched
+  /// size or stride, or a span past 2^62 bytes.
+  std::optional<uint64_t> layoutBytes() const;
 };
 
 /// Where an instruction came from: the FX node and the user's source line.
@@ -54,6 +64,12 @@ struct Program {
   int64_t inputRegion(uint32_t index) const;
   int64_t outputRegion(uint32_t index) const;
 };
+
+/// The program's I/O signature: one line per Input/Output region, inputs
+/// first, each "input 0 f32 [2, 3] strides [3, 1] bytes 24". What a caller
+/// must bind; the cache records it next to an entry and compares it on
+/// every hit (docs/cache.md).
+std::string ioSignature(const Program &program);
 
 /// "vector stream instruction 12 (tensor_tensor)", followed by the source
 /// location when the instruction carries a valid one. Used by every message

@@ -129,6 +129,17 @@ llvm::Error Verifier::checkRegions() {
       continue;
     int k = r.kind == Region::Kind::Output;
     std::string kind = regionKindName(r.kind);
+    // The caller binds a tensor of exactly this layout, so the region must
+    // lie inside it: a region larger than its layout would let the program
+    // read or write past the caller's storage.
+    std::optional<uint64_t> span = r.layoutBytes();
+    if (!span)
+      return fail(ctx + ": invalid layout (a negative or mismatched size or "
+                        "stride, or a span past 2^62 bytes)");
+    if (r.bytes > *span)
+      return fail(ctx + ": spans " + std::to_string(r.bytes) +
+                  " bytes, more than the " + std::to_string(*span) +
+                  " bytes its shape and strides cover");
     if (r.index >= numOfKind[k])
       return fail(ctx + ": " + kind + " index " + std::to_string(r.index) +
                   ", but there are " + std::to_string(numOfKind[k]) + " " +

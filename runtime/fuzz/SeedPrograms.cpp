@@ -61,6 +61,8 @@ struct Emitter {
     r.dtype = dt;
     r.bytes = bytes;
     r.index = index;
+    if (kind == Region::Kind::Input || kind == Region::Kind::Output)
+      r.shape = {int64_t(bytes / dtypeBytes(dt))}; // flat; seeds may reshape
     if (kind == Region::Kind::Constant)
       for (uint64_t i = 0; i < bytes; ++i)
         r.data.push_back(uint8_t(i * 7));

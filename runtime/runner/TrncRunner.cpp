@@ -3,14 +3,16 @@
 // Bridges at::Tensor and the torch-free runtime: the artifact's Input/Output
 // regions become TensorSpecs, inputs are checked against them and handed to
 // the simulator by data pointer, outputs are allocated per region. Every
-// bound the simulator relies on (a region never spans more bytes than the
-// tensor bound to it) is checked here, at load, so a bad artifact is an
-// error and never a write past a tensor's storage.
+// bound the simulator relies on (a region never spans more bytes than its
+// layout: verifyProgram, at load; each tensor's dtype, shape, strides and
+// storage against its region: checkBindings, before every run) is checked,
+// so a bad artifact is an error and never a write past a tensor's storage.
 //
 //===----------------------------------------------------------------------===//
 #include "runner/TrncRunner.h"
 
 #include "artifact/Artifact.h"
+#include "artifact/Binding.h"
 #include "machine/MachineModel.h"
 #include "sim/Simulator.h"
 
@@ -69,15 +71,24 @@ std::string describe(const at::Tensor &t) {
          listText(t.strides());
 }
 
-/// Bytes from the first to one past the last element of a strided layout.
-uint64_t spanBytes(const TensorSpec &spec) {
-  uint64_t last = 0;
-  for (size_t d = 0; d < spec.shape.size(); ++d) {
-    if (spec.shape[d] == 0)
-      return 0;
-    last += uint64_t(spec.shape[d] - 1) * uint64_t(spec.strides[d]);
-  }
-  return (last + 1) * c10::elementSize(spec.dtype);
+/// `t` as the simulator will address it: pointer, storage bytes from there.
+BufferView viewOf(const at::Tensor &t) {
+  BufferView v;
+  v.data = t.data_ptr();
+  size_t item = c10::elementSize(t.scalar_type());
+  uint64_t storage = t.storage().nbytes(), offset = uint64_t(t.storage_offset()) * item;
+  v.bytesAvailable = storage > offset ? storage - offset : 0;
+  v.dtype = t.scalar_type() == at::kFloat      ? "f32"
+            : t.scalar_type() == at::kBFloat16 ? "bf16"
+            : t.scalar_type() == at::kHalf     ? "f16"
+            : t.scalar_type() == at::kInt      ? "i32"
+            : t.scalar_type() == at::kByte     ? "u8"
+            : t.scalar_type() == at::kLong     ? "i64"
+            : t.scalar_type() == at::kBool     ? "bool"
+                                               : dtypeName(t.scalar_type());
+  v.shape.assign(t.sizes().begin(), t.sizes().end());
+  v.strides.assign(t.strides().begin(), t.strides().end());
+  return v;
 }
 
 /// Strides equal where they matter: a size-1 dim is never stepped over.
@@ -158,12 +169,6 @@ static std::vector<TensorSpec> specsOf(const Program &program,
     for (size_t d = 0; d < r.shape.size(); ++d)
       if (r.shape[d] < 0 || r.strides[d] < 0)
         throw bad(r.index, "has a negative size or stride");
-    // The simulator addresses r.bytes bytes from the tensor's data pointer.
-    if (r.bytes > spanBytes(spec))
-      throw bad(r.index, "spans " + std::to_string(r.bytes) +
-                             " bytes, more than its layout " + spec.str() +
-                             " covers (" + std::to_string(spanBytes(spec)) +
-                             ")");
     found[r.index] = std::move(spec);
   }
   std::vector<TensorSpec> specs;
@@ -235,6 +240,24 @@ std::vector<at::Tensor> Model::run(const std::vector<at::Tensor> &inputs) {
         at::empty_strided(spec.shape, spec.strides, at::dtype(spec.dtype)));
     out.push_back(outputs.back().data_ptr());
   }
+  // Zero-element tensors have no storage; the program names a one-element
+  // region for each, bound to this scratch.
+  at::Tensor scratch = at::empty_strided({64}, {1}, at::dtype(at::kByte));
+  std::vector<BufferView> inViews, outViews;
+  for (std::vector<void *> *ptrs : {&in, &out}) {
+    const std::vector<at::Tensor> &ts = ptrs == &in ? laidOut : outputs;
+    std::vector<BufferView> &views = ptrs == &in ? inViews : outViews;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      views.push_back(viewOf(ts[i]));
+      if (ts[i].numel() == 0) {
+        views.back().data = (*ptrs)[i] = scratch.data_ptr();
+        views.back().bytesAvailable = 64;
+      }
+    }
+  }
+  std::string mismatch = checkBindings(impl->program, inViews, outViews);
+  if (!mismatch.empty())
+    throw InputError(mismatch);
   std::lock_guard<std::mutex> lock(impl->mutex);
   if (llvm::Error err = impl->simulator->run(impl->program, in, out))
     throw Error("simulating " + graph +

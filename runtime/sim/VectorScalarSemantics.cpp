@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace trnc::sim {
 namespace {
@@ -119,14 +120,18 @@ float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 template <typename Fn> void withAct(ActFunc f, Fn &&fn) {
   switch (f) {
   case ActFunc::Copy: return fn([](float x) { return x; });
-  case ActFunc::Relu:
-    return fn([](float x) { return (x > 0.0f || x != x) ? x : 0.0f; });
+  // Edge values follow eager PyTorch (CPU): relu keeps -0.0 and NaN.
+  case ActFunc::Relu: return fn([](float x) { return x < 0.0f ? 0.0f : x; });
   case ActFunc::Exp: return fn([](float x) { return std::exp(x); });
   case ActFunc::Log: return fn([](float x) { return std::log(x); });
   case ActFunc::Tanh: return fn([](float x) { return std::tanh(x); });
   case ActFunc::Sigmoid: return fn(sigmoid);
   case ActFunc::Gelu:
     return fn([](float x) {
+      // torch's erf form gives NaN at both infinities (inf * 0 at -inf, and
+      // its vectorised erf at +inf).
+      if (std::isinf(x))
+        return std::numeric_limits<float>::quiet_NaN();
       return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     });
   case ActFunc::GeluTanh:
@@ -142,7 +147,7 @@ template <typename Fn> void withAct(ActFunc f, Fn &&fn) {
   case ActFunc::Abs: return fn([](float x) { return std::fabs(x); });
   case ActFunc::Sign:
     return fn([](float x) {
-      return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); // keeps +-0 and NaN
+      return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); // torch: sign(-0) = sign(nan) = +0
     });
   case ActFunc::Erf: return fn([](float x) { return std::erf(x); });
   case ActFunc::Sin: return fn([](float x) { return std::sin(x); });
@@ -190,8 +195,15 @@ void execActivation(ExecContext &ctx, const isa::Instruction &inst) {
       for (uint64_t left = F; left;) {
         size_t k = size_t(std::min<uint64_t>(left, kChunk));
         ws.load(in, k);
-        for (size_t i = 0; i < k; ++i)
-          out[i] = f(in[i] * scale + bias);
+        // A zero bias adds nothing: x * scale + (+0.0) would turn -0.0 into
+        // +0.0 (IEEE 754), and 1/x, rsqrt, floor, tanh, sin... of -0.0 must
+        // see the sign, as in eager.
+        if (bias == 0.0f)
+          for (size_t i = 0; i < k; ++i)
+            out[i] = f(in[i] * scale);
+        else
+          for (size_t i = 0; i < k; ++i)
+            out[i] = f(in[i] * scale + bias);
         wd.store(out, k);
         left -= k;
       }

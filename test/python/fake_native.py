@@ -50,7 +50,8 @@ def compile(graph_json: str, options_json: str) -> dict:
     return {"ok": True, "artifact": graph_json.encode(), "error_kind": "", "message": "", "details": "{}"}
 
 
-def _view(ptr: int, spec: dict) -> torch.Tensor:
+def _view(buffer: tuple, spec: dict) -> torch.Tensor:
+    ptr = buffer[0]  # (data_ptr, nbytes, dtype, shape, strides), as _C.Executable.run takes
     dtype = getattr(torch, spec["dtype"])
     shape, stride = spec["shape"], spec["stride"]
     if any(s == 0 for s in shape):

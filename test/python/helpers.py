@@ -97,3 +97,35 @@ def train(model: torch.nn.Module, steps: int, dtype: torch.dtype, compiled: bool
         grads.append([p.grad.detach().clone() for p in model.parameters()])
         opt.step()
     return losses, grads
+
+
+def chain_graph(ops, dtype: str = "float32", name: str = "g", n: int = 8) -> str:
+    """Graph JSON of one [n] input through a chain of elementwise ATen ops:
+    ``ops`` is [(target, extra args), ...], e.g. [("aten.relu.default", [])]."""
+    import json
+
+    spec = {"shape": [n], "stride": [1], "dtype": dtype}
+    nodes, prev = [], f"{name}_x"
+    for i, (target, extra) in enumerate(ops):
+        nodes.append(
+            {
+                "name": f"{name}_{i}",
+                "target": target,
+                "args": [{"node": prev}, *extra],
+                "kwargs": {},
+                "meta": spec,
+                "loc": {"file": f"{name}.py", "line": 1 + i, "code": target},
+                "stack_trace": name,
+            }
+        )
+        prev = f"{name}_{i}"
+    return json.dumps(
+        {
+            "schema": "trnc.graph",
+            "version": 1,
+            "name": name,
+            "inputs": [{"name": f"{name}_x", **spec}],
+            "nodes": nodes,
+            "outputs": [{"node": prev, **spec}],
+        }
+    )

@@ -21,6 +21,7 @@ import torch
 import trnc
 import trnc.backend
 from helpers import compile_neuron, mlp, needs_native
+from trnc.compiled_graph import buffer_of
 
 pytestmark = needs_native
 
@@ -152,11 +153,12 @@ def test_executable_run_profile_flag(exported):
     (name,) = exported
     artifact_exe = trnc.backend.compile_exported(exported[name][1], trnc.CompilerOptions())
     a, b, out = torch.randn(128, 128), torch.randn(128, 128), torch.empty(128, 128)
-    assert artifact_exe.run([a.data_ptr(), b.data_ptr()], [out.data_ptr()]) is None
-    prof = artifact_exe.run([a.data_ptr(), b.data_ptr()], [out.data_ptr()], profile=True)
+    ins, outs = [buffer_of(a), buffer_of(b)], [buffer_of(out)]
+    assert artifact_exe.run(ins, outs) is None
+    prof = artifact_exe.run(ins, outs, profile=True)
     assert prof.total_ns > 0 and not prof.has_trace
     torch.testing.assert_close(out, a @ b, rtol=1e-5, atol=1e-4)
-    traced = artifact_exe.run([a.data_ptr(), b.data_ptr()], [out.data_ptr()], trace=True)
+    traced = artifact_exe.run(ins, outs, trace=True)
     assert traced.has_trace and traced.to_dict()["useful_matmul_flops"] == 2 * 128**3
 
 

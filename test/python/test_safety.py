@@ -13,6 +13,7 @@ import os
 
 import pytest
 import torch
+from trnc.compiled_graph import buffer_of
 
 pytestmark = pytest.mark.needs_native
 
@@ -45,7 +46,7 @@ def test_compiled_program_passes_the_race_checker(artifact):
     exe = _C.Executable(artifact)
     assert exe.num_inputs == 2 and exe.num_outputs == 1
     x, y, out = torch.randn(8, 16), torch.randn(16, 4), torch.empty(8, 4)
-    exe.run([x.data_ptr(), y.data_ptr()], [out.data_ptr()], race_check=True)
+    exe.run([buffer_of(x), buffer_of(y)], [buffer_of(out)], race_check=True)
     torch.testing.assert_close(out, torch.relu(x @ y + 1.0))
 
 

@@ -158,3 +158,23 @@ TEST_CASE("the verifier keeps i64 on the HBM side of a DMA",
   std::vector<int64_t> in(4);
   CHECK(run(bld.p, {in.data()}, {}) != "");
 }
+
+TEST_CASE("signed zeros, NaN and infinities at the edges match eager", "[sim][elementwise]") {
+  // issue 12, defect 7: the activation's zero bias turned -0.0 into +0.0.
+  auto signOf = [](ActFunc f, float x) { return std::signbit(act(f, {x})[0]); };
+  for (ActFunc f : {ActFunc::Relu, ActFunc::Floor, ActFunc::Ceil, ActFunc::Tanh, ActFunc::Sin,
+                    ActFunc::Copy, ActFunc::Trunc, ActFunc::Round})
+    CHECK(signOf(f, -0.0f));
+  CHECK(act(ActFunc::Reciprocal, {-0.0f})[0] == -kInf);
+  CHECK(act(ActFunc::Rsqrt, {-0.0f})[0] == -kInf);
+  // torch.sign: +0 for -0.0 and for NaN.
+  std::vector<float> sign = act(ActFunc::Sign, {-0.0f, kNan, -2, 3});
+  CHECK((sign[0] == 0 && !std::signbit(sign[0])));
+  CHECK((sign[1] == 0 && !std::signbit(sign[1])));
+  CHECK((sign[2] == -1 && sign[3] == 1));
+  // torch.nn.functional.gelu (erf form): NaN at both infinities.
+  std::vector<float> gelu = act(ActFunc::Gelu, {kInf, -kInf, 1});
+  CHECK((std::isnan(gelu[0]) && std::isnan(gelu[1])));
+  CHECK(std::fabs(gelu[2] - 0.8413447f) < 1e-5f);
+  requireSame(act(ActFunc::Relu, {kNan, -1, 2, -0.0f}), {kNan, 0, 2, -0.0f});
+}

@@ -76,7 +76,7 @@ double refAct(ActFunc f, double x) {
   case ActFunc::Reciprocal: return 1 / x;
   case ActFunc::Square: return x * x;
   case ActFunc::Abs: return std::fabs(x);
-  case ActFunc::Sign: return x > 0 ? 1 : (x < 0 ? -1 : 0);
+  case ActFunc::Sign: return x > 0 ? 1 : (x < 0 ? -1 : 0); // +0 for -0 and NaN
   case ActFunc::Erf: return std::erf(x);
   case ActFunc::Sin: return std::sin(x);
   case ActFunc::Softplus: return std::log1p(std::exp(x));

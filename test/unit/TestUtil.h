@@ -18,6 +18,7 @@
 #include "sim/DTypes.h"
 #include "sim/Simulator.h"
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -118,6 +119,9 @@ struct Builder {
       for (const Region &o : p.regions)
         n += o.kind == kind;
       r.index = n;
+      // A flat layout that covers exactly `bytes` (verifyProgram requires
+      // an I/O region to lie inside its layout); tests may reshape it.
+      r.shape = {int64_t(bytes / std::max(1u, dtypeBytes(dt)))};
     }
     p.regions.push_back(r);
     return uint32_t(p.regions.size() - 1);
@@ -176,6 +180,9 @@ inline std::string errorText(llvm::Error e) {
 
 template <typename T> std::string errorText(llvm::Expected<T> &e) {
   return e ? std::string() : llvm::toString(e.takeError());
+}
+template <typename T> std::string errorText(llvm::Expected<T> &&e) {
+  return errorText(e);
 }
 
 /// Run on a fresh simulator of the program's target; "" on success.

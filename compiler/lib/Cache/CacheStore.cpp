@@ -7,18 +7,25 @@
 //     presence is what makes an entry, so a reader never sees half of one;
 //     a writer killed before the rename leaves only `*.tmp-*` files, which
 //     no reader opens;
-//   - every read runs readArtifact (section checksums, format version, full
-//     program verification) and compares the compiler identity: a corrupt,
-//     truncated or stale entry is a miss, reported once, and overwritten;
+//   - every read takes regular files only (readRegularFile: no FIFO, no
+//     symlink, bounded size), runs readArtifact (section checksums, format
+//     version, full program verification), compares the compiler identity,
+//     and checks the binding: the key the artifact and the manifest record
+//     equal the key looked up, the manifest's I/O signature and SHA-256 are
+//     the artifact's, and the manifest's MAC verifies under the cache secret
+//     (CacheAuth.cpp). A corrupt, truncated, stale, planted or swapped entry
+//     is a miss, reported once, and overwritten;
 //   - a per-key llvm::LockFileManager makes concurrent compiles of one key
 //     happen once; it records host and pid, so a lock whose owner died is
 //     taken over at once, and a live but stuck owner is broken after a
-//     timeout.
+//     timeout (at most kForeignLockWaitSeconds for another host's lock,
+//     whose owner's liveness cannot be checked).
 //
 //===----------------------------------------------------------------------===//
 #include "trnc/Compiler/Cache.h"
 
 #include "artifact/Artifact.h"
+#include "artifact/Program.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/LockFileManager.h"
@@ -29,9 +36,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
+#include <unistd.h>
 
 using nlohmann::json;
 namespace fs = llvm::sys::fs;
@@ -55,8 +64,9 @@ llvm::Expected<fs::TempFile> writeTemp(const std::string &finalPath, llvm::Strin
   if (os.has_error()) {
     std::error_code ec = os.error();
     os.clear_error();
+    std::string name = tmp->TmpName; // discard() clears it
     llvm::consumeError(tmp->discard());
-    return llvm::createStringError(ec, "cannot write " + tmp->TmpName + ": " + ec.message());
+    return llvm::createStringError(ec, "cannot write " + name + ": " + ec.message());
   }
   return tmp;
 }
@@ -71,16 +81,68 @@ llvm::Error keep(fs::TempFile &tmp, const std::string &finalPath) {
 }
 
 void pauseBeforeRenameForTests() {
-  if (const char *s = std::getenv(kPauseBeforeRenameEnv); s && *s)
+  const char *s = std::getenv(kPauseBeforeRenameEnv);
+  if (!s || !*s)
+    return;
+  if (*s != '/') {
     std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(s)));
+    return;
+  }
+  // A path: wait until the test creates it (at most 10 minutes), so a test
+  // controls the window instead of racing a fixed sleep under load.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  while (!fs::exists(s) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+/// The manifest as an object, or an empty object if it is missing, not a
+/// regular file, too large or not a JSON object.
 json readManifest(const std::string &path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
+  llvm::Expected<std::optional<std::string>> text = readRegularFile(path, kMaxManifestFileBytes);
+  if (!text) {
+    llvm::consumeError(text.takeError());
     return json::object();
-  json doc = json::parse((*buf)->getBuffer(), nullptr, false);
+  }
+  if (!*text)
+    return json::object();
+  json doc = json::parse(**text, nullptr, false);
   return doc.is_object() ? doc : json::object();
+}
+
+/// A string field of `doc`, or "" if absent or of another type.
+std::string stringField(const json &doc, const char *name) {
+  auto it = doc.find(name);
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// The key recorded in the artifact's metadata ("cache_key"), or "".
+std::string recordedKey(const Program &program) {
+  json meta = json::parse(program.metadataJson, nullptr, false);
+  return meta.is_object() ? stringField(meta, "cache_key") : std::string();
+}
+
+llvm::ArrayRef<uint8_t> asBytes(const std::string &s) {
+  return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(s.data()), s.size());
+}
+
+std::string hostName() {
+  char name[256] = {0};
+  if (::gethostname(name, sizeof name - 1) != 0)
+    return "";
+  return name;
+}
+
+/// The host a LockFileManager lock file names ("<host> <pid>"), or "".
+std::string lockOwnerHost(const std::string &lockPath) {
+  llvm::Expected<std::optional<std::string>> text = readRegularFile(lockPath, 4096);
+  if (!text) {
+    llvm::consumeError(text.takeError());
+    return "";
+  }
+  if (!*text)
+    return "";
+  llvm::StringRef host = llvm::StringRef(**text).split(' ').first.trim();
+  return host.str();
 }
 
 } // namespace
@@ -109,32 +171,56 @@ std::string ArtifactCache::manifestPath(std::string_view key) const {
 Lookup ArtifactCache::lookup(std::string_view key, bool touch) const {
   Lookup result;
   std::string path = artifactPath(key);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf = llvm::MemoryBuffer::getFile(
-      path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buf) {
-    // No entry (or no cache directory at all): a plain miss.
-    if (buf.getError() == std::errc::no_such_file_or_directory ||
-        buf.getError() == std::errc::not_a_directory)
-      return result;
+  auto invalid = [&](const std::string &why) {
     result.status = Lookup::Status::Invalid;
-    result.reason = "cannot read " + path + ": " + buf.getError().message();
+    result.reason = "cache entry " + path + " " + why;
+    return result;
+  };
+  llvm::Expected<std::optional<std::string>> file = readRegularFile(path, kMaxArtifactFileBytes);
+  if (!file) {
+    result.status = Lookup::Status::Invalid;
+    result.reason = llvm::toString(file.takeError());
     return result;
   }
-  llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>((*buf)->getBufferStart()),
-                                (*buf)->getBufferSize());
-  llvm::Expected<Program> program = readArtifact(bytes);
-  if (!program) {
-    result.status = Lookup::Status::Invalid;
-    result.reason = "cache entry " + path + " is invalid (" +
-                    llvm::toString(program.takeError()) + ")";
-    return result;
-  }
-  if (program->compilerVersion != identity) {
-    result.status = Lookup::Status::Invalid;
-    result.reason = "cache entry " + path + " was built by compiler '" +
-                    program->compilerVersion + "', not '" + identity + "'";
-    return result;
-  }
+  if (!*file)
+    return result; // no entry (or no cache directory at all): a plain miss
+  const std::string &bytes = **file;
+  llvm::Expected<Program> program = readArtifact(asBytes(bytes));
+  if (!program)
+    return invalid("is invalid (" + llvm::toString(program.takeError()) + ")");
+  if (program->compilerVersion != identity)
+    return invalid("was built by compiler '" + program->compilerVersion + "', not '" + identity +
+                   "'");
+  std::string recorded = recordedKey(*program);
+  if (recorded != key)
+    return invalid(recorded.empty()
+                       ? "records no cache key (it was not stored by this cache)"
+                       : "was stored under key " + recorded +
+                             ", not its own (a swapped or planted file)");
+  std::string manifestFile = manifestPath(key);
+  llvm::Expected<std::optional<std::string>> text =
+      readRegularFile(manifestFile, kMaxManifestFileBytes);
+  if (!text)
+    return invalid("has an unusable manifest (" + llvm::toString(text.takeError()) + ")");
+  if (!*text)
+    return invalid("has no manifest " + manifestFile);
+  json manifest = json::parse(**text, nullptr, false);
+  if (!manifest.is_object())
+    return invalid("has a manifest that is not a JSON object");
+  if (stringField(manifest, "key") != key)
+    return invalid("has a manifest for another key ('" + stringField(manifest, "key") + "')");
+  std::string io = ioSignature(*program);
+  if (stringField(manifest, "io_signature") != io)
+    return invalid("has inputs/outputs that differ from its manifest's I/O signature");
+  std::string sha = sha256Hex(asBytes(bytes));
+  if (stringField(manifest, "artifact_sha256") != sha)
+    return invalid("does not match the SHA-256 its manifest records");
+  llvm::Expected<std::string> secret = loadSecret(root, /*create=*/false);
+  if (!secret)
+    return invalid("cannot be authenticated (" + llvm::toString(secret.takeError()) + ")");
+  if (!sameMac(stringField(manifest, "mac"), entryMac(*secret, key, sha, io)))
+    return invalid("fails authentication: its manifest's MAC is not the one this cache's secret "
+                   "gives (written by someone without the secret, or edited)");
   result.status = Lookup::Status::Hit;
   result.artifact.assign(bytes.begin(), bytes.end());
   if (touch)
@@ -153,7 +239,11 @@ void ArtifactCache::touchEntry(std::string_view key) const {
   }
   std::string manifest = manifestPath(key);
   json doc = readManifest(manifest);
-  doc["hits"] = doc.value("hits", 0) + 1;
+  if (!doc.contains("mac"))
+    return; // unreadable just now: never replace a manifest with a partial one
+  auto hits = doc.find("hits");
+  int64_t before = hits != doc.end() && hits->is_number_integer() ? hits->get<int64_t>() : 0;
+  doc["hits"] = std::max<int64_t>(before, 0) + 1; // a count of the wrong type restarts
   doc["last_used"] = now();
   llvm::Expected<fs::TempFile> tmp = writeTemp(manifest, doc.dump(1));
   if (!tmp)
@@ -161,13 +251,29 @@ void ArtifactCache::touchEntry(std::string_view key) const {
   llvm::consumeError(keep(*tmp, manifest));
 }
 
-llvm::Error ArtifactCache::store(std::string_view key, const std::vector<uint8_t> &artifact,
+llvm::Error ArtifactCache::store(std::string_view key, std::vector<uint8_t> &artifact,
                                  std::string_view manifestJson, double compileSeconds) const {
   std::string path = artifactPath(key);
   if (std::error_code ec = fs::create_directories(llvm::sys::path::parent_path(path)))
     return llvm::createStringError(ec, "cannot create " +
                                            llvm::sys::path::parent_path(path).str() + ": " +
                                            ec.message());
+  llvm::Expected<std::string> secret = loadSecret(root, /*create=*/true);
+  if (!secret)
+    return secret.takeError();
+  llvm::Expected<Program> program = readArtifact(artifact);
+  if (!program)
+    return program.takeError();
+  if (recordedKey(*program) != key) {
+    json meta = json::parse(program->metadataJson, nullptr, false);
+    if (!meta.is_object())
+      meta = json::object();
+    meta["cache_key"] = std::string(key);
+    program->metadataJson = meta.dump();
+    artifact = writeArtifact(*program);
+  }
+  std::string io = ioSignature(*program);
+  std::string sha = sha256Hex(artifact);
   json manifest = json::parse(manifestJson, nullptr, false);
   if (!manifest.is_object())
     manifest = json::object();
@@ -175,6 +281,9 @@ llvm::Error ArtifactCache::store(std::string_view key, const std::vector<uint8_t
   manifest["key"] = std::string(key);
   manifest["compiler"] = identity;
   manifest["artifact_bytes"] = artifact.size();
+  manifest["io_signature"] = io;
+  manifest["artifact_sha256"] = sha;
+  manifest["mac"] = entryMac(*secret, key, sha, io);
   manifest["compile_seconds"] = compileSeconds;
   manifest["created"] = t;
   manifest["last_used"] = t;
@@ -258,20 +367,30 @@ Outcome ArtifactCache::getOrCompile(std::string_view key, std::string_view manif
       if (!tryHit())
         compileAndMaybeStore(true);
       return out; // the lock is released here
-    case llvm::LockFileManager::LFS_Shared:
-      switch (lock.waitForUnlock(lockTimeoutSeconds)) {
+    case llvm::LockFileManager::LFS_Shared: {
+      // LockFileManager can tell a dead owner only on this host; a lock of
+      // another host (a container, a machine sharing the directory) would
+      // block for the whole timeout even when its owner is long gone.
+      std::string owner = lockOwnerHost(path + ".lock");
+      bool foreign = !owner.empty() && owner != hostName();
+      unsigned wait = foreign ? std::min(lockTimeoutSeconds, foreignLockWait) : lockTimeoutSeconds;
+      switch (lock.waitForUnlock(wait)) {
       case llvm::LockFileManager::Res_Success:
       case llvm::LockFileManager::Res_OwnerDied:
         break; // look again; a dead owner's lock is removed on the next try
       case llvm::LockFileManager::Res_Timeout:
         out.warnings.push_back(
-            {WarningKind::StaleLock, "the lock " + path + ".lock was held for more than " +
-                                         std::to_string(lockTimeoutSeconds) +
-                                         " s; breaking it and compiling"});
+            {WarningKind::StaleLock,
+             "the lock " + path + ".lock was held for more than " + std::to_string(wait) + " s" +
+                 (foreign ? " by a process on host '" + owner +
+                                "', whose liveness cannot be checked from here"
+                          : "") +
+                 "; breaking it and compiling"});
         (void)lock.unsafeRemoveLockFile();
         break;
       }
       break;
+    }
     }
   }
   compileAndMaybeStore(true);

@@ -147,6 +147,10 @@ CompileResult compileGraph(std::string_view graphJson,
                                         "' (known: " + known + ")");
   }
 
+  if (std::string limit = checkGraphLimits(graphJson, *lookupMachineModel(options.target));
+      !limit.empty())
+    return failure("resource_limit", limit);
+
   DialectRegistry registry;
   registry.insert<trn::TrnDialect, nisa::NisaDialect, func::FuncDialect,
                   memref::MemRefDialect>();

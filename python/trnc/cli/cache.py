@@ -2,7 +2,10 @@
 
 Every sub-command takes ``--cache-dir`` (default: ``TRNC_CACHE_DIR``, else
 ``~/.cache/trnc``). ``verify`` exits with 1 when an entry is corrupt and names
-each one. See docs/cache.md.
+each one; ``prune`` and ``clear`` exit with 1 when a file could not be removed
+(a read-only cache), counting only what they did remove. ``clear`` of the
+default cache (no ``--cache-dir``) asks first unless ``--yes`` or stdin is not a
+terminal. See docs/cache.md.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import sys
 
 from .. import cache
 
@@ -33,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     action("verify", "re-verify every entry; exit 1 if any is corrupt", run_verify)
     prune = action("prune", "remove least recently used entries down to a size", run_prune)
     prune.add_argument("--max-size", required=True, help="e.g. 2G, 500M, 0 (bytes when no unit)")
-    action("clear", "remove every entry", run_clear)
+    clear = action("clear", "remove every entry", run_clear)
+    clear.add_argument("--yes", "-y", action="store_true", help="do not ask before clearing the default cache")
 
 
 def _when(t: float) -> str:
@@ -79,13 +84,24 @@ def run_verify(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _report(done: cache.Removal, what: str) -> int:
+    print(f"{what} {done.entries} entries, freed {cache.format_size(done.bytes)}")
+    if not done.failed:
+        return 0
+    path, reason = done.failed[0]
+    print(f"trnc: could not remove {len(done.failed)} files (first: {path}: {reason})", file=sys.stderr)
+    return 1
+
+
 def run_prune(args: argparse.Namespace) -> int:
-    removed, freed = cache.prune(args.max_size, _directory(args))
-    print(f"removed {removed} entries, freed {cache.format_size(freed)}")
-    return 0
+    return _report(cache.prune_entries(args.max_size, _directory(args)), "removed")
 
 
 def run_clear(args: argparse.Namespace) -> int:
-    removed = cache.clear(_directory(args))
-    print(f"removed {removed} entries from {_directory(args)}")
-    return 0
+    directory = _directory(args)
+    if args.cache_dir is None and not args.yes and sys.stdin.isatty():
+        answer = input(f"remove every entry of the trnc cache {directory}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing removed")
+            return 1
+    return _report(cache.clear_entries(directory), f"{directory}: removed")

@@ -3,7 +3,8 @@
 Header (format version, target, compiler identity, graph name), inputs and
 outputs (shape, strides, dtype), HBM regions, per-engine instruction counts
 by opcode, the estimated device time (one timed simulation on zero-filled
-inputs, when the extension has the timed simulator), and with ``--disassemble`` one line per instruction. The
+inputs, when the extension has the timed simulator and the program fits in
+ESTIMATE_MAX_BYTES and ESTIMATE_MAX_ELEMENTS), and with ``--disassemble`` one line per instruction. The
 artifact is fully verified first (``_C.inspect_artifact``); a corrupt or
 truncated file is an error (exit 1), never a crash.
 """
@@ -16,6 +17,7 @@ import json
 from typing import Any, Optional
 
 from .._native import native
+from ..cache import read_artifact_file
 from ..errors import TrncError
 
 
@@ -33,6 +35,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+# The estimate runs the program, which needs every input, output and scratch
+# region in host memory; above this it is skipped (memory stays bounded by the
+# file, not by what a possibly hostile artifact declares). `trnc profile` runs it.
+ESTIMATE_MAX_BYTES = 256 << 20
+# ... and when its instructions would touch more elements than this (a verified
+# stride-0 pattern may repeat one tile 2**48 times): time stays bounded too.
+ESTIMATE_MAX_ELEMENTS = 1 << 32
+
+
 def describe(data: bytes, disassemble: bool, estimate: bool = True) -> dict[str, Any]:
     """The artifact's description as a JSON-ready dict; raises TrncError if invalid."""
     C = native()
@@ -40,33 +51,51 @@ def describe(data: bytes, disassemble: bool, estimate: bool = True) -> dict[str,
         info = dict(C.inspect_artifact(data))
         if disassemble:
             info["disassembly"] = C.disassemble(data)
-    except ValueError as exc:
-        raise TrncError(str(exc)) from None
+    except (ValueError, RuntimeError, MemoryError) as exc:
+        raise TrncError(str(exc) or type(exc).__name__) from None
     try:
-        info["metadata"] = json.loads(info.pop("metadata_json") or "{}")
-    except ValueError:
-        info["metadata"] = {}
-    info["estimated_time_ns"] = _estimated_time_ns(data, info["regions"]) if estimate else None
+        metadata = json.loads(info.pop("metadata_json") or "{}")
+    except (ValueError, RecursionError):
+        metadata = {"invalid_metadata_json": True}
+    info["metadata"] = metadata if isinstance(metadata, dict) else {"value": metadata}
+    info["estimated_time_ns"] = None
+    info["estimate_skipped"] = None
+    if estimate:
+        needed = sum(int(r["bytes"]) for r in info["regions"] if r["kind"] != "constant")
+        work = sum(float(e.get("elements", 0)) for e in info["engines"])
+        if needed > ESTIMATE_MAX_BYTES:
+            info["estimate_skipped"] = (
+                f"its regions span {needed} bytes, more than the {ESTIMATE_MAX_BYTES >> 20} MiB "
+                "inspect allocates; run `trnc profile` for a timed run"
+            )
+        elif work > ESTIMATE_MAX_ELEMENTS:
+            info["estimate_skipped"] = (
+                f"its instructions touch {work:.3g} elements, more than the {ESTIMATE_MAX_ELEMENTS:.3g} "
+                "inspect simulates; run `trnc profile` for a timed run"
+            )
+        else:
+            info["estimated_time_ns"] = _estimated_time_ns(data, info["regions"])
     return info
 
 
 def _estimated_time_ns(data: bytes, regions: list[dict[str, Any]]) -> Optional[float]:
     """Simulated time of one run on zero-filled inputs (timing does not depend on
-    the values), or None when the extension has no timed simulator."""
+    the values), or None when the extension has no timed simulator or the run fails."""
     buffers = []
 
-    def pointers(kind: str) -> list[int]:
-        mine = [r for r in regions if r["kind"] == kind]
-        ptrs = [0] * (max((r["index"] for r in mine), default=-1) + 1)
+    def views(kind: str) -> list[tuple]:
+        mine = sorted((r for r in regions if r["kind"] == kind), key=lambda r: r["index"])
+        out = []
         for r in mine:
-            buffers.append(ctypes.create_string_buffer(max(int(r["bytes"]), 1)))
-            ptrs[r["index"]] = ctypes.addressof(buffers[-1])
-        return ptrs
+            size = max(int(r["bytes"]), 1)
+            buffers.append(ctypes.create_string_buffer(size))
+            out.append((ctypes.addressof(buffers[-1]), size, r["dtype"], list(r["shape"]), list(r["strides"])))
+        return out
 
     try:
-        profile = native().Executable(data).run(pointers("input"), pointers("output"), profile=True)
-    except (TypeError, RuntimeError):  # no timed simulator in this build, or the run failed
-        return None
+        profile = native().Executable(data).run(views("input"), views("output"), profile=True)
+    except (TypeError, ValueError, RuntimeError, MemoryError):
+        return None  # no timed simulator in this build, or the run failed
     total = getattr(profile, "total_ns", None)
     return float(total) if total is not None else None
 
@@ -104,6 +133,8 @@ def format_text(path: str, info: dict[str, Any]) -> str:
     ns = info["estimated_time_ns"]
     if ns is not None:
         lines.append(f"estimated time: {ns / 1000:.3f} us (timed simulator, one run)")
+    elif info.get("estimate_skipped"):
+        lines.append(f"estimated time: skipped ({info['estimate_skipped']})")
     else:
         lines.append("estimated time: not available (no timed simulator in this build, or --no-estimate)")
     if "disassembly" in info:
@@ -112,11 +143,7 @@ def format_text(path: str, info: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        with open(args.artifact, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise TrncError(f"cannot read {args.artifact}: {exc.strerror}") from None
+    data = read_artifact_file(args.artifact)
     try:
         info = describe(data, args.disassemble, not args.no_estimate)
     except TrncError as exc:

@@ -9,9 +9,9 @@ trace. Times are simulated estimates (docs/profiling.md), not measurements.
 from __future__ import annotations
 
 import argparse
-import os
 
 from .._native import native
+from ..cache import read_artifact_file
 from ..errors import TrncError
 
 _TORCH_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "i32": "int32", "u8": "uint8"}
@@ -51,16 +51,25 @@ def _tensor(region: dict, fill: str, gen):
 
 
 def _bind(regions: list, kind: str, fill: str, gen) -> tuple[list, list]:
-    """Tensors for every region of `kind`, and pointers by graph position (0 where unbound)."""
-    mine = [r for r in regions if r["kind"] == kind]
-    count = max((r["index"] for r in mine), default=-1) + 1
-    pointers = [0] * count
-    tensors = []
-    for r in mine:
-        t = _tensor(r, fill, gen)
-        tensors.append(t)
-        pointers[r["index"]] = t.data_ptr()
-    return tensors, pointers
+    """Tensors for every region of `kind`, and their buffer descriptors by graph position."""
+    from ..compiled_graph import buffer_of
+
+    mine = sorted((r for r in regions if r["kind"] == kind), key=lambda r: r["index"])
+    tensors = [_tensor(r, fill, gen) for r in mine]
+    views = []
+    for r, t in zip(mine, tensors):
+        if t.numel() == 0:  # no storage; the program names a one-element region
+            tensors.append(torch_empty_bytes(max(int(r["bytes"]), 1)))
+            views.append(buffer_of(t, tensors[-1].data_ptr(), tensors[-1].numel()))
+        else:
+            views.append(buffer_of(t))
+    return tensors, views
+
+
+def torch_empty_bytes(n: int):
+    import torch
+
+    return torch.zeros(n, dtype=torch.uint8)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,26 +77,24 @@ def run(args: argparse.Namespace) -> int:
 
     import torch
 
-    if os.path.isdir(args.artifact):
-        raise TrncError(f"{args.artifact} is a directory; pass one artifact file")
-    try:
-        with open(args.artifact, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise TrncError(f"cannot read {args.artifact}: {exc.strerror}") from exc
+    data = read_artifact_file(args.artifact)
     try:
         info = native().inspect_artifact(data)
         executable = native().Executable(data)
-    except ValueError as exc:
+    except (ValueError, RuntimeError, MemoryError) as exc:
         raise TrncError(f"{args.artifact}: {exc}") from exc
 
     gen = torch.Generator().manual_seed(0)
-    inputs, in_ptrs = _bind(info["regions"], "input", args.inputs, gen)
-    outputs, out_ptrs = _bind(info["regions"], "output", "zeros", gen)
     try:
-        profile = executable.run(in_ptrs, out_ptrs, profile=True, trace=bool(args.trace or args.plot))
-    except RuntimeError as exc:
-        raise TrncError(str(exc)) from exc
+        inputs, in_views = _bind(info["regions"], "input", args.inputs, gen)
+        outputs, out_views = _bind(info["regions"], "output", "zeros", gen)
+        profile = executable.run(in_views, out_views, profile=True, trace=bool(args.trace or args.plot))
+    except MemoryError as exc:
+        raise TrncError(f"{args.artifact}: not enough memory for the buffers the artifact declares") from exc
+    except (ValueError, RuntimeError, TypeError) as exc:
+        # A bad artifact (a binding that does not fit, a failed simulation) or a
+        # buffer torch cannot allocate: the message says which.
+        raise TrncError(f"{args.artifact}: {exc}") from exc
     if args.json:
         print(json.dumps(profile.to_dict(), indent=2))
     else:

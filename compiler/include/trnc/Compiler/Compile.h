@@ -50,6 +50,25 @@ struct CompileResult {
 
 CompileResult compileGraph(std::string_view graphJson, const CompileOptions &options);
 
+struct MachineModel;
+
+/// Output elements per emitted instruction, for the artifact size estimate
+/// of checkGraphLimits: a 128-partition tile of 512 elements (a PSUM bank of
+/// f32 per partition) for most ops; matmul-like ops (mm, bmm, addmm, matmul,
+/// baddbmm, convolution) emit far more per output element (measured: 655
+/// per instruction for `(x.t() @ x).sum()`, x [1, 8192], 32.8 MB), so 512.
+inline constexpr double kLimitElementsPerInstruction = 128.0 * 512.0;
+inline constexpr double kLimitMatmulElementsPerInstruction = 512.0;
+/// Largest artifact checkGraphLimits lets a graph grow to (estimated).
+inline constexpr uint64_t kMaxEstimatedArtifactBytes = uint64_t(1) << 30;
+
+/// Empty, or why the graph cannot run on `model` (a tensor larger than its
+/// HBM, an artifact estimated past kMaxEstimatedArtifactBytes), naming the
+/// tensor, its op and the user's source line. Read from the graph JSON
+/// before anything is lowered (GraphLimits.cpp); compileGraph refuses with
+/// error kind "resource_limit".
+std::string checkGraphLimits(std::string_view graphJson, const MachineModel &model);
+
 /// Compiler identity: version plus build hash; part of every cache key.
 std::string compilerIdentity();
 
