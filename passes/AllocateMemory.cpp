@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/TargetModel.h"
 #include "passes/TilePlacement.h"
 
 #include "machine/MachineModel.h"
@@ -94,11 +95,9 @@ void AllocatePass::reportOverflow(PlacedTile tile, TileArena &arena,
 
 void AllocatePass::runOnOperation() {
   func::FuncOp func = getOperation();
-  std::optional<MachineModel> model = lookupMachineModel(target);
-  if (!model) {
-    func.emitError("unknown target '") << target << "'";
+  std::optional<MachineModel> model = targetModel(getOperation(), target);
+  if (!model)
     return signalPassFailure();
-  }
   TilePlacement placement(*model);
   if (!placement.run(func)) {
     const PlacedTile &t = *placement.failed();

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
+#include "passes/TargetModel.h"
 #include "passes/TilePlacement.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -107,11 +108,9 @@ struct ForwardStoresPass
 
 void ForwardStoresPass::runOnOperation() {
   func::FuncOp func = getOperation();
-  std::optional<MachineModel> model = lookupMachineModel(target);
-  if (!model) {
-    func.emitError("unknown target '") << target << "'";
+  std::optional<MachineModel> model = targetModel(getOperation(), target);
+  if (!model)
     return signalPassFailure();
-  }
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return;
 

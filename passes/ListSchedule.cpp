@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
+#include "passes/TargetModel.h"
 #include "passes/TilePlacement.h"
 
 #include "dialects/Nisa/NisaToIsa.h"
@@ -166,6 +167,8 @@ private:
   int64_t newLiveBytes(const Node &n, bool psum) const;
   bool fits(const Node &n) const;
   void start(unsigned id, double startNs);
+  /// Fresh scheduling state: nothing started, live tiles capped at `budget`.
+  void reset(double budget);
 
   func::FuncOp func;
   const MachineModel &model;
@@ -350,8 +353,7 @@ void ListScheduler::start(unsigned id, double startNs) {
     working[s].readyNs = std::max(working[s].readyNs, finish);
 }
 
-SmallVector<unsigned> ListScheduler::schedule(double budget,
-                                              double &makespanNs) {
+void ListScheduler::reset(double budget) {
   working = nodes;
   tiles = tileStates;
   for (TileState &t : tiles)
@@ -363,6 +365,11 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
   budgetBytes = {int64_t(budget * model.sbufPartitionBytes),
                  int64_t(budget * model.psumPartitionBytes)};
   makespan = 0;
+}
+
+SmallVector<unsigned> ListScheduler::schedule(double budget,
+                                              double &makespanNs) {
+  reset(budget);
 
   std::array<ResourceQueues, kNumResources> queues;
   auto push = [&](unsigned id) {
@@ -456,15 +463,7 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
 double ListScheduler::originalMakespan() {
   // Program order as the schedule: each instruction starts when its
   // resource is free and its inputs are ready.
-  working = nodes;
-  tiles = tileStates;
-  for (TileState &t : tiles)
-    t.remaining = t.accesses;
-  freeAt.fill(0);
-  queuedNs.fill(0);
-  laneFree.fill(0);
-  liveBytes = {0, 0};
-  makespan = 0;
+  reset(/*budget=*/1.0);
   for (unsigned i = 0; i < working.size(); ++i)
     start(i, std::max(freeAt[working[i].resource], working[i].readyNs));
   return makespan;
@@ -490,11 +489,9 @@ struct ListSchedulePass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    std::optional<MachineModel> model = lookupMachineModel(target);
-    if (!model) {
-      func.emitError("unknown target '") << target << "'";
+    std::optional<MachineModel> model = targetModel(getOperation(), target);
+    if (!model)
       return signalPassFailure();
-    }
     if (func.isExternal() || !func.getBody().hasOneBlock())
       return;
     ListScheduler scheduler(func, *model);

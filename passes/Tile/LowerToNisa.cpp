@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/TargetModel.h"
 #include "passes/Tile/LoweringContext.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -46,11 +47,9 @@ struct LowerToNisaPass : public trnc::impl::LowerToNisaBase<LowerToNisaPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<MachineModel> machine = lookupMachineModel(target);
-    if (!machine) {
-      getOperation().emitError("unknown target '") << target << "'";
+    std::optional<MachineModel> machine = targetModel(getOperation(), target);
+    if (!machine)
       return signalPassFailure();
-    }
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs)
       if (!func.isExternal() && failed(lowerFunc(func, *machine)))
