@@ -331,7 +331,8 @@ def _provenance(recs: list[dict], when: str) -> str:
 
 
 def render(recs: list[dict], anchor: Optional[dict], facts: list, elapsed_s: float, inductor_ok: bool,
-           when: str, delta_lines: Optional[list[str]] = None, baseline_note: str = "") -> str:
+           when: str, delta_lines: Optional[list[str]] = None, baseline_note: str = "",
+           roofline_image: Optional[str] = None) -> str:
     out = [
         "# trnc benchmark results",
         "",
@@ -360,6 +361,8 @@ def render(recs: list[dict], anchor: Optional[dict], facts: list, elapsed_s: flo
         "",
         *_roofline_table(recs),
         "",
+        *([f"![Each workload against trn2's compute and HBM ceilings (simulated)]({roofline_image})", ""]
+          if roofline_image else []),
         "Roofline bound = max(FLOP per step / peak of the workload's dtype, minimal HBM bytes / HBM bandwidth "
         "per core); simulated / bound is how far the schedule is from it (1x is the roofline). Minimal HBM "
         "bytes: every compiled program of the step reads each of its inputs and writes each of its outputs "
@@ -431,3 +434,10 @@ def render(recs: list[dict], anchor: Optional[dict], facts: list, elapsed_s: flo
         "",
     ]
     return "\n".join(out)
+
+
+def roofline_points(recs: list[dict]) -> list[tuple[str, float, float, float]]:
+    """``(name, useful FLOP, HBM bytes, simulated seconds)`` of each measured trn2 workload,
+    the points trnc.plot.roofline places."""
+    return [(r["key"], r["flops"], r["hbm_bytes"], r["sim_ns"] * 1e-9) for r in recs
+            if r.get("sim_ns") and r.get("hbm_bytes") and r.get("target", "trn2") == "trn2"]

@@ -25,6 +25,7 @@ import re
 import sys
 import tempfile
 import time
+from typing import Optional
 
 # Cold compiles for both backends: no trnc artifact cache, no Inductor caches.
 os.environ["TRNC_DISABLE_CACHE"] = "1"
@@ -80,6 +81,21 @@ def merged(workloads: list, measured: dict, old: dict) -> list[dict]:
     out = [measured.get(w.key) or old.get(w.key) for w in workloads]
     known = {w.key for w in workloads}
     return [r for r in out if r] + [r for k, r in old.items() if k not in known]
+
+
+def draw_roofline(recs: list[dict], directory: str) -> Optional[str]:
+    """roofline.png beside RESULTS.md (trnc.plot, matplotlib optional): its file name, or None."""
+    points = report.roofline_points(recs)
+    if not points:
+        return None
+    try:
+        from trnc.plot import roofline
+        roofline(points, "trn2", os.path.join(directory, "roofline.png"),
+                 title="trnc workloads on one trn2 NeuronCore (simulated)")
+    except Exception as exc:  # no matplotlib, or nothing placeable: the table stands alone
+        print(f"[bench] roofline image not drawn: {exc}", flush=True)
+        return None
+    return "roofline.png"
 
 
 def main() -> int:
@@ -141,7 +157,9 @@ def main() -> int:
     if delta_lines:
         print("[bench] " + note + "\n" + "\n".join(delta_lines), flush=True)
     elapsed = time.perf_counter() - started
-    text = report.render(recs, anchor, machine.facts(), elapsed, inductor_ok, when, delta_lines, note)
+    image = draw_roofline(recs, os.path.dirname(os.path.abspath(args.output)))
+    text = report.render(recs, anchor, machine.facts(), elapsed, inductor_ok, when, delta_lines, note,
+                         roofline_image=image)
     # Keep the sections other harnesses write, each between its own markers
     # ("<!-- NAME:begin ...-->" .. "<!-- NAME:end -->": hf-sweep, demo-gpt).
     if os.path.exists(args.output):
