@@ -25,10 +25,10 @@ from torch._decomp import decomposition_table as _torch_table
 
 aten = torch.ops.aten
 
-# Normalisation ops whose PyTorch decomposition is used as is.
+# Normalisation ops whose PyTorch decomposition is used as is (group norm has
+# its own rule in decomp_indices: PyTorch's uses as_strided).
 _FROM_TORCH = (
     aten.native_layer_norm.default,
-    aten.native_group_norm.default,
     aten.native_batch_norm.default,
     aten._native_batch_norm_legit.default,
     aten._native_batch_norm_legit.no_stats,
