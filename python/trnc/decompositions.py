@@ -29,6 +29,7 @@ from trnc import decomp_linspace
 from trnc import decomp_matmul_conv
 from trnc import decomp_moe
 from trnc import decomp_optim
+from trnc import decomp_pooling
 from trnc import decomp_random
 from trnc import decomp_reductions
 from trnc import decomp_rnn
@@ -142,7 +143,7 @@ _TRNC_RULES = {
 _RULE_MODULES = (
     decomp_reductions, decomp_data_movement, decomp_diagonal, decomp_indexing, decomp_matmul_conv,
     decomp_indices, decomp_optim, decomp_random, decomp_creation, decomp_windows, decomp_integer,
-    decomp_linalg, decomp_linspace, decomp_sampling, decomp_strided, decomp_transformer, decomp_rnn,
+    decomp_linalg, decomp_linspace, decomp_pooling, decomp_sampling, decomp_strided, decomp_transformer, decomp_rnn,
 )
 
 
