@@ -61,7 +61,10 @@ def build(source: str, name: str) -> torch.nn.Module:
     else:
         raise ValueError(f"unknown source {source!r}")
     for m in model.modules():  # no randomness: eager and trnc draw different masks
-        if isinstance(m, torch.nn.Dropout) or hasattr(m, "drop_prob"):
+        # nn.Dropout*, torchvision's StochasticDepth (p), timm's DropPath (drop_prob)
+        random = isinstance(m, torch.nn.modules.dropout._DropoutNd) or type(m).__name__ in (
+            "StochasticDepth", "DropPath", "DropBlock2d")
+        if random:
             for attr in ("p", "drop_prob"):
                 if hasattr(m, attr):
                     setattr(m, attr, 0.0)
