@@ -29,6 +29,13 @@ HF_PACKAGES=(
   "h11==0.16.0" "mdurl==0.1.2"
 )
 
+# Test dependencies of the vision sweep (benchmarks/timm_sweep, test_vision_sweep.py),
+# --no-deps for the same reason. torchvision 0.28.0 matches torch 2.13.0; PyPI serves
+# its CUDA build, whose C extension does not load beside the CPU torch: the sweep
+# imports it through benchmarks/timm_sweep/tv_shim.py. timm also needs pyyaml,
+# huggingface_hub and safetensors (the last two are pinned above).
+VISION_PACKAGES=("torchvision==0.28.0" "pillow==13.0.0" "timm==1.0.31" "pyyaml==6.0.3")
+
 PYTHON=${PYTHON:-python3}
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -74,10 +81,15 @@ if [ -n "$need" ]; then
   # shellcheck disable=SC2086
   "$PYTHON" -m pip install -q $need
 fi
-need=$(pip_missing "${HF_PACKAGES[@]}")
-if [ -n "$need" ]; then
-  echo "setup: installing Python packages (--no-deps): $need"
-  # shellcheck disable=SC2086
-  "$PYTHON" -m pip install -q --no-deps $need
-fi
+# --no-deps groups: pinned closures that must never make pip resolve torch.
+for group in HF_PACKAGES VISION_PACKAGES; do
+  declare -n specs=$group
+  need=$(pip_missing "${specs[@]}")
+  if [ -n "$need" ]; then
+    echo "setup: installing Python packages (--no-deps): $need"
+    # shellcheck disable=SC2086
+    "$PYTHON" -m pip install -q --no-deps $need
+  fi
+  unset -n specs
+done
 echo "setup: ok"

@@ -29,11 +29,16 @@ from trnc import decomp_linspace
 from trnc import decomp_matmul_conv
 from trnc import decomp_moe
 from trnc import decomp_optim
+from trnc import decomp_pooling
 from trnc import decomp_random
 from trnc import decomp_reductions
+from trnc import decomp_rnn
+from trnc import decomp_sampling
+from trnc import decomp_strided
+from trnc import decomp_transformer
 from trnc import decomp_windows
 
-__all__ = ["decomposition_table", "KEPT_OPERATORS"]
+__all__ = ["decomposition_table", "KEPT_OPERATORS", "DuplicateRuleError", "merge_rules"]
 
 aten = torch.ops.aten
 
@@ -107,6 +112,14 @@ def _empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memor
                              layout=layout, device=device, pin_memory=False)
 
 
+def _hardtanh(x, min_val=-1.0, max_val=1.0):
+    # ReLU6 and friends: one clamp (hardtanh_backward keeps the core table's where).
+    # Integer inputs clamp to integer bounds and stay integers (torch._refs).
+    if not x.is_floating_point():
+        min_val, max_val = int(min_val), int(max_val)
+    return aten.clamp.default(x, min_val, max_val)
+
+
 def _empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _empty(size, dtype=dtype, layout=layout, device=device)
 
@@ -123,7 +136,44 @@ _TRNC_RULES = {
     aten.squeeze.dim: _squeeze,
     aten.squeeze.dims: _squeeze,
     aten.full_like.default: _full_like,
+    aten.hardtanh.default: _hardtanh,
 }
+
+# Every module of trnc rules, merged by merge_rules (one owner per operator).
+_RULE_MODULES = (
+    decomp_reductions, decomp_data_movement, decomp_diagonal, decomp_indexing, decomp_matmul_conv,
+    decomp_indices, decomp_optim, decomp_random, decomp_creation, decomp_windows, decomp_integer,
+    decomp_linalg, decomp_linspace, decomp_pooling, decomp_sampling, decomp_strided, decomp_transformer, decomp_rnn,
+)
+
+
+class DuplicateRuleError(RuntimeError):
+    """Two trnc rule sources claim the same operator overload."""
+
+
+def merge_rules(sources) -> dict:
+    """{op: rule} from (source name, {op: rule}) pairs; an op claimed by two
+    sources is refused (which one would win is an accident of their order)."""
+    merged: dict = {}
+    owner: dict = {}
+    for name, rules in sources:
+        for op, rule in rules.items():
+            if op in merged:
+                raise DuplicateRuleError(
+                    f"decomposition rule for {op} is registered by both {owner[op]} and {name}: "
+                    "keep exactly one")
+            merged[op] = rule
+            owner[op] = name
+    return merged
+
+
+def _sources() -> list:
+    return [("decompositions._TRNC_RULES", _TRNC_RULES)] + [(m.__name__, m.rules()) for m in _RULE_MODULES]
+
+
+@functools.lru_cache(maxsize=None)
+def _trnc_rules() -> dict:
+    return merge_rules(_sources())
 
 
 @functools.lru_cache(maxsize=None)
@@ -132,25 +182,13 @@ def _table() -> dict:
     for op in KEPT_OPERATORS:
         for overload in _overloads(op):
             table.pop(overload, None)
-    table.update(_TRNC_RULES)
-    table.update(decomp_reductions.rules())
-    table.update(decomp_data_movement.rules())
-    table.update(decomp_diagonal.rules())
-    table.update(decomp_indexing.rules())
-    table.update(decomp_matmul_conv.rules())
-    table.update(decomp_indices.rules())
-    table.update(decomp_optim.rules())
-    table.update(decomp_random.rules())
-    table.update(decomp_creation.rules())
-    table.update(decomp_windows.rules())
-    table.update(decomp_integer.rules())
-    table.update(decomp_linalg.rules())
-    table.update(decomp_linspace.rules())
+    table.update(_trnc_rules())  # trnc's rules override the core table's
     return table
 
 
 def decomposition_table() -> dict[torch._ops.OpOverload, Callable]:
     """A fresh copy of trnc's table (callers may extend it)."""
     table = dict(_table())
-    table.update(decomp_moe.rules())  # per call: transformers' MoE ops exist once it is imported
+    # Per call: transformers' MoE ops exist once it is imported.
+    table.update(merge_rules([("trnc rules", _trnc_rules()), (decomp_moe.__name__, decomp_moe.rules())]))
     return table

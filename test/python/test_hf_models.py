@@ -75,6 +75,16 @@ GENERATE: dict[str, Gen] = {
     # A window of 10 fills at the 3rd new token: one more decode graph (the full
     # cache's roll), guarded by `cumulative_length_int <= 9`, then no more.
     "mistral-window-fills": Gen("mistral", {"sliding_window": 10}, dynamic=None, graphs=3),
+    # Gemma 2's hybrid cache: sliding-window and full-attention layers alternate; the
+    # sliding layers count tokens in the same Python int as Mistral's, so dynamic=None
+    # compiles the prompt's graph and one decode graph, for 8 or 16 new tokens alike,
+    # plus the full window's graph once it fills.
+    "gemma2": Gen("gemma2", {}, dynamic=None),
+    "gemma2-16-tokens": Gen("gemma2", {}, tokens=16, dynamic=None),
+    "gemma2-window-fills": Gen("gemma2", {"sliding_window": 10}, dynamic=None, graphs=3),
+    "gemma2-dynamic-false": Gen(
+        "gemma2", {}, xfail="dynamic=False specialises the cache's token counter (a Python int): Dynamo's "
+        "guard on it fails every token and retraces, with any backend (8 graphs for 8 tokens)"),
 }
 
 

@@ -22,14 +22,34 @@ func.func @amin_leading(%x: tensor<4x8xf32>) -> tensor<8xf32> {
   return %0 : tensor<8xf32>
 }
 
-// Chunks of a long row combine with the same op (multiply for prod).
+// Chunks of a long row reduce with the same op (multiply for prod), one
+// group per chunk (no blocking: order does not help a product), into a
+// partials column each; the partials reduce once more.
 // CHECK-LABEL: func.func @prod_chunked
-// CHECK: nisa.tensor_reduce multiply %[[ACC:[^ ]*]] <0, [1, 1], [10, 1]>, %{{.*}} <0, [2048, 1], [10, 2048]>
-// CHECK: nisa.tensor_reduce multiply %[[PART:[^ ]*]] <0, [1, 1], [10, 1]>, %{{.*}} <0, [952, 1], [10, 952]>
-// CHECK: nisa.tensor_tensor multiply %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[PART]]
+// CHECK: nisa.tensor_reduce multiply %[[PART:[^ ]*]] <0, [2, 1], [10, 1]>, %{{.*}} <0, [2048, 1], [10, 2048]>
+// CHECK: nisa.tensor_reduce multiply %[[PART]] <1, [2, 1], [10, 1]>, %{{.*}} <0, [952, 1], [10, 952]>
+// CHECK: nisa.tensor_reduce multiply %[[ACC:[^ ]*]] <0, [1, 1], [10, 1]>, %[[PART]] <0, [2, 1], [10, 2]>
+// CHECK: nisa.dma_copy %arg1 <0, [1, 1], [10, 1]>, %[[ACC]]
 func.func @prod_chunked(%x: tensor<10x3000xf32>) -> tensor<10xf32> {
   %0 = trn.reduce_prod %x dims = [1] : tensor<10x3000xf32> -> tensor<10xf32>
   return %0 : tensor<10xf32>
+}
+
+// A row longer than one partials tile holds (2048 partials of 32): the full
+// tile reduces as a 32-ary tree and the next tile (2 columns: only as many
+// as remain) reduces and adds to it.
+// CHECK-LABEL: func.func @sum_partials_flush
+// CHECK-COUNT-32: nisa.tensor_reduce add %[[PART:[^ ]*]] <{{[0-9]+}}, [2048, 1], [2, 64]>, %{{.*}} <0, [2048, 32, 1], [2, 64, 32]>
+// CHECK: nisa.tensor_reduce add %{{.*}} <0, [64, 1], [2, 64]>, %[[PART]] <0, [2048, 32, 1], [2, 64, 32]>
+// CHECK: nisa.tensor_reduce add %{{.*}} <0, [2, 1], [2, 2]>, %{{.*}} <0, [64, 32, 1], [2, 2, 32]>
+// CHECK: nisa.tensor_reduce add %[[FIRST:[^ ]*]] <0, [1, 1], [2, 1]>, %{{.*}} <0, [2, 1], [2, 2]>
+// CHECK: nisa.tensor_reduce add %[[TAIL:[^ ]*]] <0, [2, 1], [2, 2]>, %{{.*}} <0, [64, 32, 1], [2, 2, 32]>
+// CHECK: nisa.tensor_reduce add %[[REST:[^ ]*]] <0, [1, 1], [2, 1]>, %[[TAIL]] <0, [2, 1], [2, 2]>
+// CHECK: nisa.tensor_tensor add %[[SUM:[^ ]*]] <0, [1, 1], [2, 1]>, %[[FIRST]] <0, [1, 1], [2, 1]>, %[[REST]] <0, [1, 1], [2, 1]>
+// CHECK: nisa.dma_copy %arg1 <0, [1, 1], [2, 1]>, %[[SUM]]
+func.func @sum_partials_flush(%x: tensor<2x65600xf32>) -> tensor<2xf32> {
+  %0 = trn.reduce_sum %x dims = [1] : tensor<2x65600xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
 }
 
 // Fused softmax: max, exp with the negated max as per-partition bias, sum,

@@ -90,12 +90,12 @@ func.func @sum_dim0(%x: tensor<300x700xf32>) -> tensor<700xf32> {
   return %0 : tensor<700xf32>
 }
 
-// Sum to a 0-d result: one row, tensor_reduce into an fp32 accumulator,
-// cast to bf16 on the way out.
+// Sum to a 0-d result: one row, one block of 32, tensor_reduce into an fp32
+// accumulator, cast to bf16 on the way out.
 // CHECK-LABEL: func.func @sum_all
 // CHECK-SAME: memref<1xbf16> {nisa.output = 0 : i64, nisa.shape = array<i64>, nisa.strides = array<i64>}
-// CHECK: %[[ACC:.*]] = nisa.alloc : <sbuf, 1, 1, f32>
 // CHECK: nisa.dma_copy %{{.*}} <0, [32, 1], [1, 32]>, %arg0 <0, [1, 1], [1, 32]>
+// CHECK: %[[ACC:.*]] = nisa.alloc : <sbuf, 1, 1, f32>
 // CHECK: nisa.tensor_reduce add %[[ACC]] <0, [1, 1], [1, 1]>, {{.*}} on vector
 // CHECK: nisa.tensor_copy {{.*}}, %[[ACC]] {{.*}} on scalar : <sbuf, 1, 1, bf16>, <sbuf, 1, 1, f32>
 func.func @sum_all(%x: tensor<4x8xbf16>) -> tensor<bf16> {
@@ -103,11 +103,17 @@ func.func @sum_all(%x: tensor<4x8xbf16>) -> tensor<bf16> {
   return %0 : tensor<bf16>
 }
 
-// Rows of a long reduction are chunked; chunks add into the accumulator.
+// Rows of a long reduction are chunked; each chunk sums in blocks of 32
+// (one grouped tensor_reduce, plus the short tail block) into a partials
+// tile of 94 = 64 + 30 columns, which sums as a 32-ary tree (94 -> 3 -> 1).
 // CHECK-LABEL: func.func @sum_rows_chunked
-// CHECK: nisa.tensor_reduce add %[[ACC:[^ ]*]] <0, [1, 1], [100, 1]>, %{{.*}} <0, [2048, 1], [100, 2048]>
-// CHECK: nisa.tensor_reduce add %[[PART:[^ ]*]] <0, [1, 1], [100, 1]>, %{{.*}} <0, [952, 1], [100, 952]>
-// CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[PART]]
+// CHECK: nisa.tensor_reduce add %[[P:[^ ]*]] <0, [94, 1], [100, 64]>, %{{.*}} <0, [2048, 32, 1], [100, 64, 32]>
+// CHECK: nisa.tensor_reduce add %[[P]] <64, [94, 1], [100, 29]>, %[[T:[^ ]*]] <0, [952, 32, 1], [100, 29, 32]>
+// CHECK: nisa.tensor_reduce add %[[P]] <93, [94, 1], [100, 1]>, %[[T]] <928, [952, 1], [100, 24]>
+// CHECK: nisa.tensor_reduce add %[[L:[^ ]*]] <0, [3, 1], [100, 2]>, %[[P]] <0, [94, 32, 1], [100, 2, 32]>
+// CHECK: nisa.tensor_reduce add %[[L]] <2, [3, 1], [100, 1]>, %[[P]] <64, [94, 1], [100, 30]>
+// CHECK: nisa.tensor_reduce add %[[ACC:[^ ]*]] <0, [1, 1], [100, 1]>, %[[L]] <0, [3, 1], [100, 3]>
+// CHECK: nisa.dma_copy %arg1 <0, [1, 1], [100, 1]>, %[[ACC]]
 func.func @sum_rows_chunked(%x: tensor<100x3000xf32>) -> tensor<100xf32> {
   %0 = trn.reduce_sum %x dims = [1] : tensor<100x3000xf32> -> tensor<100xf32>
   return %0 : tensor<100xf32>

@@ -45,7 +45,20 @@ def _has_bool_index(sample) -> bool:
     return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in indices or ())
 
 
+def _reads_outside_its_input(s) -> bool:
+    """as_strided of a partial view reading storage before or past the view's elements."""
+    size, stride = s.args[0], s.args[1]
+    offset = s.args[2] if len(s.args) > 2 and s.args[2] is not None else s.kwargs.get(
+        "storage_offset", s.input.storage_offset())
+    start = offset - s.input.storage_offset()
+    last = start + sum((n - 1) * st for n, st in zip(size, stride))
+    return start < 0 or last >= s.input.numel()
+
+
 XFAIL_SAMPLES = [
+    *[(('as_strided', 'partial_views', '*', mode), _reads_outside_its_input,
+       "as_strided of a view reading its base's storage outside the view: trnc's graph values have no "
+       "storage beyond the view's elements (refused by name, decomp_strided)") for mode in ('fwd', 'bwd')],
     (('sort', '', '*', '*'), _long_sort_row,
      'a row of more than 256 elements: the rank sort compares all pairs of a row, so longer rows are not decomposed (reported unsupported: aten.sort)'),
     (('argsort', '', '*', 'fwd'), _long_sort_row,

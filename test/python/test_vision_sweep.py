@@ -1,0 +1,42 @@
+"""The vision sweep's fast subset (benchmarks/timm_sweep): small torchvision
+models' training steps through backend="neuron" against eager, train and eval
+mode, via the sweep's own worker functions; and the torchvision import shim."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "timm_sweep"))
+
+try:
+    import tv_shim  # noqa: E402
+
+    tv_shim.import_torchvision()
+    import vision_worker  # noqa: E402
+except ImportError as exc:  # torchvision not installed (scripts/setup.sh installs it)
+    pytest.skip(f"torchvision unavailable: {exc}", allow_module_level=True)
+
+pytestmark = pytest.mark.needs_native
+
+
+def test_shim_defines_the_extension_schemas_only():
+    assert hasattr(torch.ops.torchvision, "nms")
+    with pytest.raises(Exception):  # a schema without a kernel: calling it fails loudly
+        torch.ops.torchvision.nms(torch.zeros(1, 4), torch.zeros(1), 0.5)
+
+
+# squeezenet: convs, ReLU, ceil-mode max pooling, concatenation, a global average
+# pool; the smallest torchvision classifier to compile (the sweep runs the rest).
+@pytest.mark.parametrize("name", ["squeezenet1_1"])
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_vision_model_training_step_matches_eager(name, train):
+    model = vision_worker.build("torchvision", name)
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(0))
+    record: dict = {}
+    vision_worker.run_mode(model, x, train, record)
+    assert record["status"].startswith("pass"), record
+    assert record["graphs"] == 2  # one forward, one backward: no graph break
