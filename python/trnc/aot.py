@@ -185,8 +185,8 @@ def _trace(model: Any, inputs: Sequence[Any], train: bool, what: str, options: d
         raise
     except Exception as exc:
         inner = getattr(exc, "inner_exception", None) or exc
-        if isinstance(inner, TrncError):
-            raise TrncError(str(inner)) from None
+        if isinstance(inner, TrncError):  # keep its type (check_support reads UnsupportedOperatorError)
+            raise inner from None
         raise TrncError(f"running {what} failed: {type(inner).__name__}: {inner}".rstrip()) from None
     return graphs
 

@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SourceLocation, TrncError
+from .errors import SourceLocation, TrncError, UnsupportedOperatorError
 
 __all__ = ["check_support", "SupportReport", "GraphSupport", "UnsupportedDtypeUse"]
 
@@ -150,6 +150,13 @@ def check_support(model: Any, *example_inputs: Any, train: bool = True, options:
     saved = [p.grad for p in params]
     try:
         graphs = _trace(model, list(example_inputs), train, type(model).__name__, dict(options or {}))
+    except UnsupportedOperatorError as exc:
+        # Found while exporting (e.g. a complex operator with no pair rule,
+        # complex_pairs.py), before the importer could see the graph: the
+        # report says so instead of raising.
+        return SupportReport([GraphSupport(
+            name=exc.graph_name or "graph", ok=False, error_kind=exc.error_kind, message=str(exc),
+            unsupported=[(op.target, op.count, list(op.locations), op.reason) for op in exc.operators])])
     finally:
         for p, g in zip(params, saved):
             p.grad = g

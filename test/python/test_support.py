@@ -89,3 +89,16 @@ def test_check_graph_binding_reports_the_importer_result():
 
     bad = native().check_graph("{}")
     assert not bad["ok"] and bad["error_kind"] == "invalid_graph"
+
+
+def test_an_operator_refused_while_exporting_is_reported_not_raised():
+    # torch.fft's complex operators have no (re, im) pair rule (complex_pairs.py):
+    # export refuses them before the importer runs; check_support still returns a report.
+    class Spectrum(torch.nn.Module):
+        def forward(self, x):
+            return torch.fft.rfft(x).abs()
+
+    report = trnc.check_support(Spectrum(), torch.randn(4, 8), train=False)
+    assert not report.ok
+    assert any("fft" in target for target in report.unsupported_operators), report
+    assert "fft" in str(report)
