@@ -32,7 +32,8 @@ struct HbmView {
 
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
-/// Elements a strided tensor spans: 1 + sum((size - 1) * stride), at least 1.
+/// Elements a strided tensor spans: 1 + sum((size - 1) * stride), at least 1;
+/// 1 for an empty tensor.
 int64_t stridedExtent(llvm::ArrayRef<int64_t> shape,
                       llvm::ArrayRef<int64_t> strides);
 
