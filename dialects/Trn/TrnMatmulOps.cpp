@@ -1,7 +1,7 @@
-//===- TrnMatmulOps.cpp - trn.matmul and trn.conv2d verifiers -------------===//
+//===- TrnMatmulOps.cpp - verifiers of the Tensor Engine trn ops -----------===//
 //
 // Shape rules of the Tensor Engine ops: matrix products (optionally with one
-// batch dim) and 2-D convolutions.
+// batch dim), 2-D convolutions and fused attention (forward and gradient).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Trn/TrnOps.h"
@@ -70,5 +70,71 @@ LogicalResult Conv2dOp::verify() {
   if (in.getElementType() != w.getElementType() ||
       in.getElementType() != res.getElementType())
     return emitOpError("operands and result must share one element type");
+  return success();
+}
+
+namespace {
+/// q [N, H, L, E], k [N, H, S, E], v [N, H, S, Ev] of one float type.
+LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q,
+                                      RankedTensorType k, RankedTensorType v) {
+  if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
+    return op->emitOpError("expects q, k, v of rank 4 [N, H, L|S, E], got ")
+           << q.getRank() << ", " << k.getRank() << ", " << v.getRank();
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType())
+    return op->emitOpError("q, k and v must share one element type");
+  for (int64_t d : {0, 1})
+    if (k.getDimSize(d) != q.getDimSize(d) ||
+        v.getDimSize(d) != q.getDimSize(d))
+      return op->emitOpError("q, k, v must share batch and head sizes");
+  if (k.getDimSize(3) != q.getDimSize(3))
+    return op->emitOpError("q and k head sizes differ: ")
+           << q.getDimSize(3) << " vs " << k.getDimSize(3);
+  if (v.getDimSize(2) != k.getDimSize(2))
+    return op->emitOpError("k and v sequence lengths differ: ")
+           << k.getDimSize(2) << " vs " << v.getDimSize(2);
+  return success();
+}
+
+LogicalResult expectType(Operation *op, StringRef what, RankedTensorType t,
+                         ArrayRef<int64_t> shape, Type elt) {
+  if (t.getShape() != shape || t.getElementType() != elt) {
+    InFlightDiagnostic d = op->emitOpError() << what << " must be ";
+    d << RankedTensorType::get(shape, elt) << ", got " << t;
+    return d;
+  }
+  return success();
+}
+} // namespace
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = rankedType(getQ()), k = rankedType(getK()),
+                   v = rankedType(getV());
+  if (failed(verifyAttentionOperands(*this, q, k, v)))
+    return failure();
+  int64_t n = q.getDimSize(0), h = q.getDimSize(1), l = q.getDimSize(2);
+  Type f32 = Float32Type::get(getContext());
+  if (failed(expectType(*this, "out", rankedType(getOut()),
+                        {n, l, h, v.getDimSize(3)}, q.getElementType())) ||
+      failed(expectType(*this, "lse", rankedType(getLse()), {n, h, l}, f32)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  RankedTensorType q = rankedType(getQ()), k = rankedType(getK()),
+                   v = rankedType(getV());
+  if (failed(verifyAttentionOperands(*this, q, k, v)))
+    return failure();
+  int64_t n = q.getDimSize(0), h = q.getDimSize(1), l = q.getDimSize(2);
+  SmallVector<int64_t> outShape{n, h, l, v.getDimSize(3)};
+  Type elt = q.getElementType(), f32 = Float32Type::get(getContext());
+  if (failed(expectType(*this, "dout", rankedType(getDout()), outShape, elt)) ||
+      failed(expectType(*this, "out", rankedType(getOut()), outShape, elt)) ||
+      failed(expectType(*this, "lse", rankedType(getLse()), {n, h, l}, f32)) ||
+      failed(expectType(*this, "dq", rankedType(getDq()), q.getShape(), elt)) ||
+      failed(expectType(*this, "dk", rankedType(getDk()), k.getShape(), elt)) ||
+      failed(expectType(*this, "dv", rankedType(getDv()), v.getShape(), elt)))
+    return failure();
   return success();
 }

@@ -70,4 +70,59 @@ def Trn_Conv2dOp : Trn_Op<"conv2d", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Attention (one fused group: the L x S scores never reach HBM)
+//===----------------------------------------------------------------------===//
+
+def Trn_AttentionOp : Trn_Op<"attention", [Pure]> {
+  let summary = "softmax(q k^T * scale [+ causal mask]) v, and its logsumexp";
+  let description = [{
+    `q` is [N, H, L, E], `k` [N, H, S, E], `v` [N, H, S, Ev]. With `causal`,
+    query i attends keys j <= i (top-left aligned, as `is_causal`). The
+    output is [N, L, H, Ev] (the layout of PyTorch's fused CPU kernel: the
+    caller permutes it to [N, H, L, Ev] as a view); `lse` is the fp32 row
+    logsumexp of the scaled, masked scores, [N, H, L], what
+    `trn.attention_grad` needs to recompute the probabilities.
+    Scores and softmax are fp32; the probabilities meet `v` in v's type.
+    Lowered as one group (passes/Tile/LowerAttention.cpp).
+
+    ```mlir
+    %o, %lse = trn.attention %q, %k, %v {scale = 0.125 : f64, causal}
+        : (tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
+        -> (tensor<1x256x2x64xbf16>, tensor<1x2x256xf32>)
+    ```
+  }];
+  let arguments = (ins Trn_FloatTensor:$q, Trn_FloatTensor:$k,
+                   Trn_FloatTensor:$v, F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs Trn_FloatTensor:$out, Trn_FloatTensor:$lse);
+  let assemblyFormat = "$q `,` $k `,` $v attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Trn_AttentionGradOp : Trn_Op<"attention_grad", [Pure]> {
+  let summary = "gradients of trn.attention with respect to q, k and v";
+  let description = [{
+    `dout` and `out` are [N, H, L, Ev] (any layout), `lse` the forward's
+    [N, H, L] logsumexp. With P = exp(q k^T * scale - lse) (masked as the
+    forward) and D = rowsum(dout * out): dv = P^T dout, dS = P * (dout v^T -
+    D), dq = dS k * scale, dk = dS^T q * scale. Results have the shapes and
+    element type of q, k, v.
+
+    ```mlir
+    %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.125 : f64}
+        : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>,
+           tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256xf32>)
+        -> (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>)
+    ```
+  }];
+  let arguments = (ins Trn_FloatTensor:$dout, Trn_FloatTensor:$q,
+                   Trn_FloatTensor:$k, Trn_FloatTensor:$v,
+                   Trn_FloatTensor:$out, Trn_FloatTensor:$lse,
+                   F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs Trn_FloatTensor:$dq, Trn_FloatTensor:$dk,
+                 Trn_FloatTensor:$dv);
+  let assemblyFormat = "$dout `,` $q `,` $k `,` $v `,` $out `,` $lse attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // TRN_MATMUL_OPS

@@ -203,6 +203,8 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
                   trn::ReduceProdOp>(
                 [&](Operation *o) { return lowerReduce(ctx, o); })
             .Case([&](trn::SoftmaxOp) { return lowerSoftmax(ctx, &op); })
+            .Case<trn::AttentionOp, trn::AttentionGradOp>(
+                [&](Operation *o) { return lowerAttention(ctx, o); })
             .Case<trn::CumsumOp, trn::CumprodOp>(
                 [&](Operation *o) { return lowerScan(ctx, o); })
             .Default([&](Operation *o) -> LogicalResult {

@@ -112,6 +112,16 @@ void LoweringContext::activation(Location loc, nisa::ActFunc func, Value dst,
       IntegerAttr());
 }
 
+void LoweringContext::activation(Location loc, nisa::ActFunc func, Value dst,
+                                 nisa::AccessPatternAttr dstAp, Value src,
+                                 nisa::AccessPatternAttr srcAp, Value bias,
+                                 double scale) {
+  b.create<nisa::ActivationOp>(
+      loc, nisa::ActFuncAttr::get(b.getContext(), func), dst, dstAp, src,
+      srcAp, bias, tileAp(bias), b.getF32FloatAttr(scale),
+      b.getF32FloatAttr(0.0), DenseI64ArrayAttr(), IntegerAttr());
+}
+
 void LoweringContext::copyPredicated(Location loc, Value dst,
                                      nisa::AccessPatternAttr dstAp, Value pred,
                                      nisa::AccessPatternAttr predAp, Value src,

@@ -86,6 +86,12 @@ struct LoweringContext {
                   nisa::AccessPatternAttr dstAp, mlir::Value src,
                   nisa::AccessPatternAttr srcAp, double scale = 1.0,
                   double bias = 0.0);
+  /// dst = func(src * scale + bias[p]) on the Scalar engine, `bias` an fp32
+  /// [P, 1] tile (one value per partition: a row max, a logsumexp).
+  void activation(mlir::Location loc, nisa::ActFunc func, mlir::Value dst,
+                  nisa::AccessPatternAttr dstAp, mlir::Value src,
+                  nisa::AccessPatternAttr srcAp, mlir::Value bias,
+                  double scale = 1.0);
   /// dst = pred != 0 ? src : dst on the Vector engine (where); dst must be
   /// written before on the Vector engine.
   void copyPredicated(mlir::Location loc, mlir::Value dst,
@@ -141,8 +147,12 @@ mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerConv2d(LoweringContext &ctx, mlir::Operation *op);
 /// trn.reduce_{sum,max,min,prod} (LowerReduction.cpp).
 mlir::LogicalResult lowerReduce(LoweringContext &ctx, mlir::Operation *op);
-/// trn.softmax, fused per row (LowerSoftmax.cpp).
+/// trn.softmax, fused per row (LowerSoftmax.cpp), for rows of up to
+/// maxSoftmaxRow elements (one row on chip at once).
 mlir::LogicalResult lowerSoftmax(LoweringContext &ctx, mlir::Operation *op);
+int64_t maxSoftmaxRow(const MachineModel &machine);
+/// trn.attention / trn.attention_grad as one group each (LowerAttention.cpp).
+mlir::LogicalResult lowerAttention(LoweringContext &ctx, mlir::Operation *op);
 /// trn.cumsum / trn.cumprod via tensor_scan (LowerScan.cpp).
 mlir::LogicalResult lowerScan(LoweringContext &ctx, mlir::Operation *op);
 /// trn.concat: one tiled copy per input into its window (LowerDataMovement).

@@ -51,7 +51,7 @@ def __dir__() -> list[str]:
 
 
 if "torch" in sys.modules:
-    from . import indirect_ops  # noqa: F401  (defines torch.ops.trnc.gather_rows / scatter_rows)
+    from . import indirect_ops, attention_ops  # noqa: F401  (define torch.ops.trnc.*)
     from . import backend as _backend  # noqa: F401
     for _name in _PUBLIC:
         __getattr__(_name)

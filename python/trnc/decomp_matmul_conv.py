@@ -8,6 +8,9 @@
   on the device from iota and comparisons.
 * ``_scaled_dot_product_flash_attention_for_cpu`` (what
   ``scaled_dot_product_attention`` becomes on CPU) without a mask or dropout:
+  the fused ``trnc.attention`` (attention_ops.py; one group on the device, the
+  scores never reach HBM) where its limits allow (``attention_ops.eligible``:
+  head dims <= 128, <= 2048 keys), else
   ``softmax(q k^T * scale) v`` in matmuls and the fused softmax, the causal mask
   as an additive ``triu(full(min), 1)`` bias (no ``where``/``arange``);
   grouped-query attention (fewer kv heads, ``enable_gqa``) repeats each kv
@@ -15,7 +18,8 @@
   rule also guards fully masked rows (``eq``/``any``/``where``), which only an
   explicit ``attn_mask`` can produce, so it keeps handling those (and dropout).
 * ``_scaled_dot_product_flash_attention_for_cpu_backward`` (what autograd emits
-  for it): the textbook attention gradient in matmuls, from the probabilities
+  for it): ``trnc.attention_backward`` after the fused forward (a real
+  [N, H, L] logsumexp), else the textbook attention gradient in matmuls, from the probabilities
   the forward rules save in the logsumexp slot (recomputed from q, k and a real
   logsumexp otherwise); with grouped-query attention the kv gradients are
   summed over each query group. Dropout is not recomputable (its mask is not saved):
@@ -28,6 +32,8 @@ import math
 
 import torch
 from torch._decomp import core_aten_decompositions
+
+from . import attention_ops
 
 aten = torch.ops.aten
 _SDPA = aten._scaled_dot_product_flash_attention_for_cpu.default
@@ -103,6 +109,10 @@ def _sdpa_cpu(q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=
             q, k, v, dropout_p, is_causal, attn_mask=attn_mask, scale=scale
         )
     k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
+    fused_scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    if attention_ops.eligible(q, k, v, fused_scale):
+        out, lse = torch.ops.trnc.attention(q, k, v, bool(is_causal), float(fused_scale))
+        return out.permute(0, 2, 1, 3), lse
     # Like the CPU kernel, 16-bit inputs compute scores and softmax in float32.
     wide = q.dtype in (torch.bfloat16, torch.float16)
     if wide:
@@ -121,9 +131,14 @@ def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, 
     dtypes = q.dtype, k.dtype, v.dtype
     hkv = k.shape[1]
     k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    if logsumexp.dim() == 3 and attn_mask is None and attention_ops.eligible(q, k, v, scale):
+        dq, dk, dv = torch.ops.trnc.attention_backward(
+            grad_out, q, k, v, out, logsumexp, bool(is_causal), float(scale)
+        )
+        return dq, _sum_heads(dk, hkv), _sum_heads(dv, hkv)
     if q.dtype in (torch.bfloat16, torch.float16):  # as the forward rule
         grad_out, q, k, v = grad_out.float(), q.float(), k.float(), v.float()
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     if logsumexp.dim() == 4:
         # The forward rules (ours and the core one) save the probabilities here.
         p = logsumexp.to(q.dtype)

@@ -86,13 +86,15 @@ FailureOr<Value> importAddmm(NodeContext &ctx) {
 
 } // namespace
 
-void registerConvImporters(OpRegistry &r); // ConvImporters.cpp
+void registerConvImporters(OpRegistry &r);      // ConvImporters.cpp
+void registerAttentionImporters(OpRegistry &r); // AttentionImporters.cpp
 
 void registerMatmulImporters(OpRegistry &r) {
   r.add("aten.mm.default", importMm);
   r.add("aten.bmm.default", importBmm);
   r.add("aten.addmm.default", importAddmm);
   registerConvImporters(r);
+  registerAttentionImporters(r);
 }
 
 } // namespace trnc::import

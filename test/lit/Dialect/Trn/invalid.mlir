@@ -77,3 +77,35 @@ func.func @dtype(%a: tensor<4xf64>) {
   %0 = trn.relu %a : tensor<4xf64>
   return
 }
+
+// -----
+
+func.func @attention_rank(%q: tensor<8x16xf32>) {
+  // expected-error @+1 {{expects q, k, v of rank 4 [N, H, L|S, E], got 2, 2, 2}}
+  %o, %l = trn.attention %q, %q, %q {scale = 0.25 : f64} : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_out_layout(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{out must be 'tensor<1x8x2x16xf32>', got 'tensor<1x2x8x16xf32>'}}
+  %o, %l = trn.attention %q, %q, %q {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_kv_lengths(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x9x16xf32>, %v: tensor<1x2x10x16xf32>) {
+  // expected-error @+1 {{k and v sequence lengths differ: 9 vs 10}}
+  %o, %l = trn.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x10x16xf32>) -> (tensor<1x8x2x16xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_lse(%q: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xbf16>) {
+  // expected-error @+1 {{lse must be 'tensor<1x2x8xf32>', got 'tensor<1x2x8xbf16>'}}
+  %dq, %dk, %dv = trn.attention_grad %q, %q, %q, %q, %q, %lse {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xbf16>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return
+}

@@ -1,0 +1,104 @@
+"""trnc's fused attention operators: ``torch.ops.trnc.attention`` and
+``torch.ops.trnc.attention_backward`` (graph-JSON targets
+``trnc.attention.default`` / ``trnc.attention_backward.default``).
+
+The scaled-dot-product-attention rules of decomp_matmul_conv.py reach them
+for attention without a mask or dropout; the compiler lowers each as one
+group (passes/Tile/LowerAttention.cpp), so the [L, S] scores never reach
+HBM. The CPU implementations below *are* the contract the lowering matches:
+
+- ``attention(q[N,H,L,E], k[N,H,S,E], v[N,H,S,Ev], causal, scale)
+  -> (out[N,L,H,Ev], lse[N,H,L] float32)``: scores ``q k^T * scale`` in
+  float32 (causal: key j > query i masked), ``p = softmax`` rounded to v's
+  type, ``out = p v`` accumulated in float32 (as PyTorch's CPU flash kernel
+  does for 16-bit inputs); ``lse`` is the row logsumexp of the scores. The
+  output's [N, L, H, Ev] layout is the fused kernel's memory layout: callers
+  permute it to [N, H, L, Ev] as a view.
+- ``attention_backward(grad_out, q, k, v, out, lse, causal, scale)
+  -> (dq, dk, dv)``: with ``p = exp(scores - lse)`` and
+  ``D = rowsum(grad_out * out)``: ``dv = p^T grad_out``,
+  ``ds = p (grad_out v^T - D)``, ``dq = ds k * scale``, ``dk = ds^T q * scale``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["attention", "attention_backward", "eligible"]
+
+# The lowering keeps a row's scores in four fp32 PSUM banks of 512 and puts
+# the head dim on the 128 partitions (passes/Tile/LowerAttention.cpp).
+MAX_KEYS = 2048
+MAX_HEAD = 128
+
+
+def eligible(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> bool:
+    """Whether the fused operators take this attention (else the caller
+    decomposes it into matmuls and a softmax)."""
+    return (
+        q.dim() == 4
+        and k.dim() == 4
+        and v.dim() == 4
+        and q.dtype in (torch.float32, torch.bfloat16, torch.float16)
+        and k.dtype == q.dtype
+        and v.dtype == q.dtype
+        and q.shape[:2] == k.shape[:2] == v.shape[:2]
+        and k.shape[2] == v.shape[2]
+        and q.shape[3] == k.shape[3]
+        and 0 < q.shape[2]
+        and 0 < k.shape[2] <= MAX_KEYS
+        and q.shape[3] <= MAX_HEAD
+        and v.shape[3] <= MAX_HEAD
+        and scale > 0
+    )
+
+
+def _scores(q, k, causal: bool, scale: float) -> torch.Tensor:
+    s = torch.matmul(q.float(), k.float().transpose(-2, -1)) * scale
+    if causal:
+        keep = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    return s
+
+
+@torch.library.custom_op("trnc::attention", mutates_args=())
+def attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    s = _scores(q, k, causal, scale)
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse.unsqueeze(-1)).to(v.dtype)
+    out = torch.matmul(p.float(), v.float()).to(v.dtype)
+    return out.permute(0, 2, 1, 3).contiguous(), lse
+
+
+@attention.register_fake
+def _(q, k, v, causal, scale):
+    n, h, l, _ = q.shape
+    return q.new_empty((n, l, h, v.shape[3])), q.new_empty((n, h, l), dtype=torch.float32)
+
+
+@torch.library.custom_op("trnc::attention_backward", mutates_args=())
+def attention_backward(
+    grad_out: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    causal: bool,
+    scale: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    p = torch.exp(_scores(q, k, causal, scale) - lse.unsqueeze(-1))
+    g = grad_out.float()
+    d = (g * out.float()).sum(dim=-1, keepdim=True)
+    dv = torch.matmul(p.transpose(-2, -1), g)
+    ds = p * (torch.matmul(g, v.float().transpose(-2, -1)) - d)
+    dq = torch.matmul(ds, k.float()) * scale
+    dk = torch.matmul(ds.transpose(-2, -1), q.float()) * scale
+    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)
+
+
+@attention_backward.register_fake
+def _(grad_out, q, k, v, out, lse, causal, scale):
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)

@@ -1,0 +1,104 @@
+"""Fused attention (trnc.attention / trnc.attention_backward, one group each on
+the device) against eager scaled_dot_product_attention, forward and backward.
+
+Also: the operators' CPU contract (attention_ops.py) against eager, that the
+scores never reach HBM (the profile's DMA bytes stay below one [L, S] score
+matrix), and that attention beyond the fused limits still compiles through the
+unfused decomposition.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import trnc
+from trnc import attention_ops
+from helpers import check_against_eager, compile_neuron, needs_native
+
+pytestmark = needs_native
+
+
+def rand(*shape, dtype=torch.float32):
+    return torch.randn(*shape).to(dtype)
+
+
+def sdpa(causal, scale=None):
+    return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+
+# Shapes cut every edge of the lowering: query blocks of 128 rows and a
+# partial last one, key chunks of 512 (one PSUM bank) and a partial one,
+# causal rows that end inside a key block, L != S, head sizes below 128.
+@pytest.mark.parametrize(
+    "n,h,l,s,e,ev,causal",
+    [
+        (1, 2, 128, 128, 32, 32, False),
+        (2, 1, 200, 300, 64, 64, True),
+        (1, 1, 130, 700, 16, 24, False),
+        (1, 1, 300, 300, 128, 128, True),
+        (1, 2, 64, 1100, 32, 32, False),
+    ],
+)
+def test_fused_attention_matches_eager(n, h, l, s, e, ev, causal):
+    q, k, v = rand(n, h, l, e), rand(n, h, s, e), rand(n, h, s, ev)
+    check_against_eager(sdpa(causal), [q, k, v], atol=2e-5, rtol=2e-5)
+
+
+def test_fused_attention_explicit_scale():
+    q, k, v = rand(1, 2, 96, 32), rand(1, 2, 96, 32), rand(1, 2, 96, 32)
+    check_against_eager(sdpa(True, scale=0.3), [q, k, v], atol=2e-5, rtol=2e-5)
+
+
+def test_fused_attention_bfloat16():
+    q, k, v = (rand(2, 2, 256, 64, dtype=torch.bfloat16) for _ in range(3))
+    check_against_eager(sdpa(True), [q, k, v], atol=0.05, rtol=0.03)
+
+
+def test_output_has_the_fused_kernels_layout():
+    # [N, H, L, E] with [N, L, H, E] memory, as PyTorch's CPU flash kernel: the
+    # model's transpose(1, 2).contiguous() after attention is then free.
+    q = rand(1, 3, 16, 8)
+    out = compile_neuron(sdpa(False))(q, q, q)
+    assert out.stride() == (16 * 3 * 8, 8, 3 * 8, 1)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_reference_operators_match_eager(causal):
+    # The custom operators' CPU implementations are the lowering's contract.
+    q, k, v = (rand(2, 3, 40, 16).requires_grad_() for _ in range(3))
+    out, lse = torch.ops.trnc.attention(q, k, v, causal, 0.25)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.25)
+    torch.testing.assert_close(out.permute(0, 2, 1, 3), expected)
+    g = torch.randn_like(expected)
+    dq, dk, dv = torch.ops.trnc.attention_backward(g, q, k, v, expected, lse, causal, 0.25)
+    torch.testing.assert_close((dq, dk, dv), torch.autograd.grad(expected, (q, k, v), g))
+
+
+def test_scores_never_reach_hbm():
+    n, h, l, e = 1, 2, 512, 64
+    q, k, v = rand(n, h, l, e), rand(n, h, l, e), rand(n, h, l, e)
+    c = compile_neuron(sdpa(True))
+    with torch.no_grad():
+        c(q, k, v)
+        with trnc.profiling.capture() as p:
+            c(q, k, v)
+    scores = n * h * l * l * 4
+    io = 4 * n * h * l * e * 4 + n * h * l * 4  # q, k, v, out, lse
+    assert p.hbm_bytes < scores, (p.hbm_bytes, scores)
+    assert p.hbm_bytes <= 1.5 * io, (p.hbm_bytes, io)
+
+
+def test_rows_beyond_the_fused_limit_decompose():
+    s = attention_ops.MAX_KEYS + 32
+    q, k, v = rand(1, 1, 4, 8), rand(1, 1, s, 8), rand(1, 1, s, 8)
+    assert not attention_ops.eligible(q, k, v, 0.3)
+    check_against_eager(sdpa(False), [q, k, v], atol=2e-5, rtol=2e-5)
+
+
+def test_eligibility_rules():
+    q = rand(1, 1, 4, 8)
+    assert attention_ops.eligible(q, q, q, 0.5)
+    assert not attention_ops.eligible(q, q, q, -0.5)  # the -inf mask needs scale > 0
+    wide = rand(1, 1, 4, attention_ops.MAX_HEAD + 1)
+    assert not attention_ops.eligible(wide, wide, wide, 0.5)
+    assert not attention_ops.eligible(q, q, q.to(torch.bfloat16), 0.5)
