@@ -13,7 +13,9 @@
 //
 // The Scalar engine's per-partition bias operand (HARDWARE.md, activation)
 // subtracts the row max inside the exponential, so no shifted copy is
-// written. Rows longer than one tile are refused (no silent fallback).
+// written. A row stays whole in SBUF: three fp32 row tiles per task in half
+// of a partition (maxSoftmaxRow: 8192 on trn1, more on trn2/trn3); longer
+// rows are refused (no silent fallback; the Python rule decomposes them).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
@@ -25,17 +27,10 @@ using namespace mlir;
 using namespace trnc;
 using namespace trnc::tile;
 
-namespace {
-/// dst = func(src + bias[p]) with a per-partition fp32 [P, 1] bias tile.
-void activationWithBias(LoweringContext &ctx, Location loc,
-                        nisa::ActFunc func, Value dst, Value src, Value bias) {
-  ctx.b.create<nisa::ActivationOp>(
-      loc, nisa::ActFuncAttr::get(ctx.b.getContext(), func), dst,
-      ctx.tileAp(dst), src, ctx.tileAp(src), bias, ctx.tileAp(bias),
-      ctx.b.getF32FloatAttr(1.0), ctx.b.getF32FloatAttr(0.0),
-      DenseI64ArrayAttr(), IntegerAttr());
+
+int64_t trnc::tile::maxSoftmaxRow(const MachineModel &machine) {
+  return static_cast<int64_t>(machine.sbufPartitionBytes) / (2 * 3 * 4);
 }
-} // namespace
 
 LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
   auto softmax = cast<trn::SoftmaxOp>(op);
@@ -52,11 +47,11 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
   int64_t dim = softmax.getDim();
   int64_t n = in.shape[dim];
   Type f32 = ctx.b.getF32Type();
-  int64_t maxFree = ctx.maxFree({in.elementType(), f32});
-  if (n > maxFree)
+  int64_t maxRow = maxSoftmaxRow(ctx.machine);
+  if (n > maxRow)
     return op->emitOpError("softmax rows of ")
-           << n << " elements exceed one SBUF tile (" << maxFree
-           << "); longer rows are not supported yet";
+           << n << " elements exceed the on-chip row limit (" << maxRow
+           << " for this target); longer rows are not supported yet";
   int64_t inStride = in.strides[dim], outStride = dst.strides[dim];
   bool log = softmax.getLog();
 
@@ -72,32 +67,32 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
     ctx.tensorScalar(loc, negM, ctx.tileAp(negM), m, ctx.tileAp(m),
                      nisa::AluOp::multiply, -1.0);
     Value e = ctx.allocSbuf(loc, p, n, f32);
-    activationWithBias(ctx, loc, nisa::ActFunc::exp, e, x, negM);
+    ctx.activation(loc, nisa::ActFunc::exp, e, ctx.tileAp(e), x, ctx.tileAp(x),
+                   negM);
     Value s = ctx.allocSbuf(loc, p, 1, f32);
     ctx.tensorReduce(loc, nisa::AluOp::add, s, ctx.tileAp(s), e,
                      ctx.tileAp(e));
-    Value out = ctx.allocSbuf(loc, p, n, f32);
+    // The last instruction writes the result's type (the engines cast on
+    // output), so a row needs three tiles: x, e (fp32) and out.
+    Value out = ctx.allocSbuf(loc, p, n, dst.elementType());
     if (log) {
       // (x - m) - log s, in that order as eager does: folding m + log s
-      // into one bias would round at the magnitude of m.
+      // into one bias would round at the magnitude of m. The shifted row
+      // reuses e's tile once the sum has read it.
       Value logS = ctx.allocSbuf(loc, p, 1, f32);
       ctx.activation(loc, nisa::ActFunc::log, logS, ctx.tileAp(logS), s,
                      ctx.tileAp(s));
-      activationWithBias(ctx, loc, nisa::ActFunc::copy, out, x, negM);
-      ctx.tensorTensor(loc, nisa::AluOp::subtract, out, ctx.tileAp(out), out,
-                       ctx.tileAp(out), logS, ctx.ap(0, {1, 0}, {p, n}));
+      ctx.activation(loc, nisa::ActFunc::copy, e, ctx.tileAp(e), x,
+                     ctx.tileAp(x), negM);
+      ctx.tensorTensor(loc, nisa::AluOp::subtract, out, ctx.tileAp(out), e,
+                       ctx.tileAp(e), logS, ctx.ap(0, {1, 0}, {p, n}));
     } else {
       ctx.tensorTensor(loc, nisa::AluOp::divide, out, ctx.tileAp(out), e,
                        ctx.tileAp(e), s, ctx.ap(0, {1, 0}, {p, n}));
     }
-    Value stored = out;
-    if (dst.elementType() != f32) {
-      stored = ctx.allocSbuf(loc, p, n, dst.elementType());
-      ctx.copyOnScalar(loc, stored, ctx.tileAp(stored), out, ctx.tileAp(out));
-    }
     ctx.dma(loc, dst.root,
             ctx.ap(task.outOffset, {task.outPartStride, outStride}, {p, n}),
-            stored, ctx.tileAp(stored));
+            out, ctx.tileAp(out));
   });
   return success();
 }

@@ -85,9 +85,10 @@ def _var_mean(x, dim=None, *, correction=None, keepdim=False):
     return var, mean
 
 
-# The fused softmax keeps a whole row in one SBUF tile: 8 KiB of a partition,
-# 2048 float32 (passes/Tile/LoweringContext.h maxFree, HARDWARE.md SBUF).
-_FUSED_SOFTMAX_MAX_ROW = 2048
+# The fused softmax keeps a whole row on chip: three float32 row tiles in half
+# of an SBUF partition, 8192 elements on trn1's 192 KiB (more on trn2/trn3;
+# passes/Tile/LowerSoftmax.cpp maxSoftmaxRow, HARDWARE.md SBUF).
+_FUSED_SOFTMAX_MAX_ROW = 8192
 
 
 def _long_row_softmax(log: bool):

@@ -87,10 +87,20 @@ def test_low_precision(dtype):
     check_against_eager(lambda t: torch.softmax(t, -1), [x], grad=False, atol=2e-3, rtol=2e-2)
 
 
-def test_softmax_row_longer_than_a_tile():
-    # Rows over one SBUF tile (2048 fp32) decompose to amax/sub/exp/sum
-    # (decomp_reductions.py) instead of the fused trn.softmax, which refuses them.
-    x = torch.randn(2, 5000)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_long_row_stays_fused(log):
+    # A vocabulary-sized row (5000, beyond one 8 KiB working tile) is still one
+    # fused trn.softmax: the whole row on chip.
+    x = torch.randn(3, 5000)
+    fn = (lambda t: torch.log_softmax(t, -1)) if log else (lambda t: torch.softmax(t, -1))
+    check_against_eager(fn, [x], atol=2e-5, rtol=1e-4)
+
+
+def test_softmax_row_longer_than_on_chip():
+    # Rows over the on-chip limit (8192 fp32 on trn1) decompose to
+    # amax/sub/exp/sum (decomp_reductions.py) instead of the fused trn.softmax,
+    # which refuses them.
+    x = torch.randn(2, 9000)
     check_against_eager(lambda t: torch.softmax(t, -1), [x])
 
 
