@@ -4,17 +4,23 @@
 // kActivations), binary arithmetic and comparisons (Vector ALU ops, table
 // kAluOps; an operand that is a broadcast `trn.full` becomes the immediate
 // of one tensor_scalar instead of a loaded tile), select/threshold_backward
-// (copy_predicated), clamp, leaky_relu, casts and fills. The result and
-// every operand view are walked together as one iteration space (dims
-// merged where all views allow, broadcast operands with stride 0); each
-// [partition, free] tile is loaded by DMA (casting in the DMA where types
-// differ), computed by one or two instructions, and stored by DMA.
+// (copy_predicated), clamp, leaky_relu, casts and fills.
+//
+// Elementwise ops of one shape form a fusion group (elementwiseGroup): the
+// first op and every later op of the same shape whose operands are group
+// results or values lowered before the group. The group's outputs (results
+// used outside it) and external inputs are walked together as one iteration
+// space (dims merged where all views allow, broadcast operands with stride
+// 0); per [partition, free] tile each input is loaded once by DMA (casting
+// in the DMA where a group convert reads it), every op computes on tiles,
+// and only the outputs are stored: the chain's intermediates never reach HBM.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
 
 #include "dialects/Trn/TrnOps.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
@@ -79,83 +85,75 @@ bool loadBroadcast(LoweringContext &ctx, Location loc, Value t, Value root,
   return true;
 }
 
-/// Walks `dst` and `srcs` tile by tile: load every source, run `compute`
-/// (or store the first loaded tile when it is null), store to `dst`.
-/// Loads cast to `loadTypes[i]`. `reuseLoads` is false when `compute` writes
-/// its input tiles (then no loaded tile may serve two tiles).
+/// The tiles of one TileTask's outputs, from its loaded source tiles.
+using TileBody = function_ref<SmallVector<Value>(
+    Location, int64_t partitions, int64_t free, ArrayRef<Value> loaded)>;
+
+/// Walks `dsts` and `srcs` (views of one shape) tile by tile of at most
+/// `maxFree` free elements: load every source, run `body`, store its tiles
+/// to `dsts`. Loads cast to `loadTypes[i]`. `reuseLoads` is false when the
+/// body writes its input tiles (then no loaded tile may serve two tiles).
 void forEachElementwiseTile(LoweringContext &ctx, Location loc,
-                            const HbmView &dst, ArrayRef<HbmView> srcs,
-                            ArrayRef<Type> loadTypes,
-                            const TileCompute &compute,
-                            bool reuseLoads = true) {
-  SmallVector<const HbmView *> all{&dst};
-  SmallVector<Type> types{dst.elementType()};
-  for (size_t i = 0; i < srcs.size(); ++i) {
-    all.push_back(&srcs[i]);
-    types.push_back(loadTypes[i]);
-    types.push_back(srcs[i].elementType());
-  }
+                            ArrayRef<HbmView> dsts, ArrayRef<HbmView> srcs,
+                            ArrayRef<Type> loadTypes, int64_t maxFree,
+                            TileBody body, bool reuseLoads = true) {
+  SmallVector<const HbmView *> all;
+  for (const HbmView &d : dsts)
+    all.push_back(&d);
+  for (const HbmView &s : srcs)
+    all.push_back(&s);
+  const size_t first = dsts.size();
   JointSpace space = JointSpace::build(all);
-  // Any order visits the same elements: walk the result row-major so its
-  // stores (and sources laid out like it) move contiguous rows.
+  // Any order visits the same elements: walk the first result row-major so
+  // its stores (and sources laid out like it) move contiguous rows.
   space.orderByView(0);
-  Type outType = dst.elementType();
   // A source whose pattern repeats from tile to tile (a bias row broadcast
   // over the partitions and the looped dims) is loaded once per distinct
-  // pattern, unless the compute writes its inputs.
+  // pattern, unless the body writes its inputs.
   std::map<std::tuple<size_t, int64_t, SmallVector<int64_t>,
                       SmallVector<int64_t>>,
            Value>
       invariant;
-  forEachTile(space, ctx.partitions(), ctx.maxFree(types),
-              [&](const TileTask &task) {
-                int64_t p = task.partitions, f = task.freeElements;
-                SmallVector<Value> loaded;
-                for (size_t i = 0; i < srcs.size(); ++i) {
-                  auto key = std::make_tuple(i, task.offsets[i + 1],
-                                             task.strides[i + 1], task.counts);
-                  if (reuseLoads) {
-                    auto it = invariant.find(key);
-                    if (it != invariant.end()) {
-                      loaded.push_back(it->second);
-                      continue;
-                    }
-                  }
-                  // int64 reaches chip only as int32 (Isa.h DType): load
-                  // an i32 tile, then cast on Vector if another type is
-                  // wanted.
-                  bool viaI32 = srcs[i].elementType().isInteger(64) &&
-                                !loadTypes[i].isInteger(64) &&
-                                !loadTypes[i].isInteger(32);
-                  Value t = ctx.allocSbuf(
-                      loc, p, f,
-                      viaI32 ? ctx.b.getI32Type() : loadTypes[i]);
-                  if (!viaI32 && loadBroadcast(ctx, loc, t, srcs[i].root,
-                                               task.offsets[i + 1],
-                                               task.strides[i + 1],
-                                               task.counts)) {
-                    loaded.push_back(invariant[key] = t);
-                    continue;
-                  }
-                  ctx.dma(loc, t, ctx.tileAp(t), srcs[i].root,
-                          ctx.ap(task.offsets[i + 1], task.strides[i + 1],
-                                 task.counts));
-                  if (viaI32) {
-                    Value c = ctx.allocSbuf(loc, p, f, loadTypes[i]);
-                    ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
-                    t = c;
-                  }
-                  loaded.push_back(invariant[key] = t);
-                }
-                Value out = loaded.empty() ? Value() : loaded.front();
-                if (compute) {
-                  out = ctx.allocSbuf(loc, p, f, outType);
-                  compute(loc, loaded, out, ctx.tileAp(out));
-                }
-                ctx.dma(loc, dst.root,
-                        ctx.ap(task.offsets[0], task.strides[0], task.counts),
-                        out, ctx.tileAp(out));
-              });
+  forEachTile(space, ctx.partitions(), maxFree, [&](const TileTask &task) {
+    int64_t p = task.partitions, f = task.freeElements;
+    SmallVector<Value> loaded;
+    for (size_t i = 0; i < srcs.size(); ++i) {
+      size_t v = first + i;
+      auto key = std::make_tuple(i, task.offsets[v], task.strides[v],
+                                 task.counts);
+      if (reuseLoads) {
+        auto it = invariant.find(key);
+        if (it != invariant.end()) {
+          loaded.push_back(it->second);
+          continue;
+        }
+      }
+      // int64 reaches chip only as int32 (Isa.h DType): load an i32 tile,
+      // then cast on Vector if another type is wanted.
+      bool viaI32 = srcs[i].elementType().isInteger(64) &&
+                    !loadTypes[i].isInteger(64) && !loadTypes[i].isInteger(32);
+      Value t =
+          ctx.allocSbuf(loc, p, f, viaI32 ? ctx.b.getI32Type() : loadTypes[i]);
+      if (!viaI32 && loadBroadcast(ctx, loc, t, srcs[i].root, task.offsets[v],
+                                   task.strides[v], task.counts)) {
+        loaded.push_back(invariant[key] = t);
+        continue;
+      }
+      ctx.dma(loc, t, ctx.tileAp(t), srcs[i].root,
+              ctx.ap(task.offsets[v], task.strides[v], task.counts));
+      if (viaI32) {
+        Value c = ctx.allocSbuf(loc, p, f, loadTypes[i]);
+        ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
+        t = c;
+      }
+      loaded.push_back(invariant[key] = t);
+    }
+    SmallVector<Value> outs = body(loc, p, f, loaded);
+    for (auto [d, out] : llvm::enumerate(outs))
+      ctx.dma(loc, dsts[d].root,
+              ctx.ap(task.offsets[d], task.strides[d], task.counts), out,
+              ctx.tileAp(out));
+  });
 }
 
 /// trn.full: one tile filled once, stored to every tile of the result.
@@ -341,56 +339,61 @@ bool trnc::tile::isElementwiseOp(Operation *op) {
 
 void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
                           const HbmView &dst, const HbmView &src) {
-  forEachElementwiseTile(ctx, loc, dst, {src}, {dst.elementType()}, nullptr);
+  forEachElementwiseTile(
+      ctx, loc, {dst}, {src}, {dst.elementType()},
+      ctx.maxFree({dst.elementType(), src.elementType()}),
+      [](Location, int64_t, int64_t, ArrayRef<Value> loaded) {
+        return SmallVector<Value>{loaded[0]};
+      });
 }
 
-LogicalResult trnc::tile::lowerElementwise(LoweringContext &ctx,
-                                           Operation *op) {
-  Location loc = op->getLoc();
-  Value result = op->getResult(0);
-  HbmView dst = ctx.destination(loc, result);
-  ctx.views[result] = dst;
+namespace {
+/// One op of a group: the operands it reads as tiles (an immediate
+/// constant dropped) and the instructions computing its tile. A null
+/// compute is a cast (the DMA casts an input; a tensor_copy a group value).
+struct ElementwiseStep {
+  Operation *op;
+  SmallVector<Value> operands;
+  TileCompute compute;
+};
 
-  if (auto full = dyn_cast<trn::FullOp>(op)) {
-    lowerFull(ctx, loc, dst, full.getValue().convertToDouble());
-    return success();
-  }
-
-  SmallVector<Value> operands(op->getOperands());
-  // A binary ALU op with one constant operand: one tensor_scalar with the
-  // constant as immediate (reversed when it is the lhs).
-  std::optional<nisa::AluOp> alu = lookup(kAluOps, op);
+/// The operands an op reads as tiles: a binary ALU op with one constant
+/// operand is one tensor_scalar with the constant as immediate (reversed
+/// when it is the lhs).
+struct TileOperands {
+  SmallVector<Value> operands;
   std::optional<double> imm;
   bool reverse = false;
-  if (alu) {
-    if ((imm = constantOf(operands[1]))) {
-      operands.pop_back();
-    } else if ((imm = constantOf(operands[0]))) {
-      operands.erase(operands.begin());
-      reverse = true;
-    }
-  }
+};
 
-  SmallVector<HbmView> srcs;
-  SmallVector<Type> loadTypes;
-  for (Value operand : operands) {
-    auto it = ctx.views.find(operand);
-    if (it == ctx.views.end())
-      return op->emitOpError("operand has no lowered HBM view");
-    srcs.push_back(it->second);
-    loadTypes.push_back(it->second.elementType());
+TileOperands tileOperands(Operation *op) {
+  TileOperands t{SmallVector<Value>(op->getOperands()), std::nullopt, false};
+  if (!lookup(kAluOps, op))
+    return t;
+  if ((t.imm = constantOf(t.operands[1]))) {
+    t.operands.pop_back();
+  } else if ((t.imm = constantOf(t.operands[0]))) {
+    t.operands.erase(t.operands.begin());
+    t.reverse = true;
   }
+  return t;
+}
 
-  TileCompute compute;
+FailureOr<ElementwiseStep> stepFor(LoweringContext &ctx, Operation *op) {
+  TileOperands t = tileOperands(op);
+  ElementwiseStep step{op, t.operands, nullptr};
+  std::optional<nisa::AluOp> alu = lookup(kAluOps, op);
+  std::optional<double> imm = t.imm;
+  bool reverse = t.reverse;
   if (std::optional<nisa::ActFunc> act = lookup(kActivations, op)) {
-    compute = [&ctx, f = *act](Location loc, ArrayRef<Value> ins, Value out,
-                               nisa::AccessPatternAttr ap) {
+    step.compute = [&ctx, f = *act](Location loc, ArrayRef<Value> ins,
+                                    Value out, nisa::AccessPatternAttr ap) {
       ctx.activation(loc, f, out, ap, ins[0], ap);
     };
   } else if (alu && imm) {
-    compute = [&ctx, a = *alu, c = *imm, reverse](
-                  Location loc, ArrayRef<Value> ins, Value out,
-                  nisa::AccessPatternAttr ap) {
+    step.compute = [&ctx, a = *alu, c = *imm, reverse](
+                       Location loc, ArrayRef<Value> ins, Value out,
+                       nisa::AccessPatternAttr ap) {
       MLIRContext *m = ctx.b.getContext();
       ctx.b.create<nisa::TensorScalarOp>(
           loc, out, ap, ins[0], ap, nisa::AluOpAttr::get(m, a),
@@ -402,17 +405,179 @@ LogicalResult trnc::tile::lowerElementwise(LoweringContext &ctx,
           IntegerAttr());
     };
   } else if (alu) {
-    compute = binary(ctx, *alu);
+    step.compute = binary(ctx, *alu);
   } else {
-    compute = specialCompute(ctx, op);
+    step.compute = specialCompute(ctx, op);
+  }
+  if (!step.compute && !isa<trn::ConvertOp>(op))
+    return op->emitOpError("has no elementwise lowering");
+  return step;
+}
+
+/// Ops that may share a group: not fills (a memset per tile of their own)
+/// and not threshold_backward (it masks its input tile in place).
+bool groupable(Operation *op) {
+  return isElementwiseOp(op) && !isa<trn::FullOp, trn::ThresholdBackwardOp>(op);
+}
+
+RankedTensorType resultType(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType());
+}
+} // namespace
+
+SmallVector<Operation *> trnc::tile::elementwiseGroup(LoweringContext &ctx,
+                                                      Operation *first) {
+  SmallVector<Operation *> group{first};
+  if (!groupable(first))
+    return group;
+  llvm::SmallPtrSet<Operation *, 16> members{first};
+  ArrayRef<int64_t> shape = resultType(first).getShape();
+  // How far past the first op to look; ops are pure, so a later op may move
+  // up to the group when all it reads is available there.
+  constexpr int kLookahead = 256;
+  int seen = 0;
+  for (Operation *op = first->getNextNode();
+       op && !op->hasTrait<OpTrait::IsTerminator>() && seen < kLookahead;
+       op = op->getNextNode(), ++seen) {
+    if (!groupable(op) || resultType(op).getShape() != shape)
+      continue;
+    bool available = llvm::all_of(tileOperands(op).operands, [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return (def && members.contains(def)) || ctx.resolveView(v);
+    });
+    if (!available)
+      continue;
+    group.push_back(op);
+    members.insert(op);
+  }
+  return group;
+}
+
+LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
+                                                ArrayRef<Operation *> ops) {
+  Location loc = ops.front()->getLoc();
+  if (auto full = dyn_cast<trn::FullOp>(ops.front())) {
+    HbmView dst = ctx.destination(loc, full.getResult());
+    ctx.views[full.getResult()] = dst;
+    lowerFull(ctx, loc, dst, full.getValue().convertToDouble());
+    return success();
+  }
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  SmallVector<ElementwiseStep> steps;
+  for (Operation *op : ops) {
+    FailureOr<ElementwiseStep> step = stepFor(ctx, op);
+    if (failed(step))
+      return failure();
+    steps.push_back(std::move(*step));
+  }
+  auto internal = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && members.contains(def);
+  };
+
+  // External inputs, one per (value, load type): a convert of an input is
+  // that input loaded with the cast.
+  SmallVector<HbmView> srcs;
+  SmallVector<Type> loadTypes;
+  llvm::DenseMap<std::pair<Value, Type>, unsigned> srcIndex;
+  auto source = [&](Value v, Type loadType) -> FailureOr<unsigned> {
+    auto [it, inserted] = srcIndex.try_emplace({v, loadType}, srcs.size());
+    if (inserted) {
+      auto view = ctx.views.find(v);
+      if (view == ctx.views.end())
+        return ops.front()->emitOpError("operand has no lowered HBM view");
+      srcs.push_back(view->second);
+      loadTypes.push_back(loadType);
+    }
+    return it->second;
+  };
+  SmallVector<Type> types;
+  for (const ElementwiseStep &step : steps) {
+    Type out = resultType(step.op).getElementType();
+    types.push_back(out);
+    for (Value v : step.operands) {
+      if (internal(v))
+        continue;
+      Type loadType = step.compute ? cast<RankedTensorType>(v.getType())
+                                         .getElementType()
+                                   : out;
+      if (failed(source(v, loadType)))
+        return failure();
+      types.push_back(loadType);
+      types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+    }
   }
 
-  if (isa<trn::ConvertOp>(op))
-    loadTypes[0] = dst.elementType();
-  else if (!compute)
-    return op->emitOpError("has no elementwise lowering");
-  // threshold_backward masks its input tile in place.
-  forEachElementwiseTile(ctx, loc, dst, srcs, loadTypes, compute,
-                         /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(op));
+  // Outputs: results read outside the group (or returned).
+  SmallVector<Value> outputs;
+  SmallVector<HbmView> dsts;
+  for (Operation *op : ops) {
+    Value r = op->getResult(0);
+    if (llvm::any_of(r.getUsers(),
+                     [&](Operation *u) { return !members.contains(u); })) {
+      outputs.push_back(r);
+      dsts.push_back(ctx.destination(loc, r));
+      ctx.views[r] = dsts.back();
+    }
+  }
+  if (outputs.empty())
+    return success(); // nothing reads the group (dead code)
+
+  // Tiles live at once per task: the loads plus the group values between
+  // their definition and last use; big groups get narrower tiles so a few
+  // tasks still fit SBUF side by side.
+  llvm::DenseMap<Value, unsigned> lastUse;
+  for (auto [i, step] : llvm::enumerate(steps))
+    for (Value v : step.operands)
+      lastUse[v] = i;
+  for (Value v : outputs)
+    lastUse[v] = steps.size();
+  unsigned live = 0, peak = 0;
+  for (auto [i, step] : llvm::enumerate(steps)) {
+    ++live;
+    peak = std::max(peak, live);
+    for (Value v : step.operands)
+      if (internal(v) && lastUse[v] == i)
+        --live;
+  }
+  int64_t tiles = srcs.size() + peak;
+  int64_t maxFree = ctx.maxFree(types) / std::max<int64_t>(1, (tiles + 5) / 6);
+
+  auto body = [&](Location, int64_t p, int64_t f, ArrayRef<Value> loaded) {
+    llvm::DenseMap<Value, Value> tileOf;
+    for (const ElementwiseStep &step : steps) {
+      Value result = step.op->getResult(0);
+      Type out = resultType(step.op).getElementType();
+      SmallVector<Value> ins;
+      for (Value v : step.operands) {
+        if (internal(v)) {
+          ins.push_back(tileOf.lookup(v));
+        } else {
+          Type loadType = step.compute ? cast<RankedTensorType>(v.getType())
+                                             .getElementType()
+                                       : out;
+          ins.push_back(loaded[srcIndex.lookup({v, loadType})]);
+        }
+      }
+      if (!step.compute && !internal(step.operands[0])) {
+        tileOf[result] = ins[0]; // loaded with the cast
+        continue;
+      }
+      Value t = ctx.allocSbuf(loc, p, f, out);
+      if (step.compute)
+        step.compute(step.op->getLoc(), ins, t, ctx.tileAp(t));
+      else
+        ctx.copyOnVector(step.op->getLoc(), t, ctx.tileAp(t), ins[0],
+                         ctx.tileAp(ins[0]));
+      tileOf[result] = t;
+    }
+    SmallVector<Value> outs;
+    for (Value v : outputs)
+      outs.push_back(tileOf.lookup(v));
+    return outs;
+  };
+  forEachElementwiseTile(
+      ctx, loc, dsts, srcs, loadTypes, maxFree, body,
+      /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(ops.front()));
   return success();
 }

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #define DEBUG_TYPE "trnc-tile-lower-to-nisa"
@@ -155,40 +156,69 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     ctx.resultDest[v] = outputs[j];
     written[j] = true;
   }
+  // A result returned as a reshape/transpose of a computed value (a saved
+  // activation viewed [B, T, C] from [B*T, C]): when the view of the value
+  // laid out row-major at the output buffer's start is exactly the output's
+  // layout, the value is computed into the output buffer, and no copy
+  // follows.
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    if (written[j])
+      continue;
+    SmallVector<Operation *> chain;
+    Value root = v;
+    while (Operation *def = root.getDefiningOp()) {
+      if (!isa<trn::ReshapeOp, trn::TransposeOp>(def))
+        break;
+      chain.push_back(def);
+      root = def->getOperand(0);
+    }
+    Operation *producer = root.getDefiningOp();
+    if (chain.empty() || !producer || isViewOp(producer) ||
+        ctx.resultDest.count(root))
+      continue;
+    auto type = cast<RankedTensorType>(root.getType());
+    if (type.getElementType() != outputs[j].elementType())
+      continue;
+    HbmView place{outputs[j].root, 0, SmallVector<int64_t>(type.getShape()),
+                  contiguousStrides(type.getShape())};
+    std::optional<HbmView> seen = place;
+    for (Operation *op : llvm::reverse(chain)) {
+      if (auto t = dyn_cast<trn::TransposeOp>(op))
+        seen = transposeView(*seen, t.getPermutation());
+      else
+        seen = reshapeView(*seen, cast<trn::ReshapeOp>(op).getType().getShape());
+      if (!seen)
+        break;
+    }
+    if (!seen || seen->offset != outputs[j].offset ||
+        seen->shape != outputs[j].shape || seen->strides != outputs[j].strides)
+      continue;
+    ctx.resultDest[root] = place;
+    written[j] = true;
+  }
 
+  // Ops lowered ahead of their position, as members of an elementwise group.
+  llvm::DenseSet<Operation *> grouped;
   for (Operation &op : oldFunc.getBody().front().without_terminator()) {
+    if (grouped.contains(&op))
+      continue;
     LogicalResult result =
         TypeSwitch<Operation *, LogicalResult>(&op)
-            .Case([&](trn::TransposeOp t) {
-              ctx.views[t.getResult()] =
-                  transposeView(ctx.views.lookup(t.getInput()),
-                                t.getPermutation());
-              return success();
-            })
-            .Case([&](trn::BroadcastOp bc) {
-              ctx.views[bc.getResult()] =
-                  broadcastView(ctx.views.lookup(bc.getInput()),
-                                bc.getType().getShape());
-              return success();
-            })
+            .Case<trn::TransposeOp, trn::BroadcastOp, trn::SliceOp>(
+                [&](Operation *o) {
+                  ctx.resolveView(o->getResult(0)); // views always derive
+                  return success();
+                })
             .Case([&](trn::ReshapeOp r) {
+              if (ctx.resolveView(r.getResult()))
+                return success();
               HbmView in = ctx.views.lookup(r.getInput());
               ArrayRef<int64_t> shape = r.getType().getShape();
-              if (std::optional<HbmView> v = reshapeView(in, shape)) {
-                ctx.views[r.getResult()] = *v;
-                return success();
-              }
               // Not expressible as strides: materialise row-major first.
               HbmView copy = ctx.allocScratch(
                   r.getLoc(), cast<RankedTensorType>(r.getInput().getType()));
               emitCopy(ctx, r.getLoc(), copy, in);
               ctx.views[r.getResult()] = *reshapeView(copy, shape);
-              return success();
-            })
-            .Case([&](trn::SliceOp s) {
-              ctx.views[s.getResult()] =
-                  sliceView(ctx.views.lookup(s.getInput()), s.getStarts(),
-                            s.getSteps(), s.getType().getShape());
               return success();
             })
             .Case([&](trn::ConcatOp) { return lowerConcat(ctx, &op); })
@@ -208,8 +238,11 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
             .Case<trn::CumsumOp, trn::CumprodOp>(
                 [&](Operation *o) { return lowerScan(ctx, o); })
             .Default([&](Operation *o) -> LogicalResult {
-              if (isElementwiseOp(o)) // LowerElementwise.cpp's list
-                return lowerElementwise(ctx, o);
+              if (isElementwiseOp(o)) { // LowerElementwise.cpp's list
+                SmallVector<Operation *> group = elementwiseGroup(ctx, o);
+                grouped.insert(group.begin(), group.end());
+                return lowerElementwiseGroup(ctx, group);
+              }
               return o->emitOpError("has no lowering to nisa (supported: trn "
                                     "elementwise, matmul, reduce_sum, views)");
             });

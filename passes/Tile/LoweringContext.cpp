@@ -6,6 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
 
+#include "dialects/Trn/TrnOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
 using namespace mlir;
 using namespace trnc;
 using namespace trnc::tile;
@@ -19,6 +23,35 @@ int64_t LoweringContext::maxFree(ArrayRef<Type> types) const {
   for (Type t : types)
     widest = std::max(widest, elementBytes(t));
   return tileBytes() / widest;
+}
+
+bool LoweringContext::resolveView(Value v) {
+  if (views.count(v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumOperands() != 1 || !resolveView(def->getOperand(0)))
+    return false;
+  const HbmView &in = views.find(def->getOperand(0))->second;
+  std::optional<HbmView> view =
+      TypeSwitch<Operation *, std::optional<HbmView>>(def)
+          .Case([&](trn::TransposeOp t) {
+            return transposeView(in, t.getPermutation());
+          })
+          .Case([&](trn::BroadcastOp b) {
+            return broadcastView(in, b.getType().getShape());
+          })
+          .Case([&](trn::SliceOp s) {
+            return sliceView(in, s.getStarts(), s.getSteps(),
+                             s.getType().getShape());
+          })
+          .Case([&](trn::ReshapeOp r) {
+            return reshapeView(in, r.getType().getShape());
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!view)
+    return false;
+  views[v] = *view;
+  return true;
 }
 
 HbmView LoweringContext::allocScratch(Location loc, RankedTensorType type) {

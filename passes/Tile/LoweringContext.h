@@ -43,6 +43,12 @@ struct LoweringContext {
   /// Free elements per tile for the widest element type involved.
   int64_t maxFree(llvm::ArrayRef<mlir::Type> types) const;
 
+  /// Whether `v` has an HBM view, deriving it (and those of the view ops it
+  /// is built from: transpose, broadcast, slice, reshape where strides
+  /// allow) when its source has one: views cost no instruction, so a group
+  /// may read a view whose op comes later in program order.
+  bool resolveView(mlir::Value v);
+
   // --- Buffers --------------------------------------------------------------
   /// A fresh contiguous HBM scratch tensor of `type`'s shape.
   HbmView allocScratch(mlir::Location loc, mlir::RankedTensorType type);
@@ -139,7 +145,16 @@ void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
               const HbmView &src);
 
 /// Category lowerings; each emits an error on the op when it cannot lower.
-mlir::LogicalResult lowerElementwise(LoweringContext &ctx, mlir::Operation *op);
+///
+/// The fusion group of elementwise ops starting at `first` (LowerElementwise
+/// .cpp): `first`, then every later op of its shape whose operands are group
+/// results or values already lowered; a fill or threshold_backward alone.
+llvm::SmallVector<mlir::Operation *> elementwiseGroup(LoweringContext &ctx,
+                                                      mlir::Operation *first);
+/// Lowers such a group as one loop over tiles: only results read outside
+/// the group are stored.
+mlir::LogicalResult lowerElementwiseGroup(LoweringContext &ctx,
+                                          llvm::ArrayRef<mlir::Operation *> ops);
 /// The trn ops lowerElementwise handles (the list lives with it).
 bool isElementwiseOp(mlir::Operation *op);
 mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);

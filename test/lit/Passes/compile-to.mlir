@@ -5,21 +5,27 @@
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile)' | FileCheck %s --check-prefix=ALL
 // RUN: not trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=bogus})' 2>&1 | FileCheck %s --check-prefix=BAD
 
-// tile: each op on its own, its result through HBM scratch.
+// tile: the softmax and the elementwise group (exp, tanh: one loop over
+// tiles, exp's tile straight into tanh) each on their own, the softmax's
+// result through HBM scratch.
 // TILE: nisa.dram_alloc
-// TILE-COUNT-4: nisa.dma_copy
-// fuse: exp's tiles go to tanh on chip; no scratch left.
+// TILE-COUNT-3: nisa.dma_copy
+// TILE: nisa.activation exp %[[E:[0-9]+]]
+// TILE-NEXT: nisa.alloc
+// TILE-NEXT: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[E]]
+// fuse: the softmax's stored tile is the tile exp reads; no scratch left.
 // FUSE-NOT: nisa.dram_alloc
-// FUSE: nisa.activation exp %[[E:[0-9]+]]
+// FUSE: nisa.tensor_tensor divide %[[S:[0-9]+]]
 // FUSE-NOT: nisa.dma_copy
-// FUSE: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[E]]
+// FUSE: nisa.activation exp %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[S]]
 // allocate: addresses, no semaphores yet.
 // ALLOC: nisa.alloc {address =
 // ALLOC-NOT: signal
 // ALL: signal =
 // BAD: for the --compile-to option: Cannot find option named 'bogus'!
 func.func @chain(%x: tensor<128x512xf32>) -> tensor<128x512xf32> {
-  %0 = trn.exp %x : tensor<128x512xf32>
+  %s = trn.softmax %x dim = 1 : tensor<128x512xf32>
+  %0 = trn.exp %s : tensor<128x512xf32>
   %1 = trn.tanh %0 : tensor<128x512xf32>
   return %1 : tensor<128x512xf32>
 }
