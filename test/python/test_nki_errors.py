@@ -203,3 +203,31 @@ def test_kernel_must_return_hbm():
 
     with pytest.raises(NkiError, match="must return the HBM tensors"):
         returns_tile.trace(torch.randn(4, 4))
+
+
+_BAD_KERNEL = """
+func.func @main(%a: memref<16384xbf16> {nisa.input = 0 : i64, nisa.shape = array<i64: 128, 128>, nisa.strides = array<i64: 128, 1>},
+                %b: memref<131072xbf16> {nisa.input = 1 : i64, nisa.shape = array<i64: 128, 1024>, nisa.strides = array<i64: 1024, 1>},
+                %o: memref<131072xf32> {nisa.output = 0 : i64, nisa.shape = array<i64: 128, 1024>, nisa.strides = array<i64: 1024, 1>}) {
+  %s = nisa.alloc : !nisa.tile<sbuf, 128, 128, bf16> loc("k.py":3:0)
+  %m = nisa.alloc : !nisa.tile<sbuf, 128, 1024, bf16> loc("k.py":4:0)
+  %p = nisa.alloc : !nisa.tile<psum, 128, 1024, f32> loc("k.py":5:0)
+  nisa.matmul %p <0, [1024, 1], [128, 1024]>, %s <0, [128, 1], [128, 128]>, %m <0, [1024, 1], [128, 1024]>
+      : !nisa.tile<psum, 128, 1024, f32>, !nisa.tile<sbuf, 128, 128, bf16>, !nisa.tile<sbuf, 128, 1024, bf16> loc("k.py":7:0)
+  return
+}
+"""
+
+
+@needs_native
+def test_compile_kernel_reports_verifier_errors_at_the_kernel_line():
+    """The C++ entry point: nisa text the verifiers refuse comes back as invalid_kernel, located."""
+    from trnc._native import native
+
+    result = native().compile_kernel(_BAD_KERNEL, "trn1")
+    assert not result["ok"] and result["artifact"] is None
+    assert result["error_kind"] == "invalid_kernel"
+    assert "k.py:7: error: 'nisa.matmul' op moving free size 1024 exceeds 512" in result["message"]
+    garbage = native().compile_kernel("func.func @main( {", "trn1")
+    assert garbage["error_kind"] == "invalid_kernel" and "error:" in garbage["message"]
+    assert native().compile_kernel(_BAD_KERNEL, "trn9")["message"] == "unknown target 'trn9'"
