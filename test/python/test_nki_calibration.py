@@ -28,6 +28,7 @@ def _measured(key: str, published_ms: float, simulated_ms: float, gb: float = 1.
                                 0.1, 0.2, 0.3)
 
 
+@needs_native  # the section quotes the model's HBM ceiling (trnc._C.target_ceilings)
 def test_table_errors_and_ranking():
     results = [_measured("tiled", 50.0, 40.0), _measured("hoist", 40.0, 30.0), _measured("block_free", 20.0, 35.0),
                _measured("blocked", 7.0, 7.0)]
@@ -41,6 +42,9 @@ def test_table_errors_and_ranking():
     assert text.startswith("<!-- calibration:begin") and text.endswith("<!-- calibration:end -->")
     assert "Ranking of the four matmul versions preserved: yes." in text
     assert "20-50 GB/s of HBM traffic at their published times" in text
+    assert "simulator fault" not in text
+    results[0] = _measured("tiled", 50.0, 1.0, gb=1.0)  # 1000 GB/s simulated: above trn1's 410 GB/s
+    assert "Simulated traffic above 410 GB/s is a simulator fault" in calibration.section(results)
 
 
 def test_replace_section_keeps_the_rest():
