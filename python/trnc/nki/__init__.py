@@ -18,12 +18,15 @@ A kernel written for AWS NKI needs only its imports changed::
 
 Kernels trace (loops unroll in Python) into nisa instructions, which the compiler's
 ``trnc-compile-kernel`` pipeline schedules, allocates and synchronises; the artifact
-runs on the same simulator as compiled graphs. Times are simulated estimates, not
-measurements. docs/nki.md has the supported API.
+runs on the same simulator as compiled graphs. ``nki.custom_op(kernel)`` makes a
+torch custom op of a kernel that ``torch.compile(backend="neuron")`` lowers inside
+the graph. Times are simulated estimates, not measurements. docs/nki.md has the
+supported API.
 """
 
 from . import isa, language
+from ._custom_op import custom_op
 from ._kernel import BenchmarkResult, Kernel, benchmark, jit
 from ._tracer import NkiError
 
-__all__ = ["jit", "benchmark", "Kernel", "BenchmarkResult", "NkiError", "language", "isa"]
+__all__ = ["jit", "benchmark", "custom_op", "Kernel", "BenchmarkResult", "NkiError", "language", "isa"]
