@@ -221,3 +221,25 @@ def test_kernel_cache_per_signature():
     kernel(a, a)
     kernel(torch.randn(256, 64), torch.randn(256, 64))
     assert len(kernel._compiled) == 2
+
+
+@nki.jit
+def swap_and_stride(x):
+    """3-D HBM tensors, a block-dim SBUF tensor, a strided (step 2) HBM slice."""
+    B, P, F = x.shape
+    swapped = nl.ndarray((B, P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    evens = nl.ndarray((P, F // 2), dtype=x.dtype, buffer=nl.shared_hbm)
+    tiles = nl.ndarray((B, nl.par_dim(P), F), dtype=x.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(B):
+        tiles[b] = nl.load(x[b])
+    for b in nl.affine_range(B):
+        nl.store(swapped[b], tiles[B - 1 - b])
+    nl.store(evens, nl.load(x[0, :, ::2]))
+    return swapped, evens
+
+
+def test_views_block_dims_and_strides():
+    x = torch.randn(3, 128, 64)
+    swapped, evens = swap_and_stride(x)
+    torch.testing.assert_close(swapped, x.flip(0))
+    torch.testing.assert_close(evens, x[0, :, ::2])

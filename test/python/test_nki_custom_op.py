@@ -107,3 +107,35 @@ def test_custom_op_inside_a_compiled_training_step():
 def test_custom_op_refuses_a_non_kernel():
     with pytest.raises(nki.NkiError, match="takes a @trnc.nki.jit kernel"):
         nki.custom_op(lambda x: x)
+
+
+@needs_native
+def test_library_rms_normalize_partial_tile():
+    from trnc.nki.kernels import rms_normalize_op
+
+    x = torch.randn(200, 48)  # one full tile of 128 rows and one of 72
+    torch.testing.assert_close(rms_normalize_op(x), _reference(x), rtol=1e-5, atol=1e-5)
+
+
+@needs_native
+def test_gpt_with_an_nki_rmsnorm_kernel_compiled_forward_and_backward():
+    from trnc.models.gpt import GPT, GPTConfig, batch
+
+    config = GPTConfig(vocab_size=64, block_size=64, n_layer=1, n_head=2, n_embd=64, norm="rmsnorm_nki")
+    torch.manual_seed(0)
+    model = GPT(config)
+    reference = GPT(config)
+    reference.load_state_dict(model.state_dict())
+    idx, targets = batch(config, 2, torch.Generator().manual_seed(0))
+
+    torch._dynamo.reset()
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    _, loss = torch.compile(model, backend="neuron")(idx, targets)
+    loss.backward()
+    _, ref_loss = reference(idx, targets)  # eager: the kernel runs on the simulator per call
+    ref_loss.backward()
+    torch.testing.assert_close(loss, ref_loss, rtol=1e-4, atol=1e-4)
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=2e-3, atol=2e-5, msg=name)
+    assert not counters["graph_break"]
