@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
@@ -64,3 +65,24 @@ def test_measure_small_point():
     # Two [128 x 128] and two [128 x 512] bf16 loads, one [128 x 512] bf16 store.
     assert m.hbm_bytes == 2 * (128 * 128 + 128 * 512) * 2 + 128 * 512 * 2
     assert m.instructions == 2 * 3 + 2  # per k: two loads and a matmul; then a copy and a store
+
+
+@needs_native
+def test_run_py_only_calibration_writes_the_section(tmp_path, monkeypatch):
+    import run
+
+    out = tmp_path / "RESULTS.md"
+    (tmp_path / "RESULTS.json").write_text(run.json.dumps({"format": run.JSON_FORMAT, "workloads": {}}))
+    out.write_text("old\n<!-- calibration:begin x -->stale<!-- calibration:end -->\n")
+    fake = [_measured("tiled", 50.0, 40.0), _measured("blocked", 7.0, 7.0)]
+    monkeypatch.setattr(calibration, "run", lambda log=print: fake)
+    monkeypatch.setattr(sys, "argv", ["run.py", "--only", "calibration", "-o", str(out)])
+    assert run.main() == 0
+    text = out.read_text()
+    assert "stale" not in text and text.count("<!-- calibration:begin") == 1
+    assert "| tiled | 50.00 ms | 40.00 ms | -20% |" in text
+    # --quick never runs it (and keeps the section it finds).
+    monkeypatch.setattr(calibration, "run", lambda log=print: pytest.fail("calibration ran with --quick"))
+    monkeypatch.setattr(sys, "argv", ["run.py", "--quick", "--render", "-o", str(out)])
+    assert run.main() == 0
+    assert "| tiled | 50.00 ms | 40.00 ms | -20% |" in out.read_text()
