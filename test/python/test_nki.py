@@ -243,3 +243,19 @@ def test_views_block_dims_and_strides():
     swapped, evens = swap_and_stride(x)
     torch.testing.assert_close(swapped, x.flip(0))
     torch.testing.assert_close(evens, x[0, :, ::2])
+
+
+def test_benchmark_decorator_form():
+    @nki.benchmark(warmup=2, iters=5, target="trn1")
+    def scaled(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.multiply(nl.load(x), 3.0))
+        return out
+
+    x = torch.randn(128, 64)
+    torch.testing.assert_close(scaled(x), x * 3)
+    us = scaled.benchmark_result.nc_latency.get_latency_percentile(99)
+    assert us == scaled.benchmark_result.latency_ns / 1e3 > 0
+    assert scaled.benchmark_result.target == "trn1"
+    with pytest.raises(nki.NkiError, match="unsupported options"):
+        nki.benchmark(bogus=1)

@@ -24,7 +24,7 @@ from . import _emit
 from ._tracer import (BFLOAT16, BOOL, FLOAT16, FLOAT32, INT8, INT32, Buffer, Builder, NkiError, Tracing, View,
                       _row_major)
 
-__all__ = ["Kernel", "jit", "benchmark", "BenchmarkResult"]
+__all__ = ["Kernel", "jit", "benchmark", "BenchmarkResult", "BenchmarkedKernel"]
 
 _DTYPES = {torch.float32: FLOAT32, torch.bfloat16: BFLOAT16, torch.float16: FLOAT16, torch.int32: INT32,
            torch.int8: INT8, torch.bool: BOOL}
@@ -177,6 +177,16 @@ def jit(fn: Optional[Callable] = None, *, target: str = "trn2", list_schedule: b
     return wrap(fn) if fn is not None else wrap
 
 
+class _Latency:
+    """NKI's ``benchmark_result.nc_latency``: percentiles in microseconds (all equal here)."""
+
+    def __init__(self, latency_ns: float) -> None:
+        self.latency_ns = latency_ns
+
+    def get_latency_percentile(self, percentile: float) -> float:
+        return self.latency_ns / 1e3
+
+
 @dataclass
 class BenchmarkResult:
     """A simulated run of a kernel: latency from trnc's timed NeuronCore simulator, not hardware.
@@ -197,13 +207,44 @@ class BenchmarkResult:
     def percentiles_ns(self) -> dict:
         return {p: self.latency_ns for p in ("p50", "p90", "p99")}
 
+    @property
+    def nc_latency(self) -> _Latency:
+        return _Latency(self.latency_ns)
+
     def summary(self) -> str:
         return (f"kernel '{self.kernel}' on {self.target}: {self.latency_us:.2f} us simulated "
                 f"({self.instructions} instructions)\n{self.profile.summary()}")
 
 
-def benchmark(kernel: Kernel, *args: Any, target: Optional[str] = None, trace: bool = False) -> BenchmarkResult:
-    """Simulated latency and profile of one run of `kernel` on these arguments (torch tensors)."""
+class BenchmarkedKernel(Kernel):
+    """NKI's decorator form, ``@nki.benchmark(warmup=5, iters=10)``: each call runs timed and
+    leaves its result in ``benchmark_result`` (``.nc_latency.get_latency_percentile(99)``)."""
+
+    benchmark_result: Optional[BenchmarkResult] = None
+
+    def __call__(self, *args: Any) -> Any:
+        outputs, prof = self.run(*args, profile=True)
+        traced, _ = self.compile(*args)
+        self.benchmark_result = BenchmarkResult(traced.name, self.target, prof.total_ns,
+                                                profiling.GraphProfile(traced.name, 0, prof), traced.instructions)
+        return outputs
+
+
+def benchmark(kernel: Any = None, *args: Any, target: Optional[str] = None, trace: bool = False,
+              **nki_options: Any) -> Any:
+    """Simulated latency and profile of one run of `kernel` on these arguments (torch tensors).
+
+    Also NKI's decorator form: ``@nki.benchmark(warmup=..., iters=...)`` over a kernel function
+    (warmup/iters/save_* are accepted and ignored: the simulator is deterministic)."""
+    unknown = set(nki_options) - {"warmup", "iters", "save_neff_name", "save_trace_name", "additional_compile_opt"}
+    if unknown:
+        raise NkiError(f"trnc.nki.benchmark: unsupported options {sorted(unknown)}")
+    if kernel is None or (not args and not isinstance(kernel, Kernel)):
+        def wrap(f: Any) -> BenchmarkedKernel:
+            fn = f.fn if isinstance(f, Kernel) else f
+            return BenchmarkedKernel(fn, target or getattr(f, "target", "trn2"), getattr(f, "list_schedule", True))
+
+        return wrap(kernel) if kernel is not None else wrap
     if not isinstance(kernel, Kernel):
         raise NkiError(f"trnc.nki.benchmark takes a @trnc.nki.jit kernel, got {kernel!r}")
     if target is not None and target != kernel.target:
