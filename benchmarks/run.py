@@ -7,7 +7,9 @@ forward+backward and a bf16 GPT training step with AdamW at a realistic size:
   - simulated time, Tensor Engine utilisation/MFU (against the peak of the
     workload's dtype) and a roofline table (trnc's timed simulator);
   - simulator wall time vs eager PyTorch on this CPU (ratio);
-  - compile time of backend="neuron" vs backend="inductor" (ratio).
+  - compile time of backend="neuron" vs backend="inductor" (ratio);
+  - calibration (calibration.py): our NKI-tutorial kernels simulated on trn1 against
+    the tutorials' published hardware latencies (key "calibration").
 Every workload's latest record is kept in RESULTS.json beside RESULTS.md:
 ``--only KEY`` / ``--skip KEY`` re-measure some workloads and keep the other
 rows (``--render``: none, only rewrite RESULTS.md); each run prints (and RESULTS.md shows) the change against the
@@ -35,6 +37,7 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="trnc-b
 import torch  # noqa: E402,F401
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calibration  # noqa: E402
 import machine  # noqa: E402
 import report  # noqa: E402
 from measure import compiled, eager  # noqa: E402
@@ -42,6 +45,7 @@ from workloads import all_workloads, warmup_workload  # noqa: E402
 
 JSON_FORMAT = 1
 QUICK_MAX_FLOPS = 1e11  # --quick: workloads below this many FLOP per step
+CALIBRATION = "calibration"  # the --only/--skip key of calibration.py's section
 
 
 def kept_sections(old: str) -> list[str]:
@@ -117,7 +121,12 @@ def main() -> int:
         for w in workloads:
             print(f"{w.key:24} {w.flops:9.3g} FLOP  {w.name}")
         return 0
-    chosen = [] if args.render else select(workloads, _keys(args.only), _keys(args.skip), args.quick)
+    # "calibration" (calibration.py: the NKI tutorial kernels on trn1, a few minutes) is a key of
+    # its own: measured with every full run and by --only calibration, never by --quick.
+    only, skip = _keys(args.only), _keys(args.skip)
+    run_calibration = not (args.render or args.quick or CALIBRATION in skip or (only and CALIBRATION not in only))
+    only, skip = [k for k in only if k != CALIBRATION], [k for k in skip if k != CALIBRATION]
+    chosen = [] if args.render or (args.only and not only) else select(workloads, only, skip, args.quick)
     json_path = os.path.splitext(args.output)[0] + ".json"
     previous = load_json(json_path)
     baseline = load_json(args.baseline) if args.baseline else previous
@@ -150,6 +159,12 @@ def main() -> int:
         print(f"[bench] {big[0].key}: neuron on trn1 (tutorial anchor)", flush=True)
         anchor = report.trn1_anchor(big[0], commit, when)
 
+    calibration_section = None
+    if run_calibration:
+        print("[bench] calibration: NKI tutorial kernels on trn1", flush=True)
+        results = calibration.run(log=lambda line: print(f"[bench] {line}", flush=True))
+        calibration_section = calibration.section(results)
+
     recs = merged(workloads, measured, previous.get("workloads", {}))
     delta_lines = report.deltas([r for r in recs if r["key"] in measured], baseline)
     note = (f"This run ({commit}) against {args.baseline or 'the RESULTS.json it replaced'}: "
@@ -165,6 +180,8 @@ def main() -> int:
     if os.path.exists(args.output):
         for section in kept_sections(open(args.output).read()):
             text = text.rstrip("\n") + "\n\n" + section + "\n"
+    if calibration_section:
+        text = calibration.replace_section(text, calibration_section)
     with open(args.output, "w") as f:
         f.write(text)
     data = {"format": JSON_FORMAT, "written": when, "commit": commit, "machine": dict(machine.facts()),

@@ -40,6 +40,20 @@ struct PipelineOptions {
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options);
 
+/// Hand-written kernels (trnc.nki) arrive as nisa instructions already:
+/// `trnc-compile-kernel` runs only the phases after tiling on them.
+struct KernelPipelineOptions {
+  std::string target = "trn2";
+  /// Reorder independent instructions (trnc-pipeline-list-schedule), as the
+  /// NKI compiler schedules a kernel; false keeps the kernel's program order.
+  bool listSchedule = true;
+};
+
+/// Pipeline, allocate and schedule a function of nisa instructions whose
+/// tiles have no addresses yet (the trnc.nki tracer's output).
+void buildKernelPipeline(mlir::OpPassManager &pm,
+                         const KernelPipelineOptions &options);
+
 /// Registers every pass and the `trnc-compile` pipeline with the global
 /// registry (for trnc-opt).
 void registerAllPasses();

@@ -5,6 +5,8 @@
 // exactly the same passes. canonicalize/cse are safe after lowering: every
 // nisa.alloc result is a MemAlloc and every instruction declares MemRead /
 // MemWrite effects, so neither pass erases or merges instructions.
+// `trnc-compile-kernel` is the tail of it (pipeline, allocate, schedule) for
+// kernels written at the instruction level (trnc.nki).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -39,7 +41,34 @@ struct CompilePipelineOptions
                      "semaphores: the whole compiler (default)"))};
 };
 
+struct KernelPipelineCLOptions
+    : public PassPipelineOptions<KernelPipelineCLOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("NeuronCore target (trn1, trn2, "
+                                            "trn3)"),
+                             llvm::cl::init("trn2")};
+  Option<bool> listSchedule{
+      *this, "list-schedule",
+      llvm::cl::desc("Reorder independent instructions (false: keep the "
+                     "kernel's program order)"),
+      llvm::cl::init(true)};
+};
+
 } // namespace
+
+void buildKernelPipeline(OpPassManager &pm,
+                         const KernelPipelineOptions &options) {
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  if (options.listSchedule) {
+    ListScheduleOptions listSchedule;
+    listSchedule.target = options.target;
+    fpm.addPass(createListSchedule(listSchedule));
+  }
+  AllocateOptions allocate;
+  allocate.target = options.target;
+  fpm.addPass(createAllocate(allocate));
+  fpm.addPass(createSchedule());
+}
 
 void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   auto wanted = [&](CompilePhase phase) { return phase <= options.compileTo; };
@@ -91,6 +120,16 @@ void registerAllPasses() {
         options.target = opts.target;
         options.compileTo = opts.compileTo;
         buildCompilePipeline(pm, options);
+      });
+  PassPipelineRegistration<KernelPipelineCLOptions>(
+      "trnc-compile-kernel",
+      "A hand-written nisa kernel (trnc.nki) to scheduled nisa: list "
+      "schedule, allocate, semaphores",
+      [](OpPassManager &pm, const KernelPipelineCLOptions &opts) {
+        KernelPipelineOptions options;
+        options.target = opts.target;
+        options.listSchedule = opts.listSchedule;
+        buildKernelPipeline(pm, options);
       });
 }
 

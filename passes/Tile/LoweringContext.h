@@ -177,6 +177,8 @@ mlir::LogicalResult lowerIndirect(LoweringContext &ctx, mlir::Operation *op);
 /// trn.random: GpSimd random keyed by the seed input (LowerRandom.cpp).
 mlir::LogicalResult lowerRandom(LoweringContext &ctx, mlir::Operation *op);
 /// trn.iota / trn.triangle: GpSimd iota / affine_select (LowerIndexPatterns).
+/// trn.nki_kernel: the kernel's instructions spliced in (LowerKernel.cpp).
+mlir::LogicalResult lowerNkiKernel(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerIndexPattern(LoweringContext &ctx,
                                       mlir::Operation *op);
 

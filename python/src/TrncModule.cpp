@@ -1,6 +1,7 @@
 //===- TrncModule.cpp - The trnc._C Python extension ----------------------===//
 //
-// Binds the compiler entry point (trnc::compileGraph) and the runtime
+// Binds the compiler entry points (trnc::compileGraph, and compileKernel
+// for trnc.nki kernels) and the runtime
 // (artifact loader + functional simulator) for the `trnc` Python package.
 // Torch-free on purpose: tensors cross this boundary as buffer descriptors
 // (data pointer, bytes of storage from it, dtype, shape, strides; built by
@@ -44,6 +45,22 @@ namespace {
 
 std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
 
+/// A CompileResult as the dict the Python side reads (artifact bytes when ok).
+py::dict resultDict(const trnc::CompileResult &result, const std::vector<uint8_t> &artifact,
+                    bool captureIR) {
+  py::dict out;
+  out["ok"] = result.ok;
+  out["artifact"] = result.ok ? py::object(py::bytes(reinterpret_cast<const char *>(artifact.data()),
+                                                      artifact.size()))
+                              : py::object(py::none());
+  out["error_kind"] = result.errorKind;
+  out["message"] = result.message;
+  out["details"] = result.detailsJson;
+  if (captureIR)
+    out["ir"] = result.irDump;
+  return out;
+}
+
 py::dict compile(const std::string &graphJson, const std::string &optionsJson, bool captureIR) {
   trnc::CompileOptions options;
   std::string optionsError;
@@ -61,18 +78,22 @@ py::dict compile(const std::string &graphJson, const std::string &optionsJson, b
     result.errorKind = "invalid_options";
     result.message = "invalid compile options: " + optionsError;
   }
+  return resultDict(result, artifact, captureIR);
+}
 
-  py::dict out;
-  out["ok"] = result.ok;
-  out["artifact"] = result.ok ? py::object(py::bytes(reinterpret_cast<const char *>(artifact.data()),
-                                                      artifact.size()))
-                              : py::object(py::none());
-  out["error_kind"] = result.errorKind;
-  out["message"] = result.message;
-  out["details"] = result.detailsJson;
-  if (captureIR)
-    out["ir"] = result.irDump;
-  return out;
+py::dict compileKernel(const std::string &nisaModule, const std::string &target,
+                       bool listSchedule) {
+  trnc::CompileOptions options;
+  options.target = target;
+  trnc::CompileResult result;
+  std::vector<uint8_t> artifact;
+  {
+    py::gil_scoped_release noGil;
+    result = trnc::compileKernel(nisaModule, options, listSchedule);
+    if (result.ok)
+      artifact = trnc::writeArtifact(result.program);
+  }
+  return resultDict(result, artifact, false);
 }
 
 /// A loaded, verified artifact plus the simulator that runs it. One simulator
@@ -182,6 +203,10 @@ PYBIND11_MODULE(_C, m) {
         "Compile a graph JSON document. Returns a dict with keys ok, artifact "
         "(bytes or None), error_kind, message, details (JSON text); with "
         "capture_ir=True also ir (the IR after import and after each pass).");
+  m.def("compile_kernel", &compileKernel, py::arg("nisa_module"), py::arg("target"),
+        py::arg("list_schedule") = true,
+        "Compile a trnc.nki kernel: MLIR text of nisa instructions over unallocated tiles "
+        "(trnc-compile-kernel pipeline). Returns the dict compile() does (without ir).");
   m.def("compiler_identity", &trnc::compilerIdentity,
         "Compiler version plus build hash (part of every cache key).");
   m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");

@@ -227,6 +227,15 @@ def _node_target(node: torch.fx.Node) -> str:
     return name
 
 
+def _nki_kernel_kwargs(target: str, node: torch.fx.Node) -> Optional[dict]:
+    """A trnc.nki custom op's call: the kernel traced for this node's shapes (trnc/nki/_custom_op.py)."""
+    if not target.startswith("trnc_nki."):
+        return None
+    from .nki._custom_op import kernel_node
+
+    return kernel_node(target, node.args)
+
+
 def _node_meta(node: torch.fx.Node, graph_name: str) -> Any:
     val = node.meta.get("val")
     if val is None:
@@ -271,12 +280,14 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             enc.refs[node] = {"node": node.name}
             enc.node = node.name
             stack_trace = node.meta.get("stack_trace")
+            target = _node_target(node)
+            kernel = _nki_kernel_kwargs(target, node)
             nodes.append(
                 {
                     "name": node.name,
-                    "target": _node_target(node),
+                    "target": "trnc.nki_kernel" if kernel else target,
                     "args": [enc.encode(a) for a in node.args],
-                    "kwargs": {k: enc.encode(v) for k, v in node.kwargs.items()},
+                    "kwargs": kernel or {k: enc.encode(v) for k, v in node.kwargs.items()},
                     "meta": _node_meta(node, name),
                     "loc": _source_location(stack_trace),
                     "stack_trace": stack_trace or None,

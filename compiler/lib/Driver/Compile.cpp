@@ -2,7 +2,9 @@
 //
 // The driver behind torch.compile and trnc-compile: import the graph into
 // the trn dialect, run the registered `trnc-compile` pipeline, emit the
-// per-engine streams and verify them against the machine model. Nothing is
+// per-engine streams and verify them against the machine model.
+// compileKernel does the same for a trnc.nki kernel, which arrives as nisa
+// text and runs only the pipeline's tail (`trnc-compile-kernel`). Nothing is
 // printed: every diagnostic is captured with its user source location into
 // CompileResult::message, and on a pipeline failure the input IR is dumped
 // with the trnc-opt command that reproduces it.
@@ -17,6 +19,8 @@
 #include "trnc/Compiler/GraphImporter.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OperationSupport.h"
@@ -96,11 +100,62 @@ std::string dumpInput(const std::string &dir, const std::string &name,
   return std::string(path);
 }
 
+/// One compile's MLIR context (one per compile: compiles run in parallel
+/// across contexts), every diagnostic captured into `diagnostics`.
+class DiagnosedContext {
+public:
+  explicit DiagnosedContext(const DialectRegistry &registry)
+      : context(registry, MLIRContext::Threading::DISABLED),
+        handler(&context, [this](Diagnostic &diag) {
+          appendDiagnostic(diagnostics, diag);
+          return success();
+        }) {
+    context.loadAllAvailableDialects();
+  }
+
+  MLIRContext context;
+  std::string diagnostics;
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
 CompileResult failure(std::string kind, std::string message) {
   CompileResult r;
   r.errorKind = std::move(kind);
   r.message = std::move(message);
   return r;
+}
+
+/// Emits `@main` of the scheduled module and verifies the Program the way
+/// the runtime will: a failure is a compiler bug, reported as such rather
+/// than at load time.
+CompileResult emitVerified(ModuleOp module, const std::string &name,
+                           const std::string &target) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return failure("compile_error", "internal error: the pipeline output has "
+                                    "no func.func @main");
+  llvm::Expected<Program> program = emitProgram(main, target);
+  if (!program)
+    return failure("compile_error", "internal error while emitting graph '" +
+                                        name + "': " +
+                                        llvm::toString(program.takeError()));
+  program->name = name;
+  program->compilerVersion = compilerIdentity();
+  program->metadataJson =
+      nlohmann::json{{"target", target}}.dump();
+  // Self-check: the runtime refuses anything that fails this, so a failure
+  // here is a compiler bug, reported as such rather than at load time.
+  if (llvm::Error e = verifyProgram(*program))
+    return failure("compile_error",
+                   "internal error: the emitted program for graph '" + name +
+                       "' fails verification: " + llvm::toString(std::move(e)));
+
+  CompileResult result;
+  result.ok = true;
+  result.program = std::move(*program);
+  return result;
 }
 
 } // namespace
@@ -154,15 +209,9 @@ CompileResult compileGraph(std::string_view graphJson,
   DialectRegistry registry;
   registry.insert<trn::TrnDialect, nisa::NisaDialect, func::FuncDialect,
                   memref::MemRefDialect>();
-  // One graph per context; compiles run in parallel across contexts.
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    appendDiagnostic(diagnostics, diag);
-    return success();
-  });
+  DiagnosedContext diagnosed(registry);
+  MLIRContext &context = diagnosed.context;
+  std::string &diagnostics = diagnosed.diagnostics;
 
   ImportResult imported = importGraph(graphJson, context);
   if (!imported.ok()) {
@@ -212,31 +261,41 @@ CompileResult compileGraph(std::string_view graphJson,
     return r;
   }
 
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return failure("compile_error", "internal error: the pipeline output has "
-                                    "no func.func @main");
-  llvm::Expected<Program> program = emitProgram(main, options.target);
-  if (!program)
-    return failure("compile_error", "internal error while emitting graph '" +
-                                        name + "': " +
-                                        llvm::toString(program.takeError()));
-  program->name = name;
-  program->compilerVersion = compilerIdentity();
-  program->metadataJson =
-      nlohmann::json{{"target", options.target}}.dump();
-  // Self-check: the runtime refuses anything that fails this, so a failure
-  // here is a compiler bug, reported as such rather than at load time.
-  if (llvm::Error e = verifyProgram(*program))
-    return failure("compile_error",
-                   "internal error: the emitted program for graph '" + name +
-                       "' fails verification: " + llvm::toString(std::move(e)));
-
-  CompileResult result;
-  result.ok = true;
-  result.program = std::move(*program);
-  result.irDump = std::move(irDump);
+  CompileResult result = emitVerified(module, name, options.target);
+  if (result.ok)
+    result.irDump = std::move(irDump);
   return result;
+}
+
+CompileResult compileKernel(std::string_view nisaModule, const CompileOptions &options,
+                            bool listSchedule) {
+  if (!lookupMachineModel(options.target))
+    return failure("compile_error", "unknown target '" + options.target + "'");
+  DialectRegistry registry;
+  registry.insert<nisa::NisaDialect, func::FuncDialect, memref::MemRefDialect>();
+  DiagnosedContext diagnosed(registry);
+  MLIRContext &context = diagnosed.context;
+  std::string &diagnostics = diagnosed.diagnostics;
+  // The parser verifies every op (the nisa verifiers name the hardware rule
+  // each check enforces) at the location the tracer gave it.
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(llvm::StringRef(nisaModule.data(), nisaModule.size()),
+                                  ParserConfig(&context));
+  if (!module)
+    return failure("invalid_kernel", "invalid kernel:\n" + diagnostics);
+  std::string name = graphName(*module);
+  if (!module->lookupSymbol<func::FuncOp>("main"))
+    return failure("invalid_kernel", "invalid kernel '" + name + "': no func.func @main");
+
+  PassManager pm(&context, ModuleOp::getOperationName());
+  KernelPipelineOptions pipeline;
+  pipeline.target = options.target;
+  pipeline.listSchedule = listSchedule;
+  buildKernelPipeline(pm, pipeline);
+  if (failed(pm.run(*module)))
+    return failure("compile_error", "trnc failed to compile kernel '" + name + "' for " +
+                                        options.target + ":\n" + diagnostics);
+  return emitVerified(*module, name, options.target);
 }
 
 } // namespace trnc

@@ -183,10 +183,12 @@ FailureOr<Value> importIdentity(NodeContext &ctx) {
 // DataMovementImporters.cpp: slice, select, flip, cat.
 void registerDataMovementImporters(OpRegistry &r);
 void registerIndexingImporters(OpRegistry &r); // IndexingImporters.cpp
+void registerKernelImporters(OpRegistry &r);   // KernelImporters.cpp
 
 void registerLayoutImporters(OpRegistry &r) {
   registerDataMovementImporters(r);
   registerIndexingImporters(r);
+  registerKernelImporters(r);
   for (const char *target :
        {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"})
     r.add(target, importView);

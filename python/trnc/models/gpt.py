@@ -1,5 +1,6 @@
 """A nanoGPT-style decoder: token + position embedding, pre-norm blocks with
-causal self-attention and a GELU MLP, final LayerNorm, weight-tied head,
+causal self-attention and a GELU MLP, final LayerNorm (or an RMSNorm whose
+normalisation is a trnc.nki kernel: ``GPTConfig(norm="rmsnorm_nki")``), weight-tied head,
 cross-entropy loss. Follows Karpathy's nanoGPT (model.py): fused QKV
 projection, ``F.scaled_dot_product_attention(is_causal=True)``, GPT-2 init.
 
@@ -29,6 +30,19 @@ class GPTConfig:
     n_embd: int = 256
     dropout: float = 0.0
     bias: bool = True
+    # "layernorm" (nanoGPT's), or "rmsnorm_nki": RMSNorm whose normalisation is a
+    # trnc.nki kernel (trnc/nki/kernels.py), spliced into backend="neuron" graphs.
+    norm: str = "layernorm"
+
+
+def norm_layer(config: GPTConfig) -> nn.Module:
+    if config.norm == "rmsnorm_nki":
+        from ..nki.kernels import RMSNorm
+
+        return RMSNorm(config.n_embd)
+    if config.norm != "layernorm":
+        raise ValueError(f"GPTConfig.norm must be 'layernorm' or 'rmsnorm_nki', not {config.norm!r}")
+    return nn.LayerNorm(config.n_embd, bias=config.bias)
 
 
 class CausalSelfAttention(nn.Module):
@@ -67,9 +81,9 @@ class MLP(nn.Module):
 class Block(nn.Module):
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
-        self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.ln_1 = norm_layer(config)
         self.attn = CausalSelfAttention(config)
-        self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.ln_2 = norm_layer(config)
         self.mlp = MLP(config)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -87,7 +101,7 @@ class GPT(nn.Module):
         self.wpe = nn.Embedding(config.block_size, config.n_embd)
         self.drop = nn.Dropout(config.dropout)
         self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
-        self.ln_f = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.ln_f = norm_layer(config)
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         self.lm_head.weight = self.wte.weight  # weight tying
         self.apply(self._init_weights)

@@ -50,6 +50,17 @@ struct CompileResult {
 
 CompileResult compileGraph(std::string_view graphJson, const CompileOptions &options);
 
+/// A hand-written kernel (trnc.nki, docs/nki.md): MLIR text of a module
+/// whose `func.func @main` takes HBM memrefs (`nisa.input` / `nisa.output`
+/// argument attributes) and holds nisa instructions over tiles without
+/// addresses. Parses, verifies, runs `trnc-compile-kernel` (list schedule
+/// unless `listSchedule` is false, allocate, semaphores), emits and verifies
+/// the Program. Errors ("invalid_kernel" for text or verifier failures,
+/// "compile_error" for the pipeline) carry the ops' locations: the kernel's
+/// source lines.
+CompileResult compileKernel(std::string_view nisaModule, const CompileOptions &options,
+                            bool listSchedule = true);
+
 struct MachineModel;
 
 /// Output elements per emitted instruction, for the artifact size estimate
