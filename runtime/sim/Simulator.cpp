@@ -283,15 +283,28 @@ llvm::Error Simulator::run(const Program &program,
         bestNs = start;
       }
     }
-    // Raise signals due no later than that start first: they may only
-    // enable instructions starting at or after their own time.
-    if (!pending.empty() && (best < 0 || pending.top().ns <= bestNs)) {
+    // The next DMA event (a transfer ending or starting to move bytes):
+    // DMA end times are known only as time advances to them.
+    double dmaNs = options.timed ? timing.nextDmaEventNs()
+                                 : std::numeric_limits<double>::infinity();
+    double horizon = std::min(bestNs, dmaNs);
+    // Raise signals due no later than that first: they may only enable
+    // instructions starting at or after their own time.
+    if (!pending.empty() && pending.top().ns <= horizon) {
       Completion c = pending.top();
       pending.pop();
       uint32_t value = ++s.semaphores[c.semaphore];
       signalNs[c.semaphore].push_back(c.ns);
       if (observer)
         observer->onSignal(c.engine, c.index, c.semaphore, value);
+      continue;
+    }
+    if (dmaNs <= bestNs && dmaNs < std::numeric_limits<double>::infinity()) {
+      timing.advanceDmaTo(dmaNs);
+      for (const sim::DmaDone &d : timing.takeDmaCompletions())
+        if (d.transfer.inst->signal != kNoSemaphore)
+          pending.push({d.endNs, seq++, d.transfer.inst->signal, Engine::Dma,
+                        d.transfer.index});
       continue;
     }
     if (best < 0) {
@@ -314,9 +327,18 @@ llvm::Error Simulator::run(const Program &program,
     double endNs = bestNs;
     if (options.timed) {
       if (engine == Engine::Dma) {
-        // The Dma stream only dispatches to the queue; the queue runs it.
-        endNs = timing.dma(index, inst, es.freeNs, bestNs).endNs;
+        // The Dma stream only dispatches to the queue; the queue runs it
+        // and signals when time reaches its end (above).
+        std::optional<sim::Timed> now =
+            timing.dma(index, inst, es.freeNs, bestNs);
         es.freeNs = bestNs;
+        if (!now) {
+          ++seq;
+          ++es.pc;
+          ++es.executed;
+          continue;
+        }
+        endNs = now->endNs;
       } else {
         endNs = timing.compute(engine, index, inst, es.freeNs, bestNs).endNs;
         es.freeNs = endNs;

@@ -44,8 +44,11 @@ bool countsInMfu(const Instruction &inst) {
 
 TimingModel::TimingModel(const MachineModel &model, bool recordTrace,
                          Profile *profile)
-    : model(model), recordTrace(recordTrace), profile(profile) {
-  queueLast.fill({0.0, 0.0});
+    : model(model), recordTrace(recordTrace), profile(profile),
+      dmaQueues(model.dmaFixedNs, model.dmaCoreBytesPerSecond() * 1e-9,
+                std::min(model.dmaCoreBytesPerSecond(),
+                         model.hbmCoreBytesPerSecond()) *
+                    1e-9) {
   for (unsigned d = 0; d < kNumDTypes; ++d)
     peakByDType[d] = matmulPeakFlopsPerSecond(model, DType(d));
   if (profile) {
@@ -136,48 +139,65 @@ Timed TimingModel::compute(Engine engine, uint32_t index,
   return t;
 }
 
-Timed TimingModel::dma(uint32_t index, const Instruction &inst, double issueNs,
-                       double dispatchNs) {
+std::optional<Timed> TimingModel::dma(uint32_t index, const Instruction &inst,
+                                      double issueNs, double dispatchNs) {
   // Each queue serialises its transfers; a transfer costs the fixed ~1.3 us
-  // then bytes / bandwidth. Its bandwidth is what it reaches alone (engines
-  // x per-engine GB/s x size efficiency), capped by an equal share of the
-  // core's DMA (and HBM) bandwidth among the transfers whose data phase is
-  // running when its own begins. Shares are fixed at that moment (no
-  // re-rating of running transfers): O(queues) per DMA.
+  // then moves its bytes at what it reaches alone (engines x per-engine GB/s
+  // x size efficiency) within a max-min fair share of the core's DMA (and
+  // HBM) bandwidth among the transfers moving bytes at the same time,
+  // re-rated as they start and end (DmaQueues.h).
   if (!isDmaTransfer(inst.opcode)) { // a Nop on the Dma stream: no transfer
     Timed t{issueNs, dispatchNs, dispatchNs};
     record(Engine::Dma, index, inst, t, dispatchNs - issueNs, 0, 0);
     return t;
   }
+  advanceDmaTo(dispatchNs);
   unsigned q = inst.dmaQueue % kNumDmaQueues;
-  double start = std::max(dispatchNs, queueLast[q].second);
-  double dataStart = start + model.dmaFixedNs;
-  unsigned active = 1;
-  for (unsigned i = 0; i < kNumDmaQueues; ++i)
-    if (i != q && queueLast[i].first <= dataStart &&
-        dataStart < queueLast[i].second)
-      ++active;
-  double bw = std::min(dmaAloneBytesPerNs(model, inst),
-                       dmaSharedCapBytesPerNs(model, inst) / active);
   uint64_t bytes = dmaBytes(inst);
-  Timed t{issueNs, start, dataStart + double(bytes) / bw};
-  queueLast[q] = {dataStart, t.endNs};
-  dmaIntervals.push_back({t.startNs, t.endNs});
+  DmaTransfer t;
+  t.inst = &inst;
+  t.index = index;
+  t.issueNs = issueNs;
+  t.dispatchNs = dispatchNs;
+  t.bytes = bytes;
+  t.aloneBytesPerNs = dmaAloneBytesPerNs(model, inst);
+  t.touchesHbm = inst.dst.mem == MemKind::HBM || inst.src0.mem == MemKind::HBM;
+  dmaQueues.dispatch(q, t);
   if (profile) {
     DmaQueueProfile &qp = profile->dmaQueues[q];
     ++qp.transfers;
     qp.bytes += bytes;
-    qp.busyNs += t.endNs - t.startNs;
     profile->dmaBytes += bytes;
     profile->hbmBytes += dmaHbmBytes(inst);
     unsigned bucket = bytes ? unsigned(std::log2(double(bytes))) : 0;
     ++profile->dmaSizeHistogram[std::min<size_t>(
         bucket, profile->dmaSizeHistogram.size() - 1)];
   }
-  // The Dma stream waited on semaphores until dispatch; the wait for the
-  // queue is not a semaphore wait.
-  record(Engine::Dma, index, inst, t, dispatchNs - issueNs, bytes, 0);
-  return t;
+  return std::nullopt;
+}
+
+void TimingModel::advanceDmaTo(double ns) {
+  size_t first = dmaDone.size();
+  dmaQueues.advanceTo(ns, dmaDone);
+  for (size_t i = first; i < dmaDone.size(); ++i) {
+    const DmaDone &d = dmaDone[i];
+    const DmaTransfer &t = d.transfer;
+    Timed timed{t.issueNs, d.startNs, d.endNs};
+    dmaIntervals.push_back({d.startNs, d.endNs});
+    if (profile)
+      profile->dmaQueues[t.inst->dmaQueue % kNumDmaQueues].busyNs +=
+          d.endNs - d.startNs;
+    // The Dma stream waited on semaphores until dispatch; the wait for the
+    // queue is not a semaphore wait.
+    record(Engine::Dma, t.index, *t.inst, timed, t.dispatchNs - t.issueNs,
+           t.bytes, 0);
+  }
+}
+
+std::vector<DmaDone> TimingModel::takeDmaCompletions() {
+  std::vector<DmaDone> out;
+  out.swap(dmaDone);
+  return out;
 }
 
 void TimingModel::record(Engine engine, uint32_t index,

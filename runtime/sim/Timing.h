@@ -2,22 +2,25 @@
 //
 // The stateful half of the timed model (the formulas are in CostModel.h):
 // the Tensor Engine's start-up latency and warm-up throttle, the 16 DMA
-// queues (each serialises its transfers; concurrent transfers share the
-// core's DMA/HBM bandwidth), and the Profile being accumulated (matmul
-// FLOPs by the dtype whose rate they run at, for MFU/HFU per dtype). The engine
-// loop (Simulator.cpp) decides *when* an instruction may start; this class
-// says when it ends and records it. O(1) per instruction (O(queues) for a
-// DMA), no per-element work.
+// queues (DmaQueues.h: each serialises its transfers; transfers moving
+// bytes at once share the core's DMA/HBM bandwidth fairly, re-rated as they
+// start and end), and the Profile being accumulated (matmul FLOPs by the
+// dtype whose rate they run at, for MFU/HFU per dtype). The engine loop
+// (Simulator.cpp) decides *when* an instruction may start; this class says
+// when it ends and records it (a DMA's end once time reaches it). O(1) per
+// instruction (O(queues) per DMA event), no per-element work.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "isa/Isa.h"
 #include "machine/MachineModel.h"
+#include "sim/DmaQueues.h"
 #include "sim/Profile.h"
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -51,9 +54,17 @@ public:
   /// engine reached at `issueNs` and whose waits were met at `startNs`.
   Timed compute(isa::Engine engine, uint32_t index,
                 const isa::Instruction &inst, double issueNs, double startNs);
-  /// A DMA the Dma stream dispatched to its queue at `dispatchNs`.
-  Timed dma(uint32_t index, const isa::Instruction &inst, double issueNs,
-            double dispatchNs);
+  /// A DMA the Dma stream dispatched to its queue at `dispatchNs`. A Nop
+  /// ends at once (its times are returned); a transfer ends later, found by
+  /// advancing: nextDmaEventNs / advanceDmaTo / takeDmaCompletions.
+  std::optional<Timed> dma(uint32_t index, const isa::Instruction &inst,
+                           double issueNs, double dispatchNs);
+  /// When the next DMA transfer changes phase or ends (infinity: none).
+  double nextDmaEventNs() const { return dmaQueues.nextEventNs(); }
+  /// Advances the DMA queues to `ns`, recording the transfers that end.
+  void advanceDmaTo(double ns);
+  /// The transfers that ended since the last call, in end order.
+  std::vector<DmaDone> takeDmaCompletions();
 
   /// Fill the profile's totals (call once, after the last instruction).
   void finish();
@@ -80,9 +91,11 @@ private:
   double rampStartNs = 0;
   double lowUtilisationNs = 0;
 
-  // DMA queues: the last transfer of each, and all transfer intervals (for
-  // the DMA busy time, a union across queues).
-  std::array<std::pair<double, double>, kNumDmaQueues> queueLast{};
+  // DMA queues sharing the core's bandwidth, the transfers that ended and
+  // not yet taken, and all transfer intervals (for the DMA busy time, a
+  // union across queues).
+  DmaQueues dmaQueues;
+  std::vector<DmaDone> dmaDone;
   std::vector<std::pair<double, double>> dmaIntervals;
 };
 

@@ -1,0 +1,69 @@
+//===- DmaQueues.h - DMA queues sharing the core's bandwidth ------*- C++ -*-===//
+//
+// The 16 DMA queues of a core as a fluid model. Each queue serialises its
+// transfers: a transfer starts when it is dispatched and the queue's previous
+// transfer has ended, spends the fixed ~1.3 us, then moves its bytes. The
+// transfers moving bytes at one time share the core's DMA bandwidth (and,
+// those touching HBM, its HBM share) max-min fairly, none above the rate it
+// reaches alone; rates are recomputed whenever a transfer starts or ends its
+// data phase, so a transfer slows while others run and speeds up when they
+// end, and the rates in flight never sum above either cap. End times are
+// known only as time advances (nextEventNs / advanceTo): the simulator's
+// event loop asks for the next DMA event beside its engines' next starts.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "isa/Isa.h"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace trnc::sim {
+
+struct DmaTransfer {
+  const isa::Instruction *inst = nullptr;
+  uint32_t index = 0;
+  double issueNs = 0, dispatchNs = 0;
+  uint64_t bytes = 0;
+  double aloneBytesPerNs = 0; ///< what it reaches with the core to itself
+  bool touchesHbm = false;
+};
+
+struct DmaDone {
+  DmaTransfer transfer;
+  double startNs = 0, endNs = 0;
+};
+
+class DmaQueues {
+public:
+  DmaQueues(double fixedNs, double dmaBytesPerNs, double hbmBytesPerNs)
+      : fixedNs(fixedNs), dmaCap(dmaBytesPerNs), hbmCap(hbmBytesPerNs) {}
+
+  /// Queues `t` on `queue` at `t.dispatchNs` (call advanceTo(dispatchNs)
+  /// first: dispatch times never go back).
+  void dispatch(unsigned queue, const DmaTransfer &t);
+  /// When the next transfer ends its fixed phase or its data phase, under
+  /// the current rates (infinity when no transfer is queued).
+  double nextEventNs() const;
+  /// Advances to `ns`, appending the transfers that end by then, in order.
+  void advanceTo(double ns, std::vector<DmaDone> &done);
+
+private:
+  struct Active {
+    DmaTransfer t;
+    double startNs = 0, dataStartNs = 0, remaining = 0, rate = 0;
+  };
+  bool moving(const Active &a) const { return a.dataStartNs <= now; }
+  /// Max-min fair rates of the transfers in their data phase.
+  void rerate();
+  void begin(Active &a, double at);
+
+  double fixedNs, dmaCap, hbmCap;
+  double now = 0;
+  std::array<std::deque<Active>, isa::kNumDmaQueues> queues;
+};
+
+} // namespace trnc::sim

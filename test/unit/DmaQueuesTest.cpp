@@ -1,0 +1,104 @@
+//===- DmaQueuesTest.cpp - DMA queues sharing the core's bandwidth -------===//
+//
+// The fluid DMA model: a lone transfer runs at its own rate after the fixed
+// cost, transfers moving bytes together share the caps max-min fairly and
+// are re-rated when one starts or ends, a queue serialises its transfers,
+// and the rates in flight never sum above the DMA or HBM cap.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+#include "sim/DmaQueues.h"
+
+#include <cmath>
+#include <vector>
+
+using trnc::sim::DmaDone;
+using trnc::sim::DmaQueues;
+using trnc::sim::DmaTransfer;
+
+namespace {
+bool near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, b); }
+
+DmaTransfer transfer(uint32_t index, double at, uint64_t bytes, double rate,
+                     bool hbm = true) {
+  DmaTransfer t;
+  t.index = index;
+  t.issueNs = t.dispatchNs = at;
+  t.bytes = bytes;
+  t.aloneBytesPerNs = rate;
+  t.touchesHbm = hbm;
+  return t;
+}
+
+std::vector<DmaDone> drain(DmaQueues &q) {
+  std::vector<DmaDone> done;
+  q.advanceTo(1e12, done);
+  return done;
+}
+} // namespace
+
+TEST_CASE("a lone transfer: fixed cost, then its own rate", "[dma]") {
+  DmaQueues q(/*fixed=*/100, /*dma=*/400, /*hbm=*/300);
+  q.dispatch(0, transfer(0, 0, 20000, 200));
+  CHECK(near(q.nextEventNs(), 100)); // the data phase starts
+  std::vector<DmaDone> done = drain(q);
+  REQUIRE(done.size() == 1);
+  CHECK(near(done[0].startNs, 0));
+  CHECK(near(done[0].endNs, 100 + 20000 / 200.0));
+}
+
+TEST_CASE("transfers moving together share the cap fairly", "[dma]") {
+  DmaQueues q(0, 400, 300);
+  q.dispatch(0, transfer(0, 0, 30000, 200));
+  q.dispatch(1, transfer(1, 0, 30000, 200));
+  std::vector<DmaDone> done = drain(q);
+  REQUIRE(done.size() == 2);
+  // HBM: 150 each (not 200 + 200 = 400 > 300): both end at 200 ns.
+  CHECK(near(done[0].endNs, 200));
+  CHECK(near(done[1].endNs, 200));
+}
+
+TEST_CASE("a transfer that starts later slows the running one, which "
+          "speeds up again when it ends", "[dma]") {
+  DmaQueues q(0, 400, 300);
+  q.dispatch(0, transfer(0, 0, 60000, 300)); // alone: the whole HBM share
+  std::vector<DmaDone> done;
+  q.advanceTo(100, done); // 30000 bytes moved
+  q.dispatch(1, transfer(1, 100, 3000, 300));
+  done = drain(q);
+  REQUIRE(done.size() == 2);
+  // From 100 ns each moves 150 B/ns: the small one ends at 120 ns, then the
+  // big one (27000 left) runs at 300 again: 90 ns more.
+  CHECK(done[0].transfer.index == 1);
+  CHECK(near(done[0].endNs, 120));
+  CHECK(near(done[1].endNs, 210));
+}
+
+TEST_CASE("a queue serialises its transfers", "[dma]") {
+  DmaQueues q(50, 400, 300);
+  q.dispatch(3, transfer(0, 0, 1000, 100));
+  q.dispatch(3, transfer(1, 0, 1000, 100));
+  std::vector<DmaDone> done = drain(q);
+  REQUIRE(done.size() == 2);
+  CHECK(near(done[0].endNs, 60));
+  CHECK(near(done[1].startNs, 60));
+  CHECK(near(done[1].endNs, 120));
+}
+
+TEST_CASE("sixteen queues never exceed the HBM cap; on-chip transfers "
+          "use what HBM leaves of the DMA bandwidth", "[dma]") {
+  DmaQueues q(0, 400, 300);
+  for (uint32_t i = 0; i < 15; ++i)
+    q.dispatch(i, transfer(i, 0, 65536, 60));
+  q.dispatch(15, transfer(15, 0, 65536, 300, /*hbm=*/false));
+  std::vector<DmaDone> done = drain(q);
+  REQUIRE(done.size() == 16);
+  double hbmEnd = 0, onChipEnd = 0;
+  for (const DmaDone &d : done)
+    (d.transfer.touchesHbm ? hbmEnd : onChipEnd) =
+        std::max(d.transfer.touchesHbm ? hbmEnd : onChipEnd, d.endNs);
+  // 15 HBM transfers: 20 B/ns each (300 / 15), 983040 bytes at 300 B/ns.
+  CHECK(near(hbmEnd, 15.0 * 65536 / 300));
+  // The on-chip one gets the DMA's remaining 100 B/ns.
+  CHECK(near(onChipEnd, 65536 / 100.0));
+}
