@@ -42,6 +42,7 @@
 #include "passes/TilePlacement.h"
 
 #include "dialects/Nisa/NisaToIsa.h"
+#include "sim/Collectives.h"
 #include "sim/CostModel.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -297,6 +298,8 @@ double ListScheduler::dmaDurationNs(const Node &n, unsigned active) const {
   // transfer's own rate capped by an equal share of the core's bandwidth.
   if (!n.costed || !isa::isDmaTransfer(n.inst.opcode))
     return 0;
+  if (n.inst.opcode == isa::Opcode::Collective) // its ring model instead
+    return sim::collectiveNs(model, n.inst);
   double bw = std::min(sim::dmaAloneBytesPerNs(model, n.inst),
                        sim::dmaSharedCapBytesPerNs(model, n.inst) / active);
   return model.dmaFixedNs + double(sim::dmaBytes(n.inst)) / bw;

@@ -12,5 +12,6 @@ include "dialects/Trn/TrnReductionOps.td"
 include "dialects/Trn/TrnLayoutOps.td"
 include "dialects/Trn/TrnRandomOps.td"
 include "dialects/Trn/TrnIndexingOps.td"
+include "dialects/Trn/TrnCollectiveOps.td"
 
 #endif // TRN_OPS

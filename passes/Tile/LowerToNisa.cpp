@@ -197,6 +197,7 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
             .Case<trn::IotaOp, trn::TriangleOp>(
                 [&](Operation *o) { return lowerIndexPattern(ctx, o); })
             .Case([&](trn::RandomOp) { return lowerRandom(ctx, &op); })
+            .Case([&](trn::CollectiveOp) { return lowerCollective(ctx, &op); })
             .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, &op); })
             .Case([&](trn::Conv2dOp) { return lowerConv2d(ctx, &op); })
             .Case<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp,

@@ -7,6 +7,7 @@
 
 #include "sim/Timing.h"
 
+#include "sim/Collectives.h"
 #include "sim/CostModel.h"
 
 #include <algorithm>
@@ -42,9 +43,46 @@ bool countsInMfu(const Instruction &inst) {
   return inst.opcode == Opcode::Matmul && !(inst.flags & kFlagTranspose);
 }
 
+std::vector<std::pair<double, double>>
+mergeIntervals(std::vector<std::pair<double, double>> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<double, double>> out;
+  for (auto [s, e] : v) {
+    if (e <= s)
+      continue;
+    if (!out.empty() && s <= out.back().second)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.push_back({s, e});
+  }
+  return out;
+}
+
+double unionLength(const std::vector<std::pair<double, double>> &merged) {
+  double n = 0;
+  for (auto [s, e] : merged)
+    n += e - s;
+  return n;
+}
+
+double overlapLength(const std::vector<std::pair<double, double>> &a,
+                     const std::vector<std::pair<double, double>> &b) {
+  double n = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    double lo = std::max(a[i].first, b[j].first);
+    double hi = std::min(a[i].second, b[j].second);
+    if (hi > lo)
+      n += hi - lo;
+    (a[i].second < b[j].second ? i : j)++;
+  }
+  return n;
+}
+
 TimingModel::TimingModel(const MachineModel &model, bool recordTrace,
-                         Profile *profile)
-    : model(model), recordTrace(recordTrace), profile(profile) {
+                         Profile *profile, bool trackOverlap)
+    : model(model), recordTrace(recordTrace), trackOverlap(trackOverlap),
+      profile(profile) {
   queueLast.fill({0.0, 0.0});
   for (unsigned d = 0; d < kNumDTypes; ++d)
     peakByDType[d] = matmulPeakFlopsPerSecond(model, DType(d));
@@ -151,6 +189,8 @@ Timed TimingModel::dma(uint32_t index, const Instruction &inst, double issueNs,
   }
   unsigned q = inst.dmaQueue % kNumDmaQueues;
   double start = std::max(dispatchNs, queueLast[q].second);
+  if (inst.opcode == Opcode::Collective)
+    return collective(index, inst, issueNs, dispatchNs, start);
   double dataStart = start + model.dmaFixedNs;
   unsigned active = 1;
   for (unsigned i = 0; i < kNumDmaQueues; ++i)
@@ -180,6 +220,29 @@ Timed TimingModel::dma(uint32_t index, const Instruction &inst, double issueNs,
   return t;
 }
 
+Timed TimingModel::collective(uint32_t index, const Instruction &inst,
+                              double issueNs, double dispatchNs,
+                              double start) {
+  // The ring model (Collectives.h) on its own queue. The links and the
+  // CC-cores that drive them are not the core's DMA queues' bandwidth, so
+  // a collective does not take a share of other transfers' bandwidth.
+  unsigned q = inst.dmaQueue % kNumDmaQueues;
+  Timed t{issueNs, start, start + collectiveNs(model, inst)};
+  queueLast[q] = {start, t.endNs};
+  collectiveIntervals.push_back({t.startNs, t.endNs});
+  uint64_t bytes = dmaBytes(inst);
+  if (profile) {
+    DmaQueueProfile &qp = profile->dmaQueues[q];
+    ++qp.transfers;
+    qp.bytes += bytes;
+    qp.busyNs += t.endNs - t.startNs;
+    ++profile->collectives;
+    profile->collectiveBytes += bytes;
+  }
+  record(Engine::Dma, index, inst, t, dispatchNs - issueNs, bytes, 0);
+  return t;
+}
+
 void TimingModel::record(Engine engine, uint32_t index,
                          const Instruction &inst, const Timed &t,
                          double waitNs, uint64_t bytes, double flops) {
@@ -189,8 +252,11 @@ void TimingModel::record(Engine engine, uint32_t index,
   EngineProfile &ep = profile->engines[size_t(engine)];
   ++ep.instructions;
   ep.semaphoreWaitNs += waitNs;
-  if (engine != Engine::Dma)
+  if (engine != Engine::Dma) {
     ep.busyNs += t.endNs - t.startNs;
+    if (trackOverlap)
+      computeIntervals.push_back({t.startNs, t.endNs});
+  }
   if (!recordTrace)
     return;
   InstructionRecord r;
@@ -213,19 +279,15 @@ void TimingModel::finish() {
   Profile &p = *profile;
   p.totalNs = endNs;
   // DMA busy time: the union of all transfers' intervals across queues.
-  std::sort(dmaIntervals.begin(), dmaIntervals.end());
-  double busy = 0, curStart = 0, curEnd = -1;
-  for (auto [s, e] : dmaIntervals) {
-    if (s > curEnd) {
-      busy += std::max(0.0, curEnd - curStart);
-      curStart = s;
-      curEnd = e;
-    } else {
-      curEnd = std::max(curEnd, e);
-    }
-  }
-  busy += std::max(0.0, curEnd - curStart);
-  p.engines[size_t(Engine::Dma)].busyNs = busy;
+  std::vector<std::pair<double, double>> all = dmaIntervals;
+  all.insert(all.end(), collectiveIntervals.begin(), collectiveIntervals.end());
+  p.engines[size_t(Engine::Dma)].busyNs = unionLength(mergeIntervals(all));
+  // Collective time, and the part of it some compute engine was busy in.
+  std::vector<std::pair<double, double>> comm =
+      mergeIntervals(collectiveIntervals);
+  p.collectiveNs = unionLength(comm);
+  p.collectiveOverlapNs =
+      comm.empty() ? 0 : overlapLength(comm, mergeIntervals(computeIntervals));
   p.semaphoreWaitNs = 0;
   for (EngineProfile &ep : p.engines) {
     ep.utilisation = endNs > 0 ? ep.busyNs / endNs : 0;

@@ -42,10 +42,21 @@ double matmulPeakFlopsPerSecond(const MachineModel &model, isa::DType dtype);
 /// transposes (identity matmuls) will not be.
 bool countsInMfu(const isa::Instruction &inst);
 
+/// Sorted, disjoint union of intervals (empty ones dropped); its total
+/// length; the length of the intersection of two such unions.
+std::vector<std::pair<double, double>>
+mergeIntervals(std::vector<std::pair<double, double>> intervals);
+double unionLength(const std::vector<std::pair<double, double>> &merged);
+double overlapLength(const std::vector<std::pair<double, double>> &a,
+                     const std::vector<std::pair<double, double>> &b);
+
 class TimingModel {
 public:
   /// `profile` may be null (timing still drives the order of execution).
-  TimingModel(const MachineModel &model, bool recordTrace, Profile *profile);
+  /// `trackOverlap` (a program with collectives) keeps every compute
+  /// instruction's interval to measure how much communication it hides.
+  TimingModel(const MachineModel &model, bool recordTrace, Profile *profile,
+              bool trackOverlap = false);
 
   /// A compute-engine instruction (Tensor/Vector/Scalar/GpSimd) that its
   /// engine reached at `issueNs` and whose waits were met at `startNs`.
@@ -60,6 +71,9 @@ public:
 
 private:
   double matmulNs(const isa::Instruction &inst, double startNs);
+  /// A collective on its queue from `start` (the ring model).
+  Timed collective(uint32_t index, const isa::Instruction &inst,
+                   double issueNs, double dispatchNs, double start);
   /// The dtype whose peak a matmul runs at: of its two operand dtypes, the
   /// one with the lower peak (a bf16 x fp32 matmul runs at the fp32 rate).
   isa::DType rateDType(const isa::Instruction &inst) const;
@@ -69,6 +83,7 @@ private:
 
   const MachineModel &model;
   bool recordTrace;
+  bool trackOverlap;
   Profile *profile;
   double endNs = 0; // latest end of any instruction
   std::array<double, isa::kNumDTypes> peakByDType{}; // matmulPeakFlopsPerSecond
@@ -84,6 +99,10 @@ private:
   // the DMA busy time, a union across queues).
   std::array<std::pair<double, double>, kNumDmaQueues> queueLast{};
   std::vector<std::pair<double, double>> dmaIntervals;
+  // Collective intervals and compute-engine busy intervals (for the share
+  // of communication that compute hides).
+  std::vector<std::pair<double, double>> collectiveIntervals;
+  std::vector<std::pair<double, double>> computeIntervals;
 };
 
 } // namespace trnc::sim
