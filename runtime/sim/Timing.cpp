@@ -282,12 +282,17 @@ void TimingModel::finish() {
   std::vector<std::pair<double, double>> all = dmaIntervals;
   all.insert(all.end(), collectiveIntervals.begin(), collectiveIntervals.end());
   p.engines[size_t(Engine::Dma)].busyNs = unionLength(mergeIntervals(all));
-  // Collective time, and the part of it some compute engine was busy in.
+  // Collective time, and the part of it the core was busy with other work.
   std::vector<std::pair<double, double>> comm =
       mergeIntervals(collectiveIntervals);
   p.collectiveNs = unionLength(comm);
-  p.collectiveOverlapNs =
-      comm.empty() ? 0 : overlapLength(comm, mergeIntervals(computeIntervals));
+  // Hidden = while the core did other work: a compute engine or another
+  // DMA transfer was busy (the step would not be shorter without it).
+  if (!comm.empty()) {
+    std::vector<std::pair<double, double>> work = computeIntervals;
+    work.insert(work.end(), dmaIntervals.begin(), dmaIntervals.end());
+    p.collectiveOverlapNs = overlapLength(comm, mergeIntervals(std::move(work)));
+  }
   p.semaphoreWaitNs = 0;
   for (EngineProfile &ep : p.engines) {
     ep.utilisation = endNs > 0 ? ep.busyNs / endNs : 0;

@@ -99,8 +99,8 @@ private:
   // the DMA busy time, a union across queues).
   std::array<std::pair<double, double>, kNumDmaQueues> queueLast{};
   std::vector<std::pair<double, double>> dmaIntervals;
-  // Collective intervals and compute-engine busy intervals (for the share
-  // of communication that compute hides).
+  // Collective intervals and compute-engine busy intervals (with
+  // dmaIntervals: the share of communication the core's other work hides).
   std::vector<std::pair<double, double>> collectiveIntervals;
   std::vector<std::pair<double, double>> computeIntervals;
 };

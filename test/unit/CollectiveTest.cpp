@@ -174,7 +174,8 @@ TEST_CASE("collective: ring cost per link (MachineModel constants)",
   CHECK(sim::collectiveNs(m, i) == 0);
 }
 
-TEST_CASE("collective: compute during a collective counts as overlap",
+TEST_CASE("collective: compute (or another transfer) during a collective "
+          "counts as overlap",
           "[collective][timing]") {
   Builder b;
   uint32_t in = b.input(DType::F32, 1 << 20);
@@ -205,4 +206,40 @@ TEST_CASE("collective: compute during a collective counts as overlap",
              std::min(vectorNs, profile.collectiveNs)));
   CHECK(near(profile.exposedCollectiveNs(),
              std::max(0.0, profile.collectiveNs - vectorNs)));
+}
+
+TEST_CASE("collective: a DMA transfer during a collective hides it too",
+          "[collective][timing]") {
+  Builder b;
+  uint32_t in = b.input(DType::F32, 4096 * 4);
+  uint32_t out = b.output(DType::F32, 4096 * 4);
+  uint32_t other = b.input(DType::F32, 128 * 512 * 4);
+  b.raw(collective(CollectiveKind::AllReduce, ReduceOp::Sum, in, 4096, out,
+                   4096));
+  Instruction load = make(Opcode::DmaCopy, Engine::Dma);
+  load.dst = sbuf(DType::F32, 0, 128, 0, {512});
+  load.src0 = hbm(other, DType::F32, 0, 128, 512, {512});
+  b.raw(load);
+  std::vector<float> x(4096), y(4096), z(128 * 512);
+  struct Copy : CollectiveHook {
+    llvm::Error run(const CollectiveCall &c) override {
+      std::memcpy(c.output, c.input, c.outputBytes);
+      return llvm::Error::success();
+    }
+  } copy;
+  RunOptions options;
+  options.collectives = &copy;
+  options.recordTrace = true;
+  Simulator sim(*lookupMachineModel("trn2"));
+  Profile profile;
+  REQUIRE(errorText(sim.run(b.p, {x.data(), z.data()}, {y.data()}, options,
+                            &profile))
+              .empty());
+  REQUIRE(profile.trace.size() == 2);
+  const InstructionRecord &c = profile.trace[0], &d = profile.trace[1];
+  REQUIRE(c.opcode == Opcode::Collective);
+  double both = std::max(0.0, std::min(c.endNs, d.endNs) -
+                                  std::max(c.startNs, d.startNs));
+  REQUIRE(both > 0);
+  CHECK(near(profile.collectiveOverlapNs, both));
 }
