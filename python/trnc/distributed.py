@@ -34,18 +34,14 @@ __all__ = ["CollectiveSpec", "GraphCollectives", "annotate", "is_collective", "i
 
 NAMESPACE = "_c10d_functional"
 
-# Each collective's group_name is its last positional argument; the
-# _coalesced forms take a list of tensors and return one result per tensor.
-_COLLECTIVES = {
-    "all_reduce": 1,
-    "all_gather_into_tensor": 1,
-    "reduce_scatter_tensor": 1,
-    "all_to_all_single": 1,
-    "broadcast": 1,
-    "all_reduce_coalesced": None,
-    "all_gather_into_tensor_coalesced": None,
-    "reduce_scatter_tensor_coalesced": None,
-}
+# The collectives trnc lowers (docs/distributed.md). Each takes its
+# group_name as its last positional argument; the _coalesced forms take a
+# list of tensors and return one result per tensor. Any other
+# _c10d_functional operator is refused by name as unsupported.
+_COLLECTIVES = frozenset({
+    "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single", "broadcast",
+    "all_reduce_coalesced", "all_gather_into_tensor_coalesced", "reduce_scatter_tensor_coalesced",
+})
 
 _DTYPES = {
     "f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,

@@ -39,12 +39,12 @@ double collectiveBytesPerNs(const MachineModel &m, uint8_t flags) {
 
 double collectiveNs(const MachineModel &m, const Instruction &inst) {
   double n = std::max(1, inst.partitionCoef);
-  if (n <= 1)
-    return 0;
   uint64_t bytes = std::max(inst.dst.numElements(), inst.src0.numElements()) *
                    dtypeBytes(inst.dst.dtype);
   double hop = collectiveHopNs(m, inst.flags);
   double bw = collectiveBytesPerNs(m, inst.flags);
+  if (n <= 1) // a group of one: a local copy from src0 to dst
+    return m.dmaFixedNs + double(bytes) / (m.dmaEngines * m.dmaEngineGBps);
   double step = hop + double(bytes) / n / bw;
   switch (CollectiveKind(inst.op0)) {
   case CollectiveKind::AllReduce:

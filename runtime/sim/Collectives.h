@@ -55,7 +55,8 @@ namespace sim {
 ///   all_to_all      (n-1) steps
 ///   broadcast       (n-1) hops of latency, then S at link bandwidth
 /// each step costing the link's hop latency + (S/n) / link bandwidth.
-/// A group of one rank costs nothing. Constants: MachineModel "Collectives".
+/// A group of one rank is a local copy (DMA fixed cost + S at the core's
+/// DMA bandwidth). Constants: MachineModel "Collectives".
 double collectiveNs(const MachineModel &model, const isa::Instruction &inst);
 
 /// Hop latency (ns) and bandwidth (bytes/ns) of the link a collective with

@@ -61,6 +61,8 @@ def bf16_and_profile(rank: int, world: int) -> None:
     d = cap.graphs[-1].profile.to_dict()
     assert d["collectives"] == 1 and d["collective_ns"] > 0, d
     assert 0 <= d["exposed_collective_ns"] <= d["collective_ns"]
+    assert cap.collective_ns == d["collective_ns"]
+    assert "collectives: 1 " in cap.graphs[-1].summary(), cap.graphs[-1].summary()
 
 
 def uneven_all_to_all(rank: int, world: int) -> None:
