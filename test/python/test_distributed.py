@@ -45,3 +45,9 @@ def test_tensor_parallel_mlp():
     """DTensor ColwiseParallel/RowwiseParallel: collectives inside the
     compiled graphs (one frame), results and gradients equal one process."""
     launch(training.tensor_parallel)
+
+
+def test_all_reduce_four_ranks():
+    """A bf16 all_reduce over 4 ranks, exact vs eager (world size and group
+    layout are in the cache key: another artifact than the 2-rank one)."""
+    launch(collectives.bf16_and_profile, world=4)
