@@ -21,6 +21,8 @@
 //    the resource that can start soonest goes next. Index order as the
 //    priority keeps the lowering's intent (reuse distance) and its memory
 //    footprint.
+//    A collective goes first once its input is ready (it only waits on its
+//    own queue; started late it would be exposed communication).
 //  - Engines: an instruction several engines can run with the same result
 //    (copies, memsets, tensor_tensor, tensor_scalar; GpSimd never touches
 //    PSUM, Scalar's ALU only multiplies and adds) goes, once its inputs are
@@ -42,6 +44,7 @@
 #include "passes/TilePlacement.h"
 
 #include "dialects/Nisa/NisaToIsa.h"
+#include "sim/Collectives.h"
 #include "sim/CostModel.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -97,10 +100,13 @@ using Released =
 
 /// Per resource: instructions whose predecessors are all scheduled, not yet
 /// ready at the resource's current time (by ready time), and ready ones that
-/// make no new tile live / that do (by program index).
+/// make no new tile live / that do (by program index); ready collectives go
+/// before both (`urgent`): communication starts as soon as its data is
+/// there, so it overlaps the compute that follows (as a collective stream
+/// would), instead of waiting behind every earlier-indexed transfer.
 struct ResourceQueues {
   Waiting waiting;
-  Released releasedFree, releasedAlloc;
+  Released releasedFree, releasedAlloc, urgent;
 };
 
 /// The compute engines that may run `op` with the same result: the
@@ -297,6 +303,8 @@ double ListScheduler::dmaDurationNs(const Node &n, unsigned active) const {
   // transfer's own rate capped by an equal share of the core's bandwidth.
   if (!n.costed || !isa::isDmaTransfer(n.inst.opcode))
     return 0;
+  if (n.inst.opcode == isa::Opcode::Collective) // its ring model instead
+    return sim::collectiveNs(model, n.inst);
   double bw = std::min(sim::dmaAloneBytesPerNs(model, n.inst),
                        sim::dmaSharedCapBytesPerNs(model, n.inst) / active);
   return model.dmaFixedNs + double(sim::dmaBytes(n.inst)) / bw;
@@ -403,7 +411,7 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
     struct Choice {
       unsigned resource, id;
       double startNs;
-      int from; // 0 waiting, 1 releasedFree, 2 releasedAlloc
+      int from; // 0 waiting, 1 releasedFree, 2 releasedAlloc, 3 urgent
     };
     std::optional<Choice> best, forced;
     auto better = [](const Choice &a, const std::optional<Choice> &b) {
@@ -418,12 +426,17 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
         q.waiting.pop();
         bool allocates = newLiveBytes(working[id], false) ||
                          newLiveBytes(working[id], true);
-        (allocates ? q.releasedAlloc : q.releasedFree).push(id);
+        if (llvm::isa<CollectiveOp>(working[id].op))
+          q.urgent.push(id); // HBM only: never allocates a tile
+        else
+          (allocates ? q.releasedAlloc : q.releasedFree).push(id);
       }
       std::optional<Choice> c;
-      if (!q.releasedFree.empty())
+      if (!q.urgent.empty())
+        c = Choice{r, q.urgent.top(), t, 3};
+      else if (!q.releasedFree.empty())
         c = Choice{r, q.releasedFree.top(), t, 1};
-      if (!q.releasedAlloc.empty()) {
+      if (!q.releasedAlloc.empty() && (!c || c->from != 3)) {
         unsigned id = q.releasedAlloc.top();
         if (fits(working[id])) {
           if (!c || id < c->id)
@@ -449,7 +462,8 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
     ResourceQueues &q = queues[best->resource];
     (best->from == 0   ? (void)q.waiting.pop()
      : best->from == 1 ? q.releasedFree.pop()
-                       : q.releasedAlloc.pop());
+     : best->from == 2 ? q.releasedAlloc.pop()
+                       : q.urgent.pop());
     start(best->id, best->startNs);
     order.push_back(best->id);
     for (unsigned s : working[best->id].succs)

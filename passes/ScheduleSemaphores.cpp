@@ -101,6 +101,7 @@ private:
   std::array<Clock, kNumAgents> agentKnows{};
   Clock dmaIssue{};
   unsigned nextQueue = 0;
+  bool collectiveQueueReserved = false;
   int64_t order = 0, fallbacks = 0, nops = 0;
 };
 
@@ -123,7 +124,10 @@ int64_t SchedulePass::latestConflict(unsigned agent, int64_t floor,
 unsigned SchedulePass::chooseQueue(ArrayRef<Footprint> fps) {
   int64_t bestOrder = -1;
   unsigned best = 0;
-  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) {
+  // A program with collectives keeps their queue to them (Isa.h
+  // kCollectiveQueue is the last one).
+  unsigned queues = isa::kNumDmaQueues - (collectiveQueueReserved ? 1 : 0);
+  for (unsigned q = 0; q < queues; ++q) {
     unsigned agent = kFirstQueueAgent + q;
     int64_t p = latestConflict(agent, dmaIssue[agent], fps);
     if (p >= 0 && streams[agent][p].order > bestOrder) {
@@ -133,7 +137,7 @@ unsigned SchedulePass::chooseQueue(ArrayRef<Footprint> fps) {
   }
   if (bestOrder >= 0)
     return best;
-  return nextQueue++ % isa::kNumDmaQueues;
+  return nextQueue++ % queues;
 }
 
 LogicalResult SchedulePass::schedule(InstructionOpInterface inst) {
@@ -150,10 +154,13 @@ LogicalResult SchedulePass::schedule(InstructionOpInterface inst) {
 
   auto engine = static_cast<isa::Engine>(inst.getExecutionEngine());
   unsigned queue = 0;
-  // Every DMA transfer (dma_copy, dma_gather, dma_scatter) has a `queue`.
+  // Every DMA transfer (dma_copy, dma_gather, dma_scatter) has a `queue`;
+  // a collective keeps its own (Isa.h kCollectiveQueue).
   if (llvm::isa<DmaCopyOp, DmaGatherOp, DmaScatterOp>(op)) {
     queue = chooseQueue(rec.footprints);
     op->setAttr("queue", b.getI64IntegerAttr(queue));
+  } else if (auto collective = dyn_cast<CollectiveOp>(op)) {
+    queue = unsigned(collective.getQueue());
   }
   unsigned self = isa::orderedAgent(engine, queue);
   Clock known = agentKnows[self];
@@ -225,11 +232,13 @@ void SchedulePass::runOnOperation() {
   nextQueue = 0;
   order = fallbacks = nops = 0;
   SmallVector<InstructionOpInterface> insts;
+  collectiveQueueReserved = false;
   getOperation().walk([&](InstructionOpInterface inst) {
     if (llvm::isa<NopOp>(inst.getOperation()))
       inst->erase();
     else
       insts.push_back(inst);
+    collectiveQueueReserved |= llvm::isa<CollectiveOp>(inst.getOperation());
   });
   for (InstructionOpInterface inst : insts)
     if (failed(schedule(inst)))

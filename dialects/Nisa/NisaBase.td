@@ -84,6 +84,29 @@ def Nisa_ActFunc : I32EnumAttr<"ActFunc", "Scalar engine activation", [
 // Attributes and types
 //===----------------------------------------------------------------------===//
 
+def Nisa_CollectiveKind : I32EnumAttr<"CollectiveKind",
+    "what a collective instruction does", [
+    I32EnumAttrCase<"all_reduce", 0>, I32EnumAttrCase<"all_gather", 1>,
+    I32EnumAttrCase<"reduce_scatter", 2>, I32EnumAttrCase<"all_to_all", 3>,
+    I32EnumAttrCase<"broadcast", 4>]> {
+  let cppNamespace = "::trnc::nisa";
+}
+
+def Nisa_ReduceOp : I32EnumAttr<"ReduceOp", "a collective's reduction", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"sum", 1>,
+    I32EnumAttrCase<"avg", 2>, I32EnumAttrCase<"product", 3>,
+    I32EnumAttrCase<"min", 4>, I32EnumAttrCase<"max", 5>]> {
+  let cppNamespace = "::trnc::nisa";
+}
+
+// The widest link a replica group spans (Isa.h kFlagSpan*).
+def Nisa_CollectiveSpan : I32EnumAttr<"CollectiveSpan",
+    "the widest link a collective's group spans", [
+    I32EnumAttrCase<"chip", 0>, I32EnumAttrCase<"instance", 1>,
+    I32EnumAttrCase<"cluster", 2>]> {
+  let cppNamespace = "::trnc::nisa";
+}
+
 def Nisa_AccessPatternAttr : AttrDef<Nisa_Dialect, "AccessPattern"> {
   let mnemonic = "ap";
   let summary = "an access pattern: element offset and (stride, count) dims";

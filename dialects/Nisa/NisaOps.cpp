@@ -47,7 +47,7 @@ int64_t trnc::nisa::getBufferElements(Type type) {
 Engine trnc::nisa::detail::getExecutionEngine(Operation *op) {
   if (auto engine = op->getAttrOfType<EngineAttr>("engine"))
     return engine.getValue();
-  if (isa<DmaCopyOp, DmaGatherOp, DmaScatterOp>(op))
+  if (isa<DmaCopyOp, DmaGatherOp, DmaScatterOp, CollectiveOp>(op))
     return Engine::dma;
   if (isa<MatmulOp>(op))
     return Engine::tensor;
@@ -248,6 +248,51 @@ static LogicalResult verifyIndirect(Operation *op, Value chip,
     if (elt.isInteger(64))
       return op->emitOpError("i64 rows are not supported (narrow with dma_copy)");
   }
+  return success();
+}
+
+/// HBM elements [offset, offset + n) walked in order by `ap`.
+static bool isContiguousRun(AccessPatternAttr ap) {
+  ArrayRef<int64_t> strides = ap.getStrides(), counts = ap.getCounts();
+  int64_t run = 1;
+  for (int d = int(counts.size()) - 1; d >= 0; --d) {
+    if (counts[d] == 1)
+      continue;
+    if (strides[d] != run)
+      return false;
+    run *= counts[d];
+  }
+  return true;
+}
+
+LogicalResult CollectiveOp::verify() {
+  if (failed(verifyInstruction(*this)))
+    return failure();
+  // collective_contiguous: the host moves plain bytes (Isa.h Collective).
+  if (!isContiguousRun(getDstAp()) || !isContiguousRun(getSrc0Ap()))
+    return emitOpError("dst and src0 must each be one contiguous HBM run");
+  if (getDst().getType().getElementType() !=
+      getSrc0().getType().getElementType())
+    return emitOpError("dst and src0 element types differ");
+  if (getGroupSize() < 1 || getId() < 0)
+    return emitOpError("group size must be >= 1 and id >= 0");
+  bool reduces = getKind() == CollectiveKind::all_reduce ||
+                 getKind() == CollectiveKind::reduce_scatter;
+  if (reduces != (getReduce() != ReduceOp::none))
+    return emitOpError(reduces ? "needs a reduce op" : "takes no reduce op");
+  // collective_elems: counts follow the kind.
+  int64_t nd = getDstAp().getNumElements(), ns = getSrc0Ap().getNumElements();
+  int64_t g = getGroupSize();
+  bool ok = getKind() == CollectiveKind::all_gather       ? nd == ns * g
+            : getKind() == CollectiveKind::reduce_scatter ? ns == nd * g
+                                                          : nd == ns;
+  if (!ok)
+    return emitOpError("dst has ")
+           << nd << " elements and src0 " << ns << ", which "
+           << stringifyCollectiveKind(getKind()) << " over " << g
+           << " ranks does not give";
+  if (getQueue() != 15)
+    return emitOpError("collectives run on DMA queue 15 (Isa.h kCollectiveQueue)");
   return success();
 }
 

@@ -146,6 +146,42 @@ def Nisa_DmaScatterOp : Nisa_InstrOp<"dma_scatter"> {
   }];
 }
 
+def Nisa_CollectiveOp : Nisa_InstrOp<"collective"> {
+  let summary = "DMA queue: a collective across a replica group (Isa.h Collective)";
+  let description = [{
+    Moves `src0` (one contiguous HBM run) between the ranks of a replica
+    group of `group_size` ranks and writes this rank's result to `dst` (one
+    contiguous HBM run of the same element type): all_gather makes dst
+    group_size times src0, reduce_scatter src0 group_size times dst, the
+    other kinds keep the size. `id` names the collective in its graph (the
+    host maps it to the process group and arguments); `span` is the widest
+    link the group crosses, which the simulator's ring model charges. It
+    runs on the collective queue (Isa.h kCollectiveQueue), so its consumers
+    wait on that queue's semaphore: that wait is `wait_tensor`.
+
+    ```mlir
+    nisa.collective %out <0, [1024, 1], [1, 1024]>, %in <0, [1024, 1], [1, 1024]>
+        all_reduce sum group 2 id 0 span chip
+        : memref<1024xf32>, memref<1024xf32>
+    ```
+  }];
+  let arguments = !con((ins Arg<Nisa_Hbm, "", [MemWrite]>:$dst,
+                            Nisa_AccessPatternAttr:$dst_ap,
+                            Arg<Nisa_Hbm, "", [MemRead]>:$src0,
+                            Nisa_AccessPatternAttr:$src0_ap,
+                            Nisa_CollectiveKind:$kind,
+                            Nisa_ReduceOp:$reduce,
+                            I64Attr:$group_size,
+                            I64Attr:$id,
+                            Nisa_CollectiveSpan:$span,
+                            DefaultValuedAttr<I64Attr, "15">:$queue),
+                       Nisa_SyncAttrs);
+  let assemblyFormat = [{
+    $dst $dst_ap `,` $src0 $src0_ap $kind $reduce `group` $group_size `id` $id
+    `span` $span attr-dict `:` type($dst) `,` type($src0)
+  }];
+}
+
 def Nisa_MatmulOp : Nisa_InstrOp<"matmul"> {
   let summary = "Tensor Engine: psum[M, N] (+)= stationary[K, M]^T @ moving[K, N]";
   let description = [{

@@ -63,6 +63,19 @@ bool trnc::nisa::describeInstruction(Operation *op, isa::Instruction &inst) {
         inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
         return true;
       })
+      .Case([&](CollectiveOp o) {
+        inst.opcode = isa::Opcode::Collective;
+        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
+        inst.op0 = static_cast<uint8_t>(o.getKind());
+        inst.op1 = static_cast<uint8_t>(o.getReduce());
+        inst.partitionCoef = static_cast<int32_t>(o.getGroupSize());
+        inst.freeCoef = static_cast<int32_t>(o.getId());
+        if (o.getSpan() == CollectiveSpan::instance)
+          inst.flags |= isa::kFlagSpanInstance;
+        if (o.getSpan() == CollectiveSpan::cluster)
+          inst.flags |= isa::kFlagSpanCluster;
+        return true;
+      })
       .Case([&](MatmulOp o) {
         inst.opcode = isa::Opcode::Matmul;
         if (o.getAccumulate())

@@ -13,5 +13,6 @@ include "dialects/Trn/TrnLayoutOps.td"
 include "dialects/Trn/TrnRandomOps.td"
 include "dialects/Trn/TrnIndexingOps.td"
 include "dialects/Trn/TrnKernelOps.td"
+include "dialects/Trn/TrnCollectiveOps.td"
 
 #endif // TRN_OPS

@@ -228,6 +228,7 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
                 [&](Operation *o) { return lowerIndexPattern(ctx, o); })
             .Case([&](trn::RandomOp) { return lowerRandom(ctx, &op); })
             .Case([&](trn::NkiKernelOp) { return lowerNkiKernel(ctx, &op); })
+            .Case([&](trn::CollectiveOp) { return lowerCollective(ctx, &op); })
             .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, &op); })
             .Case([&](trn::Conv2dOp) { return lowerConv2d(ctx, &op); })
             .Case<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp,

@@ -174,6 +174,8 @@ mlir::LogicalResult lowerScan(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerConcat(LoweringContext &ctx, mlir::Operation *op);
 /// trn.gather_rows / trn.scatter_rows via dma_indirect (LowerIndirect.cpp).
 mlir::LogicalResult lowerIndirect(LoweringContext &ctx, mlir::Operation *op);
+/// trn.collective: one collective instruction (LowerCollective.cpp).
+mlir::LogicalResult lowerCollective(LoweringContext &ctx, mlir::Operation *op);
 /// trn.random: GpSimd random keyed by the seed input (LowerRandom.cpp).
 mlir::LogicalResult lowerRandom(LoweringContext &ctx, mlir::Operation *op);
 /// trn.iota / trn.triangle: GpSimd iota / affine_select (LowerIndexPatterns).

@@ -135,6 +135,11 @@ py::dict toDict(const PyProfile &pp) {
   d["peak_hbm_bytes_per_second"] = p.peakHbmBytesPerSecond;
   d["mbu"] = p.mbu;
   d["semaphore_wait_ns"] = p.semaphoreWaitNs;
+  d["collectives"] = p.collectives;
+  d["collective_bytes"] = p.collectiveBytes;
+  d["collective_ns"] = p.collectiveNs;
+  d["collective_overlap_ns"] = p.collectiveOverlapNs;
+  d["exposed_collective_ns"] = p.exposedCollectiveNs();
   d["dma_size_histogram"] = histogram(p);
   d["verdict"] = profile::verdictName(v.kind);
   d["verdict_reason"] = v.reason;

@@ -18,6 +18,7 @@
 #include "artifact/Program.h"
 #include "machine/MachineModel.h"
 #include "sim/RaceChecker.h"
+#include "sim/Collectives.h"
 #include "sim/Simulator.h"
 #include "trnc/Compiler/Compile.h"
 
@@ -96,6 +97,34 @@ py::dict compileKernel(const std::string &nisaModule, const std::string &target,
   return resultDict(result, artifact, false);
 }
 
+/// Runs a program's collective instructions through a Python callable
+/// (trnc.distributed.GraphCollectives), which performs them with
+/// torch.distributed: called with the collective's id, kind, reduce op,
+/// group size, dtype and the (address, bytes) of its input and output.
+/// Runs with the GIL held; a Python exception becomes the run's error.
+class PyCollectiveHook : public trnc::CollectiveHook {
+public:
+  explicit PyCollectiveHook(py::object fn) : fn(std::move(fn)) {}
+
+  llvm::Error run(const trnc::CollectiveCall &call) override {
+    py::gil_scoped_acquire gil;
+    try {
+      fn(call.id, std::string(trnc::isa::collectiveKindName(call.kind)),
+         std::string(trnc::isa::reduceOpName(call.reduce)), call.groupSize,
+         std::string(trnc::isa::dtypeName(call.dtype)),
+         reinterpret_cast<uintptr_t>(call.input), call.inputBytes,
+         reinterpret_cast<uintptr_t>(call.output), call.outputBytes);
+    } catch (py::error_already_set &e) {
+      std::string what = e.what();
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
+    }
+    return llvm::Error::success();
+  }
+
+private:
+  py::object fn;
+};
+
 /// A loaded, verified artifact plus the simulator that runs it. One simulator
 /// per executable, reused across calls; calls are serialised by a mutex
 /// because the simulator keeps state between them.
@@ -121,7 +150,7 @@ public:
 
   /// Returns None, or a trnc._C.Profile when `profile` or `trace` is set.
   py::object run(const py::sequence &inputs, const py::sequence &outputs, bool profile,
-                 bool trace, bool raceCheck) {
+                 bool trace, bool raceCheck, py::object collectives) {
     std::vector<trnc::BufferView> inViews = views(inputs, "input"),
                                   outViews = views(outputs, "output");
     std::string mismatch = trnc::checkBindings(program, inViews, outViews);
@@ -136,17 +165,22 @@ public:
     std::optional<trnc::Profile> timed;
     if (profile || trace)
       timed.emplace();
+    std::optional<PyCollectiveHook> hook;
+    if (!collectives.is_none())
+      hook.emplace(collectives);
     {
       py::gil_scoped_release noGil;
       std::lock_guard<std::mutex> lock(mutex);
       trnc::RunOptions options;
       options.recordTrace = trace;
+      // Functional only unless a profile or race check is asked for (as
+      // before collectives existed).
+      options.timed = bool(timed) || raceCheck;
+      options.collectives = hook ? &*hook : nullptr;
       trnc::RaceChecker raceChecker;
       if (raceCheck)
         options.observer = &raceChecker;
-      if (llvm::Error err = timed || raceCheck
-                                ? simulator->run(program, in, out, options, timed ? &*timed : nullptr)
-                                : simulator->run(program, in, out))
+      if (llvm::Error err = simulator->run(program, in, out, options, timed ? &*timed : nullptr))
         error = errorText(std::move(err));
     }
     if (!error.empty())
@@ -244,10 +278,13 @@ PYBIND11_MODULE(_C, m) {
                              [](const Executable &e) { return trnc::ioSignature(e.program); })
       .def("run", &Executable::run, py::arg("inputs"), py::arg("outputs"),
            py::arg("profile") = false, py::arg("trace") = false, py::arg("race_check") = false,
+           py::arg("collectives") = py::none(),
            "Run on buffer descriptors (data_ptr, nbytes, dtype, shape, strides), zero "
            "copy; raises ValueError when one does not match the artifact's I/O regions "
            "(dtype, shape, strides, storage bytes) and RuntimeError with the simulator's message. With profile (or trace, which "
            "also records every instruction) returns a trnc._C.Profile, else None. With "
            "race_check, the run fails if two engines could touch the same bytes (one "
-           "writing) without semaphore ordering.");
+           "writing) without semaphore ordering. `collectives` performs the program's "
+           "collective instructions: called as fn(id, kind, reduce_op, group_size, dtype, "
+           "in_ptr, in_bytes, out_ptr, out_bytes) (trnc.distributed).");
 }

@@ -143,6 +143,8 @@ class NeuronBackend:
             compiled = CompiledGraph(graph, compile_exported(graph, options))
             compiled = with_constants(with_complex_pairs(compiled, pairs), constants)
             self.stats.counts[kind] += 1
+            if graph.collectives:  # collective nodes compiled (docs/distributed.md)
+                self.stats.counts["collectives"] += len(graph.collectives)
             self.stats.graphs.append(name)
             if kind == "backward":  # forward/inference time is counted by __call__
                 self.stats.compile_seconds += time.perf_counter() - start

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from . import profiling
+from .distributed import GraphCollectives
 from .decomp_random import draw_seed
 from .errors import TrncError
 from .graph_export import ExportedGraph, TensorSpec
@@ -177,23 +178,29 @@ class CompiledGraph:
         # The trailing inputs that were trnc.seed nodes: drawn from torch's
         # default generator before every call (decomp_random.py).
         self.seed_inputs = graph.seed_inputs
+        # Caller arguments that are opaque objects (DeviceMesh): not program
+        # inputs; the output plan may return them.
+        self.opaque_inputs = frozenset(graph.opaque_inputs)
         self.int64_inputs = [i for i, spec in enumerate(self.inputs) if spec.dtype == torch.int64]
         self.arithmetic_inputs = {
             i: user for i, user in _arithmetic_inputs(graph.document).items() if i not in self.seed_inputs
         }  # seeds are random words for the Philox engine, not arithmetic operands
+        # Runs the graph's collective instructions through torch.distributed.
+        self.collectives = GraphCollectives(graph.name, list(graph.collectives)) if graph.collectives else None
         self.executable = executable
         self.calls = 0
         self.run_seconds = 0.0
 
     def __call__(self, args: list) -> list:
-        expected = len(self.inputs) - len(self.seed_inputs)
+        expected = len(self.inputs) - len(self.seed_inputs) + len(self.opaque_inputs)
         if len(args) != expected:
             raise TrncError(f"trnc: graph '{self.name}' takes {expected} inputs, got {len(args)}")
         originals = list(args) + [draw_seed() for _ in self.seed_inputs]
         args.clear()
+        program_args = [a for i, a in enumerate(originals) if i not in self.opaque_inputs]
         narrowed = [
             t.to(torch.float32) if i in self.float64_inputs and isinstance(t, torch.Tensor) and t.dtype == torch.float64 else t
-            for i, t in enumerate(originals)
+            for i, t in enumerate(program_args)
         ]
         inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(narrowed, self.inputs))]
         for i in self.int64_inputs:
@@ -211,6 +218,8 @@ class CompiledGraph:
         ]
         sink = profiling.active()  # None unless profiling (trnc.profiling.capture)
         checks = {"race_check": True} if _race_check() else {}
+        if self.collectives is not None:
+            checks["collectives"] = self.collectives
         with profiling.torch_event(self.name):  # torch.profiler's view of the run
             if sink is None:
                 self.executable.run(ins, outs, **checks)

@@ -82,7 +82,7 @@ class UnsupportedOperator:
     target: str
     count: int
     locations: list[SourceLocation]
-    reason: str = ""  # why it cannot lower, when the reporter knows (complex_pairs.py)
+    reason: str = ""  # why it cannot lower, when the reporter knows (complex_pairs.py, the importers)
 
     # Unpacks as the (target, count, locations) triple the API documents.
     def __iter__(self):
@@ -132,7 +132,10 @@ def _parse_unsupported(details: dict[str, Any]) -> list[UnsupportedOperator]:
             )
             for loc in entry.get("locations", [])
         ]
-        ops.append(UnsupportedOperator(entry["target"], int(entry.get("count", len(locs))), locs))
+        # The compiler's reason, when an importer gave one (an argument form
+        # it cannot lower, e.g. uneven all_to_all_single splits).
+        ops.append(UnsupportedOperator(entry["target"], int(entry.get("count", len(locs))), locs,
+                                       entry.get("reason", "")))
     return ops
 
 

@@ -25,6 +25,7 @@ import torch
 import torch.fx
 
 from .decomp_random import SEED_TARGET  # a random op's seed: becomes a graph input
+from . import distributed  # collectives: their groups resolved at export
 from .errors import CompileError
 from .logs import warn_at_user_line
 
@@ -83,6 +84,12 @@ class ExportedGraph:
     # Inputs that were ``trnc.seed`` nodes (decomp_random.py): the last ones,
     # filled by the caller with fresh words from torch's generator per call.
     seed_inputs: tuple[int, ...] = ()
+    # The graph's collectives by id (distributed.py): what the host runs
+    # when the simulator reaches each collective instruction.
+    collectives: tuple["distributed.CollectiveSpec", ...] = ()
+    # Caller argument positions of opaque inputs (DeviceMesh objects of
+    # DTensor graphs): not program inputs, only passed through to outputs.
+    opaque_inputs: tuple[int, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(self.document, allow_nan=False)
@@ -259,17 +266,30 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
     plan: list[OutputSource] = []
     program_output_of: dict[tuple, int] = {}
     seed_inputs: list[int] = []
+    collectives: list[distributed.CollectiveSpec] = []
+    # Where each input sits in the caller's argument list (placeholders, then
+    # seeds): differs from its program input index once opaque inputs drop out.
+    caller_index: dict[torch.fx.Node, int] = {}
+    opaque_inputs: list[int] = []
 
     for node in gm.graph.nodes:
-        if node.op == "placeholder":
+        if node.op == "placeholder" and distributed.is_opaque(node.meta.get("val")):
+            # A DeviceMesh / process group object DTensor graphs carry: only
+            # passed through to the outputs; a node using it cannot be
+            # encoded (node args name no refs for it) and is refused.
+            caller_index[node] = len(caller_index)
+            opaque_inputs.append(caller_index[node])
+        elif node.op == "placeholder":
             spec = tensor_spec(node.meta.get("val"), name, f"input '{node.name}'")
             input_index[node] = len(inputs)
+            caller_index[node] = len(caller_index)
             inputs.append(spec)
             enc.refs[node] = {"node": node.name}
         elif node.op == "call_function" and _target_name(node.target) == SEED_TARGET:
             # A random operator's seed: an int32[2] graph input (after every
             # placeholder, which FX orders first), filled before each call.
             input_index[node] = len(inputs)
+            caller_index[node] = len(caller_index)
             inputs.append(TensorSpec((2,), (1,), torch.int32))
             seed_inputs.append(input_index[node])
             enc.refs[node] = {"node": node.name}
@@ -282,12 +302,17 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             stack_trace = node.meta.get("stack_trace")
             target = _node_target(node)
             kernel = _nki_kernel_kwargs(target, node)
+            kwargs = {k: enc.encode(v) for k, v in node.kwargs.items()}
+            if distributed.is_collective(node):  # group -> ranks, world size, id
+                extra, specs = distributed.annotate(node, name, len(collectives))
+                kwargs.update({k: enc.encode(v) for k, v in extra.items()})
+                collectives.extend(specs)
             nodes.append(
                 {
                     "name": node.name,
                     "target": "trnc.nki_kernel" if kernel else target,
                     "args": [enc.encode(a) for a in node.args],
-                    "kwargs": kernel or {k: enc.encode(v) for k, v in node.kwargs.items()},
+                    "kwargs": kernel or kwargs,
                     "meta": _node_meta(node, name),
                     "loc": _source_location(stack_trace),
                     "stack_trace": stack_trace or None,
@@ -298,8 +323,8 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             for i, res in enumerate(results if isinstance(results, (list, tuple)) else [results]):
                 if res is None:
                     plan.append(("none",))
-                elif res in input_index:
-                    plan.append(("input", input_index[res]))
+                elif res in caller_index:
+                    plan.append(("input", caller_index[res]))
                 elif isinstance(res, torch.fx.Node):
                     ref = enc.encode(res)
                     key = (ref["node"], ref.get("index"))
@@ -342,4 +367,5 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
         document = _narrow_document(document)
         inputs = [_narrow(s) for s in inputs]
         program_outputs = [_narrow(s) for s in program_outputs]
-    return ExportedGraph(name, document, inputs, program_outputs, plan, wide_in, wide_out, tuple(seed_inputs))
+    return ExportedGraph(name, document, inputs, program_outputs, plan, wide_in, wide_out, tuple(seed_inputs),
+                         tuple(collectives), tuple(opaque_inputs))

@@ -89,6 +89,16 @@ class Capture:
         return self._sum("hbm_bytes")
 
     @property
+    def collective_ns(self) -> float:
+        """Simulated time of the runs' collectives (docs/distributed.md)."""
+        return self._sum("collective_ns")
+
+    @property
+    def exposed_collective_ns(self) -> float:
+        """The part of collective_ns no other work of the core hid."""
+        return self._sum("exposed_collective_ns")
+
+    @property
     def min_hbm_bytes(self) -> float:
         """HBM bytes of programs that read each input and write each output once (all else on
         chip): for a training step its weights, gradients, saved activations (and optimizer

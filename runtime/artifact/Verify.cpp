@@ -240,6 +240,7 @@ bool isImplemented(Opcode op) {
   case Opcode::Random:
   case Opcode::TensorScan:
   case Opcode::DmaIndirect:
+  case Opcode::Collective:
     return true;
   default:
     return false;
@@ -267,6 +268,7 @@ OperandUse operandUse(Opcode op) {
   case Opcode::AffineSelect: return {2, 2, 0};
   case Opcode::Random: return {2, 2, 0}; // src0: the seed tile
   case Opcode::DmaIndirect: return {2, 2, 2};
+  case Opcode::Collective: return {2, 2, 0};
   }
   return {0, 0, 0};
 }
@@ -296,6 +298,8 @@ bool allowedOnEngine(Opcode op, Engine e) {
   // random: GpSimd, like iota (HARDWARE.md "Instructions"; Isa.h Random).
   case Opcode::Random: return e == Engine::GpSimd;
   case Opcode::DmaIndirect: return e == Engine::Dma;
+  // collective: issued by the Dma stream to its queue (Isa.h Collective).
+  case Opcode::Collective: return e == Engine::Dma;
   }
   return false;
 }
@@ -307,6 +311,8 @@ uint8_t allowedFlags(Opcode op) {
     return kFlagReverse0 | kFlagReverse1;
   if (op == Opcode::DmaIndirect) // accumulate only with scatter: checkShapes
     return kFlagScatter | kFlagAccumulate;
+  if (op == Opcode::Collective) // one span at most: checkCollective
+    return kFlagSpanInstance | kFlagSpanCluster;
   return 0;
 }
 
@@ -379,6 +385,66 @@ std::string checkRandom(const Instruction &inst) {
   return "";
 }
 
+/// An HBM pattern that walks one contiguous run of elements, row-major
+/// (what a collective hands to the host as plain bytes).
+bool contiguousHbm(const AccessPattern &ap) {
+  if (ap.mem != MemKind::HBM)
+    return false;
+  i128 run = 1;
+  for (int d = int(ap.numDims) - 1; d >= 0; --d) {
+    if (ap.count[d] == 1)
+      continue;
+    if (i128(ap.stride[d]) != run)
+      return false;
+    run *= ap.count[d];
+  }
+  return ap.partitionCount <= 1 || i128(ap.partitionStride) == run;
+}
+
+/// collective (Isa.h Collective): contiguous HBM src0 and dst of one
+/// dtype, a known kind and reduction, a group of >= 1 ranks, a non-negative
+/// id, and element counts that follow the kind.
+std::string checkCollective(const Instruction &inst) {
+  const AccessPattern &d = inst.dst, &s = inst.src0;
+  if (inst.op0 >= kNumCollectiveKinds)
+    return "invalid collective kind " + std::to_string(inst.op0);
+  if (inst.op1 >= kNumReduceOps)
+    return "invalid collective reduce op " + std::to_string(inst.op1);
+  auto kind = CollectiveKind(inst.op0);
+  bool reduces = kind == CollectiveKind::AllReduce ||
+                 kind == CollectiveKind::ReduceScatter;
+  if (reduces != (ReduceOp(inst.op1) != ReduceOp::None))
+    return std::string(collectiveKindName(kind)) +
+           (reduces ? " needs a reduce op" : " takes no reduce op");
+  if ((inst.flags & kFlagSpanInstance) && (inst.flags & kFlagSpanCluster))
+    return "collective spans both an instance and a cluster; set one";
+  if (inst.partitionCoef < 1 || inst.freeCoef < 0)
+    return "collective group size " + std::to_string(inst.partitionCoef) +
+           " and id " + std::to_string(inst.freeCoef) +
+           " must be >= 1 and >= 0";
+  if (!contiguousHbm(d) || !contiguousHbm(s))
+    return std::string("collective ") + (contiguousHbm(d) ? "src0" : "dst") +
+           " must be one contiguous HBM run";
+  if (d.dtype != s.dtype)
+    return "collective dst is " + std::string(dtypeName(d.dtype)) +
+           " but src0 is " + std::string(dtypeName(s.dtype));
+  u128 nd = freeElements(d) * d.partitionCount;
+  u128 ns = freeElements(s) * s.partitionCount;
+  u128 g = u128(inst.partitionCoef);
+  u128 want = kind == CollectiveKind::AllGather       ? ns * g
+              : kind == CollectiveKind::ReduceScatter ? ns / g
+                                                      : ns;
+  if ((kind == CollectiveKind::ReduceScatter && ns % g) || nd != want)
+    return std::string(collectiveKindName(kind)) + " over " +
+           std::to_string(inst.partitionCoef) + " ranks: src0 has " +
+           count(ns) + " elements, so dst must have " +
+           (kind == CollectiveKind::ReduceScatter && ns % g
+                ? std::string("src0 / group (src0 must divide evenly)")
+                : count(want)) +
+           ", found " + count(nd);
+  return "";
+}
+
 std::string Verifier::checkShapes(const Instruction &inst) const {
   const AccessPattern &d = inst.dst, &a = inst.src0, &b = inst.src1;
   // Engines do not compute int64: I64 is only the HBM side of a DmaCopy
@@ -410,6 +476,8 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
     return checkRandom(inst);
   case Opcode::DmaIndirect:
     return checkIndirect(inst);
+  case Opcode::Collective:
+    return checkCollective(inst);
   case Opcode::DmaCopy: {
     u128 nd = freeElements(d) * d.partitionCount;
     u128 ns = freeElements(a) * a.partitionCount;
@@ -600,6 +668,12 @@ llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
                  std::to_string(inst.op0));
     break;
   }
+  case Opcode::Collective:
+    if (inst.dmaQueue != kCollectiveQueue)
+      return bad("collective on DMA queue " + std::to_string(inst.dmaQueue) +
+                 ", collectives run on queue " +
+                 std::to_string(kCollectiveQueue));
+    break;
   case Opcode::DmaCopy:
   case Opcode::DmaIndirect:
     // 16 queues per DMA engine (HARDWARE.md, DMA row).

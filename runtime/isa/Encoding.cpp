@@ -217,8 +217,32 @@ std::string_view opcodeName(Opcode o) {
   case Opcode::Iota: return "iota";
   case Opcode::AffineSelect: return "affine_select";
   case Opcode::DmaIndirect: return "dma_indirect";
+  case Opcode::Collective: return "collective";
   }
   return "<bad opcode>";
+}
+
+std::string_view collectiveKindName(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllReduce: return "all_reduce";
+  case CollectiveKind::AllGather: return "all_gather";
+  case CollectiveKind::ReduceScatter: return "reduce_scatter";
+  case CollectiveKind::AllToAll: return "all_to_all";
+  case CollectiveKind::Broadcast: return "broadcast";
+  }
+  return "<bad collective>";
+}
+
+std::string_view reduceOpName(ReduceOp r) {
+  switch (r) {
+  case ReduceOp::None: return "none";
+  case ReduceOp::Sum: return "sum";
+  case ReduceOp::Avg: return "avg";
+  case ReduceOp::Product: return "product";
+  case ReduceOp::Min: return "min";
+  case ReduceOp::Max: return "max";
+  }
+  return "<bad reduce op>";
 }
 
 std::string_view dtypeName(DType t) {

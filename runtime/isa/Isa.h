@@ -125,8 +125,32 @@ enum class Opcode : uint16_t {
   ///   with kFlagAccumulate = cast(fp32(row) + fp32(src0 partition p));
   ///   out-of-range partitions are dropped. One descriptor per row.
   DmaIndirect = 14,
+  /// Dma (on its queue, like a transfer): a collective across the ranks of
+  /// a replica group (op0 CollectiveKind, op1 ReduceOp, partitionCoef the
+  /// group size, freeCoef the collective's id in its graph, flags the
+  /// widest link the group spans: kFlagSpanInstance / kFlagSpanCluster,
+  /// neither = the cores of one chip). src0 and dst are contiguous HBM
+  /// runs of one dtype; element counts follow the kind (all_gather: dst =
+  /// group x src0; reduce_scatter: src0 = group x dst; else equal). The
+  /// simulator hands the bytes to the host's CollectiveHook
+  /// (sim/Collectives.h), which moves them through the user's process
+  /// group, and signals the queue's semaphore when the modelled ring
+  /// algorithm would finish; consumers wait on that semaphore (wait_tensor).
+  Collective = 15,
 };
-constexpr unsigned kNumOpcodes = 15;
+constexpr unsigned kNumOpcodes = 16;
+
+/// What a Collective instruction does (op0).
+enum class CollectiveKind : uint8_t {
+  AllReduce = 0, AllGather = 1, ReduceScatter = 2, AllToAll = 3,
+  Broadcast = 4,
+};
+constexpr unsigned kNumCollectiveKinds = 5;
+/// The reduction of an AllReduce / ReduceScatter (op1; None otherwise).
+enum class ReduceOp : uint8_t {
+  None = 0, Sum = 1, Avg = 2, Product = 3, Min = 4, Max = 5,
+};
+constexpr unsigned kNumReduceOps = 6;
 
 /// ALU operations of the Vector/GpSimd engines (and Scalar's tensor_scalar).
 /// Comparisons and logical ops produce 1.0 or 0.0; max/min propagate NaN.
@@ -161,11 +185,21 @@ constexpr uint8_t kFlagScatter = 1 << 3;    // DmaIndirect: scatter, not gather.
 /// where the target's Tensor Engine transposes bit-exactly (trn2 on), else
 /// executed as the product; profiles count its FLOPs in HFU, not in MFU.
 constexpr uint8_t kFlagTranspose = 1 << 4;
+/// Collective: the group spans chips of one instance (NeuronLink) ...
+constexpr uint8_t kFlagSpanInstance = 1 << 5;
+/// ... or instances (EFA). Neither: the cores of one chip.
+constexpr uint8_t kFlagSpanCluster = 1 << 6;
+
+/// The DMA queue every Collective runs on: one in-order queue, so every
+/// rank issues its collectives in one order (the process groups need it),
+/// and the compiler keeps other transfers off it.
+constexpr uint16_t kCollectiveQueue = 15;
 
 /// Opcodes that run on a DMA queue (they transfer data and signal the
 /// queue's semaphore); anything else on the Dma stream is a Nop.
 constexpr bool isDmaTransfer(Opcode op) {
-  return op == Opcode::DmaCopy || op == Opcode::DmaIndirect;
+  return op == Opcode::DmaCopy || op == Opcode::DmaIndirect ||
+         op == Opcode::Collective;
 }
 
 constexpr unsigned kMaxFreeDims = 4;
@@ -276,5 +310,7 @@ std::string_view dtypeName(DType t);
 std::string_view memKindName(MemKind m);
 std::string_view aluOpName(AluOp o);
 std::string_view actFuncName(ActFunc f);
+std::string_view collectiveKindName(CollectiveKind k);
+std::string_view reduceOpName(ReduceOp r);
 
 } // namespace trnc::isa

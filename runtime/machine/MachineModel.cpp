@@ -65,6 +65,11 @@ MachineModel commonModel() {
   m.dmaFixedNs = 1300;
   m.dmaSaturateRowBytes = 4096;
   m.dmaRowOverheadBytes = 512;
+  // Collective hop latencies: NeuronLink ~1-2 us (1.5 us used), EFA ~15 us.
+  // Source: Neuron runtime docs, "Intra-node" / "Inter-node Collective
+  // Communications with AWS Neuron".
+  m.neuronLinkHopNs = 1500;
+  m.efaHopNs = 15000;
   return m;
 }
 
@@ -97,6 +102,14 @@ MachineModel trn1() {
   // 2 cores per chip sharing ~0.82 TB/s of HBM. Source: "Trainium" page.
   m.coresPerChip = 2;
   m.hbmChipGBps = 820;
+  // Collectives: 16 chips per trn1.32xlarge over NeuronLink-v2 (a 4D
+  // hypercube), 800 Gbps of EFA (Trn1 architecture page). The pages we
+  // found give no NeuronLink-v2 bandwidth: assumed equal to trn2's per link
+  // (320 GB/s), an upper bound; the hop latencies are the common ones.
+  m.chipsPerInstance = 16;
+  m.neuronLinkChipGBps = 1280;
+  m.neuronLinkLinksPerChip = 4;
+  m.efaInstanceGbps = 800;
   return m;
 }
 
@@ -126,6 +139,14 @@ MachineModel trn2() {
   // is 2 physical cores; we model one physical core.
   m.coresPerChip = 8;
   m.hbmChipGBps = 2900;
+  // Collectives: trn2.48xlarge, 16 chips in a 4 x 4 torus of NeuronLink-v3
+  // (1.28 TB/s per chip, 4 links), 3.2 Tbps EFAv3. Sources: Trainium2
+  // architecture page and NKI guide, "Best practices for training on AWS
+  // Neuron" (trn2.48xlarge layout).
+  m.chipsPerInstance = 16;
+  m.neuronLinkChipGBps = 1280;
+  m.neuronLinkLinksPerChip = 4;
+  m.efaInstanceGbps = 3200;
   return m;
 }
 
@@ -156,6 +177,13 @@ MachineModel trn3() {
   // (another page says 4.7 TB/s; we use 4.9).
   m.coresPerChip = 8;
   m.hbmChipGBps = 4900;
+  // Collectives: NeuronLink-v4 2.56 TB/s per device (Trainium3 page); its
+  // link count is not given there, assumed 4 as on Trainium2; 16 chips and
+  // 3.2 Tbps of EFA per instance assumed as on trn2.48xlarge.
+  m.chipsPerInstance = 16;
+  m.neuronLinkChipGBps = 2560;
+  m.neuronLinkLinksPerChip = 4;
+  m.efaInstanceGbps = 3200;
   return m;
 }
 

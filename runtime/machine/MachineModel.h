@@ -132,6 +132,31 @@ struct MachineModel {
   unsigned coresPerChip = 8;
   double hbmChipGBps = 2900;
 
+  // --- Collectives (sim/Collectives.cpp) --------------------------------------
+  // One rank = one physical core; ranks fill the cores of a chip, then the
+  // chips of an instance (coresPerChip above), then instances.
+  // Chips per instance: trn1.32xlarge and trn2.48xlarge have 16 (Trn1 /
+  // Trn2 architecture pages; trn2: a 4 x 4 2D torus of NeuronLink-v3).
+  unsigned chipsPerInstance = 16;
+  // Cores of one chip exchange through device HBM with the chip's DMA
+  // engines ("DMA engines to move data within and across devices",
+  // Trainium2 architecture guide for NKI): a ring step there costs the DMA
+  // fixed cost (dmaFixedNs) and runs at the core's DMA bandwidth.
+  // NeuronLink between chips of an instance: ~1-2 us per hop (Neuron
+  // runtime docs, "Intra-node Collective Communications with AWS Neuron";
+  // we use 1.5 us), and the chip's NeuronLink bandwidth split over its
+  // links (a ring uses one link each way): trn2 NeuronLink-v3 1.28 TB/s
+  // per chip over 4 links (Trainium2 architecture page and guide).
+  double neuronLinkHopNs = 1500;
+  double neuronLinkChipGBps = 1280;
+  unsigned neuronLinkLinksPerChip = 4;
+  // EFA between instances: ~15 us per hop (Neuron runtime docs,
+  // "Inter-node Collective Communications with AWS Neuron"), the instance's
+  // EFA bandwidth shared by its chips: trn2.48xlarge 3.2 Tbps (EFAv3),
+  // trn1.32xlarge 800 Gbps (Trn1 architecture page).
+  double efaHopNs = 15000;
+  double efaInstanceGbps = 3200;
+
   uint64_t sbufBytes() const { return sbufPartitionBytes * numPartitions; }
   uint64_t psumBytes() const { return psumPartitionBytes * numPartitions; }
   /// Tensor Engine peak per core: rows * cols * 2 FLOP * clock (bf16 rate).
@@ -142,6 +167,17 @@ struct MachineModel {
   double hbmCoreBytesPerSecond() const { return hbmChipGBps * 1e9 / coresPerChip; }
   /// All DMA engines of the core together, bytes/s.
   double dmaCoreBytesPerSecond() const { return dmaEngines * dmaEngineGBps * 1e9; }
+  /// GB/s one NeuronLink ring direction gets: the chip's links split.
+  double neuronLinkRingGBps() const {
+    return neuronLinkChipGBps / neuronLinkLinksPerChip;
+  }
+  /// GB/s of EFA one chip's ring gets (instance Gbit/s, shared by chips).
+  double efaChipGBps() const { return efaInstanceGbps / 8 / chipsPerInstance; }
+  /// The chip and instance of rank `r` (ranks fill cores, chips, instances).
+  unsigned chipOfRank(int64_t r) const { return unsigned(r / coresPerChip); }
+  unsigned instanceOfRank(int64_t r) const {
+    return unsigned(r / (int64_t(coresPerChip) * chipsPerInstance));
+  }
 };
 
 /// The model for `name` ("trn1", "trn2", "trn3"), or nullopt if unknown.

@@ -186,6 +186,11 @@ std::string summarize(const Program &program, const Profile &p) {
      << " to/from HBM; MBU " << formatPercent(p.mbu) << " of "
      << formatCount(p.peakHbmBytesPerSecond, "B/s") << " per core\n";
   os << "  semaphore wait: " << formatNs(p.semaphoreWaitNs) << " summed over engines\n";
+  if (p.collectives)
+    os << "  collectives: " << p.collectives << " ("
+       << formatBytes(double(p.collectiveBytes)) << "), " << formatNs(p.collectiveNs)
+       << " on the collective queue, " << formatNs(p.exposedCollectiveNs())
+       << " of it exposed (not hidden behind other work)\n";
   os << "  DMA sizes: " << histogramText(p) << "\n";
   printBreakdown(os, program, p);
   Verdict v = classify(p);

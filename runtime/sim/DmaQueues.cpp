@@ -21,7 +21,7 @@ bool finished(double remaining, uint64_t bytes) {
 
 void DmaQueues::begin(Active &a, double at) {
   a.startNs = std::max(a.t.dispatchNs, at);
-  a.dataStartNs = a.startNs + fixedNs;
+  a.dataStartNs = a.startNs + (timed(a) ? 0.0 : fixedNs);
   a.remaining = double(a.t.bytes);
   a.rate = 0;
 }
@@ -42,7 +42,9 @@ double DmaQueues::nextEventNs() const {
     if (q.empty())
       continue;
     const Active &a = q.front();
-    if (!moving(a))
+    if (timed(a))
+      next = std::min(next, a.startNs + a.t.fixedDurationNs);
+    else if (!moving(a))
       next = std::min(next, a.dataStartNs);
     else if (finished(a.remaining, a.t.bytes))
       next = std::min(next, now);
@@ -58,7 +60,7 @@ void DmaQueues::rerate() {
   // those; repeat. Each round freezes at least one transfer.
   std::vector<Active *> open;
   for (std::deque<Active> &q : queues)
-    if (!q.empty() && moving(q.front())) {
+    if (!q.empty() && moving(q.front()) && !timed(q.front())) {
       q.front().rate = 0;
       open.push_back(&q.front());
     }
@@ -96,7 +98,7 @@ void DmaQueues::advanceTo(double ns, std::vector<DmaDone> &done) {
     double until = std::min(event, ns);
     if (until > now) {
       for (std::deque<Active> &q : queues)
-        if (!q.empty() && moving(q.front()))
+        if (!q.empty() && moving(q.front()) && !timed(q.front()))
           q.front().remaining =
               std::max(0.0, q.front().remaining - q.front().rate * (until - now));
       now = until;
@@ -104,9 +106,12 @@ void DmaQueues::advanceTo(double ns, std::vector<DmaDone> &done) {
     if (event > ns)
       return;
     // Transfers whose data phase is over end; their queues start the next.
+    auto over = [&](const Active &a) {
+      return timed(a) ? a.startNs + a.t.fixedDurationNs <= now
+                      : moving(a) && finished(a.remaining, a.t.bytes);
+    };
     for (std::deque<Active> &q : queues)
-      while (!q.empty() && moving(q.front()) &&
-             finished(q.front().remaining, q.front().t.bytes)) {
+      while (!q.empty() && over(q.front())) {
         done.push_back({q.front().t, q.front().startNs, now});
         q.pop_front();
         if (!q.empty())

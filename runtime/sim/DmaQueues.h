@@ -7,7 +7,9 @@
 // those touching HBM, its HBM share) max-min fairly, none above the rate it
 // reaches alone; rates are recomputed whenever a transfer starts or ends its
 // data phase, so a transfer slows while others run and speeds up when they
-// end, and the rates in flight never sum above either cap. End times are
+// end, and the rates in flight never sum above either cap. A job of fixed
+// duration (a collective on its own queue) holds its queue without sharing
+// the bandwidth. End times are
 // known only as time advances (nextEventNs / advanceTo): the simulator's
 // event loop asks for the next DMA event beside its engines' next starts.
 //
@@ -17,6 +19,7 @@
 #include "isa/Isa.h"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -30,6 +33,11 @@ struct DmaTransfer {
   uint64_t bytes = 0;
   double aloneBytesPerNs = 0; ///< what it reaches with the core to itself
   bool touchesHbm = false;
+  /// >= 0: a job of this duration from its start that takes no share of
+  /// the bandwidth (a collective: its links are not the core's DMA).
+  double fixedDurationNs = -1;
+  /// The trace record reserved at dispatch (traces stay in issue order).
+  size_t traceSlot = ~size_t(0);
 };
 
 struct DmaDone {
@@ -57,6 +65,7 @@ private:
     double startNs = 0, dataStartNs = 0, remaining = 0, rate = 0;
   };
   bool moving(const Active &a) const { return a.dataStartNs <= now; }
+  static bool timed(const Active &a) { return a.t.fixedDurationNs >= 0; }
   /// Max-min fair rates of the transfers in their data phase.
   void rerate();
   void begin(Active &a, double at);

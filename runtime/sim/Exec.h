@@ -15,6 +15,10 @@
 #include <cstdint>
 #include <vector>
 
+namespace trnc {
+struct CollectiveCall; // sim/Collectives.h
+}
+
 namespace trnc::sim {
 
 /// Elements converted per step when an instruction streams through fp32.
@@ -97,5 +101,9 @@ void execAffineSelect(ExecContext &ctx, const isa::Instruction &inst); // IotaSe
 void execTensorScan(ExecContext &ctx, const isa::Instruction &inst); // ScanSemantics.cpp
 void execDmaIndirect(ExecContext &ctx, const isa::Instruction &inst); // IndirectDmaSemantics.cpp
 void execRandom(ExecContext &ctx, const isa::Instruction &inst); // RandomSemantics.cpp
+/// A collective's host call: its contiguous HBM runs as pointers (the
+/// Simulator hands it to the CollectiveHook; Collectives.cpp).
+CollectiveCall describeCollective(const ExecContext &ctx,
+                                  const isa::Instruction &inst);
 
 } // namespace trnc::sim

@@ -86,6 +86,16 @@ struct Profile {
   double mbu = 0;              // hbm bytes / (totalNs * peak)
 
   double semaphoreWaitNs = 0;  // summed over engines
+
+  // Collectives (sim/Collectives.h), all on isa::kCollectiveQueue.
+  uint64_t collectives = 0;
+  uint64_t collectiveBytes = 0; // the larger side of each
+  double collectiveNs = 0;      // union of their intervals
+  /// The part of collectiveNs during which a compute engine or another DMA
+  /// transfer was busy (communication hidden behind the core's other
+  /// work); the rest is exposed.
+  double collectiveOverlapNs = 0;
+  double exposedCollectiveNs() const { return collectiveNs - collectiveOverlapNs; }
   /// DMA transfers by size: bucket i counts transfers of [2^i, 2^(i+1)) bytes.
   std::array<uint64_t, 40> dmaSizeHistogram{};
 

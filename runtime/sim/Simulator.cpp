@@ -30,6 +30,8 @@
 #include "sim/ScratchArena.h"
 #include "sim/Timing.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -163,7 +165,26 @@ void execute(sim::ExecContext &ctx, const Instruction &inst) {
   case Opcode::TensorScan: return sim::execTensorScan(ctx, inst);
   case Opcode::DmaIndirect: return sim::execDmaIndirect(ctx, inst);
   case Opcode::Random: return sim::execRandom(ctx, inst);
+  case Opcode::Collective: return; // runCollective: it can fail
   }
+}
+
+/// A collective instruction: the host moves the bytes (Collectives.h).
+llvm::Error runCollective(const Program &program, CollectiveHook *hook,
+                          const sim::ExecContext &ctx,
+                          const Instruction &inst, uint32_t index) {
+  CollectiveCall call = sim::describeCollective(ctx, inst);
+  std::string what = std::string(collectiveKindName(call.kind)) + " over " +
+                     std::to_string(call.groupSize) + " ranks (" +
+                     describeInstruction(program, Engine::Dma, index) + ")";
+  if (!hook)
+    return fail("program '" + program.name + "' runs a collective, " + what +
+                ", but no process group was given to run it through (run "
+                "it from a torch.distributed process, e.g. under torchrun)");
+  if (llvm::Error e = hook->run(call))
+    return fail("collective " + what + " of program '" + program.name +
+                "' failed: " + llvm::toString(std::move(e)));
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -244,8 +265,11 @@ llvm::Error Simulator::run(const Program &program,
                       std::greater<Completion>>
       pending;
   uint64_t seq = 0;
+  bool collectives = llvm::any_of(
+      program.streams[size_t(Engine::Dma)],
+      [](const Instruction &i) { return i.opcode == Opcode::Collective; });
   sim::TimingModel timing(s.model, options.recordTrace,
-                          options.timed ? profile : nullptr);
+                          options.timed ? profile : nullptr, collectives);
   ExecutionObserver *observer = options.observer;
   if (observer)
     observer->onStart(program);
@@ -323,7 +347,16 @@ llvm::Error Simulator::run(const Program &program,
     if (observer)
       observer->onExecute(engine, index, inst);
     s.scratch.beforeExecute(inst, s.ctx);
-    execute(s.ctx, inst);
+    if (inst.opcode == Opcode::Collective) {
+      if (llvm::Error err =
+              runCollective(program, options.collectives, s.ctx, inst, index)) {
+        if (observer)
+          err = llvm::joinErrors(std::move(err), observer->onFinish());
+        return err;
+      }
+    } else {
+      execute(s.ctx, inst);
+    }
     double endNs = bestNs;
     if (options.timed) {
       if (engine == Engine::Dma) {

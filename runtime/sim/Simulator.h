@@ -10,6 +10,7 @@
 
 #include "artifact/Program.h"
 #include "machine/MachineModel.h"
+#include "sim/Collectives.h"
 #include "sim/ExecutionObserver.h"
 #include "sim/Profile.h"
 
@@ -34,6 +35,9 @@ struct RunOptions {
   bool recordTrace = false;
   /// Watches the run (e.g. the race checker); may fail it in onFinish.
   ExecutionObserver *observer = nullptr;
+  /// Performs the program's collective instructions (sim/Collectives.h);
+  /// a program with a collective fails to run without one.
+  CollectiveHook *collectives = nullptr;
 };
 
 class Simulator {

@@ -7,6 +7,7 @@
 
 #include "sim/Timing.h"
 
+#include "sim/Collectives.h"
 #include "sim/CostModel.h"
 
 #include <algorithm>
@@ -42,9 +43,46 @@ bool countsInMfu(const Instruction &inst) {
   return inst.opcode == Opcode::Matmul && !(inst.flags & kFlagTranspose);
 }
 
+std::vector<std::pair<double, double>>
+mergeIntervals(std::vector<std::pair<double, double>> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<double, double>> out;
+  for (auto [s, e] : v) {
+    if (e <= s)
+      continue;
+    if (!out.empty() && s <= out.back().second)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.push_back({s, e});
+  }
+  return out;
+}
+
+double unionLength(const std::vector<std::pair<double, double>> &merged) {
+  double n = 0;
+  for (auto [s, e] : merged)
+    n += e - s;
+  return n;
+}
+
+double overlapLength(const std::vector<std::pair<double, double>> &a,
+                     const std::vector<std::pair<double, double>> &b) {
+  double n = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    double lo = std::max(a[i].first, b[j].first);
+    double hi = std::min(a[i].second, b[j].second);
+    if (hi > lo)
+      n += hi - lo;
+    (a[i].second < b[j].second ? i : j)++;
+  }
+  return n;
+}
+
 TimingModel::TimingModel(const MachineModel &model, bool recordTrace,
-                         Profile *profile)
-    : model(model), recordTrace(recordTrace), profile(profile),
+                         Profile *profile, bool trackOverlap)
+    : model(model), recordTrace(recordTrace), trackOverlap(trackOverlap),
+      profile(profile),
       dmaQueues(model.dmaFixedNs, model.dmaCoreBytesPerSecond() * 1e-9,
                 std::min(model.dmaCoreBytesPerSecond(),
                          model.hbmCoreBytesPerSecond()) *
@@ -162,6 +200,25 @@ std::optional<Timed> TimingModel::dma(uint32_t index, const Instruction &inst,
   t.bytes = bytes;
   t.aloneBytesPerNs = dmaAloneBytesPerNs(model, inst);
   t.touchesHbm = inst.dst.mem == MemKind::HBM || inst.src0.mem == MemKind::HBM;
+  if (profile && recordTrace) {
+    t.traceSlot = profile->trace.size();
+    profile->trace.emplace_back();
+  }
+  if (inst.opcode == Opcode::Collective) {
+    // The ring model (Collectives.h) on its own queue. The links and the
+    // CC-cores that drive them are not the core's DMA queues' bandwidth, so
+    // a collective takes no share of other transfers' bandwidth.
+    t.fixedDurationNs = collectiveNs(model, inst);
+    dmaQueues.dispatch(q, t);
+    if (profile) {
+      DmaQueueProfile &qp = profile->dmaQueues[q];
+      ++qp.transfers;
+      qp.bytes += bytes;
+      ++profile->collectives;
+      profile->collectiveBytes += bytes;
+    }
+    return std::nullopt;
+  }
   dmaQueues.dispatch(q, t);
   if (profile) {
     DmaQueueProfile &qp = profile->dmaQueues[q];
@@ -183,14 +240,15 @@ void TimingModel::advanceDmaTo(double ns) {
     const DmaDone &d = dmaDone[i];
     const DmaTransfer &t = d.transfer;
     Timed timed{t.issueNs, d.startNs, d.endNs};
-    dmaIntervals.push_back({d.startNs, d.endNs});
+    (t.inst->opcode == Opcode::Collective ? collectiveIntervals : dmaIntervals)
+        .push_back({d.startNs, d.endNs});
     if (profile)
       profile->dmaQueues[t.inst->dmaQueue % kNumDmaQueues].busyNs +=
           d.endNs - d.startNs;
     // The Dma stream waited on semaphores until dispatch; the wait for the
     // queue is not a semaphore wait.
     record(Engine::Dma, t.index, *t.inst, timed, t.dispatchNs - t.issueNs,
-           t.bytes, 0);
+           t.bytes, 0, t.traceSlot);
   }
 }
 
@@ -202,15 +260,19 @@ std::vector<DmaDone> TimingModel::takeDmaCompletions() {
 
 void TimingModel::record(Engine engine, uint32_t index,
                          const Instruction &inst, const Timed &t,
-                         double waitNs, uint64_t bytes, double flops) {
+                         double waitNs, uint64_t bytes, double flops,
+                         size_t traceSlot) {
   endNs = std::max(endNs, t.endNs);
   if (!profile)
     return;
   EngineProfile &ep = profile->engines[size_t(engine)];
   ++ep.instructions;
   ep.semaphoreWaitNs += waitNs;
-  if (engine != Engine::Dma)
+  if (engine != Engine::Dma) {
     ep.busyNs += t.endNs - t.startNs;
+    if (trackOverlap)
+      computeIntervals.push_back({t.startNs, t.endNs});
+  }
   if (!recordTrace)
     return;
   InstructionRecord r;
@@ -224,7 +286,10 @@ void TimingModel::record(Engine engine, uint32_t index,
   r.endNs = t.endNs;
   r.bytes = bytes;
   r.flops = flops;
-  profile->trace.push_back(r);
+  if (traceSlot < profile->trace.size())
+    profile->trace[traceSlot] = r;
+  else
+    profile->trace.push_back(r);
 }
 
 void TimingModel::finish() {
@@ -233,19 +298,20 @@ void TimingModel::finish() {
   Profile &p = *profile;
   p.totalNs = endNs;
   // DMA busy time: the union of all transfers' intervals across queues.
-  std::sort(dmaIntervals.begin(), dmaIntervals.end());
-  double busy = 0, curStart = 0, curEnd = -1;
-  for (auto [s, e] : dmaIntervals) {
-    if (s > curEnd) {
-      busy += std::max(0.0, curEnd - curStart);
-      curStart = s;
-      curEnd = e;
-    } else {
-      curEnd = std::max(curEnd, e);
-    }
+  std::vector<std::pair<double, double>> all = dmaIntervals;
+  all.insert(all.end(), collectiveIntervals.begin(), collectiveIntervals.end());
+  p.engines[size_t(Engine::Dma)].busyNs = unionLength(mergeIntervals(all));
+  // Collective time, and the part of it the core was busy with other work.
+  std::vector<std::pair<double, double>> comm =
+      mergeIntervals(collectiveIntervals);
+  p.collectiveNs = unionLength(comm);
+  // Hidden = while the core did other work: a compute engine or another
+  // DMA transfer was busy (the step would not be shorter without it).
+  if (!comm.empty()) {
+    std::vector<std::pair<double, double>> work = computeIntervals;
+    work.insert(work.end(), dmaIntervals.begin(), dmaIntervals.end());
+    p.collectiveOverlapNs = overlapLength(comm, mergeIntervals(std::move(work)));
   }
-  busy += std::max(0.0, curEnd - curStart);
-  p.engines[size_t(Engine::Dma)].busyNs = busy;
   p.semaphoreWaitNs = 0;
   for (EngineProfile &ep : p.engines) {
     ep.utilisation = endNs > 0 ? ep.busyNs / endNs : 0;

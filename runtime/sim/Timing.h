@@ -45,10 +45,21 @@ double matmulPeakFlopsPerSecond(const MachineModel &model, isa::DType dtype);
 /// transposes (identity matmuls) will not be.
 bool countsInMfu(const isa::Instruction &inst);
 
+/// Sorted, disjoint union of intervals (empty ones dropped); its total
+/// length; the length of the intersection of two such unions.
+std::vector<std::pair<double, double>>
+mergeIntervals(std::vector<std::pair<double, double>> intervals);
+double unionLength(const std::vector<std::pair<double, double>> &merged);
+double overlapLength(const std::vector<std::pair<double, double>> &a,
+                     const std::vector<std::pair<double, double>> &b);
+
 class TimingModel {
 public:
   /// `profile` may be null (timing still drives the order of execution).
-  TimingModel(const MachineModel &model, bool recordTrace, Profile *profile);
+  /// `trackOverlap` (a program with collectives) keeps every compute
+  /// instruction's interval to measure how much communication it hides.
+  TimingModel(const MachineModel &model, bool recordTrace, Profile *profile,
+              bool trackOverlap = false);
 
   /// A compute-engine instruction (Tensor/Vector/Scalar/GpSimd) that its
   /// engine reached at `issueNs` and whose waits were met at `startNs`.
@@ -75,11 +86,15 @@ private:
   /// one with the lower peak (a bf16 x fp32 matmul runs at the fp32 rate).
   isa::DType rateDType(const isa::Instruction &inst) const;
   void recordMatmul(const isa::Instruction &inst, double flops);
+  /// `traceSlot`: a trace record reserved earlier to fill (a DMA's, whose
+  /// end is known after later instructions were recorded).
   void record(isa::Engine engine, uint32_t index, const isa::Instruction &inst,
-              const Timed &t, double waitNs, uint64_t bytes, double flops);
+              const Timed &t, double waitNs, uint64_t bytes, double flops,
+              size_t traceSlot = ~size_t(0));
 
   const MachineModel &model;
   bool recordTrace;
+  bool trackOverlap;
   Profile *profile;
   double endNs = 0; // latest end of any instruction
   std::array<double, isa::kNumDTypes> peakByDType{}; // matmulPeakFlopsPerSecond
@@ -97,6 +112,10 @@ private:
   DmaQueues dmaQueues;
   std::vector<DmaDone> dmaDone;
   std::vector<std::pair<double, double>> dmaIntervals;
+  // Collective intervals and compute-engine busy intervals (with
+  // dmaIntervals: the share of communication the core's other work hides).
+  std::vector<std::pair<double, double>> collectiveIntervals;
+  std::vector<std::pair<double, double>> computeIntervals;
 };
 
 } // namespace trnc::sim

@@ -111,6 +111,17 @@ void printInstruction(llvm::raw_ostream &os, const Program &p,
   case isa::Opcode::DmaIndirect:
     os << " queue=" << inst.dmaQueue;
     break;
+  case isa::Opcode::Collective:
+    os << " " << isa::collectiveKindName(isa::CollectiveKind(inst.op0));
+    if (isa::ReduceOp(inst.op1) != isa::ReduceOp::None)
+      os << " " << isa::reduceOpName(isa::ReduceOp(inst.op1));
+    os << " group=" << inst.partitionCoef << " id=" << inst.freeCoef
+       << " span="
+       << (inst.flags & isa::kFlagSpanCluster    ? "cluster"
+           : inst.flags & isa::kFlagSpanInstance ? "instance"
+                                                 : "chip")
+       << " queue=" << inst.dmaQueue;
+    break;
   default:
     break;
   }

@@ -152,5 +152,6 @@ void registerMatmulImporters(OpRegistry &registry);
 void registerLayoutImporters(OpRegistry &registry);
 void registerReductionImporters(OpRegistry &registry);
 void registerCreationImporters(OpRegistry &registry);
+void registerCollectiveImporters(OpRegistry &registry);
 
 } // namespace trnc::import

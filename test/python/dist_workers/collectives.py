@@ -1,0 +1,80 @@
+"""Rank bodies: functional collectives in a compiled function (forward and
+backward) exactly equal to eager gloo, and refusals by name."""
+
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as fc
+from torch._dynamo.testing import CompileCounterWithBackend
+
+import trnc
+
+
+def _f(x, w):
+    group = dist.group.WORLD
+    y = x @ w
+    a = fc.all_reduce(y, "sum", group)
+    g = fc.all_gather_single(a, 0, group)
+    r = fc.reduce_scatter_single(g * 2, "sum", 0, group)
+    t = fc.all_to_all_single(r, None, None, group)
+    b = fc.broadcast(t, 1, group)
+    m = fc.all_reduce(y.detach(), "max", group)  # max has no backward
+    return (b.relu() + a * m).sum(dim=0)
+
+
+def exact(rank: int, world: int) -> None:
+    # Integer-valued floats: every sum is exact in fp32, so the simulator's
+    # matmul and eager's agree bit for bit and any difference would be the
+    # collectives'.
+    gen = torch.Generator().manual_seed(10 + rank)
+    x = torch.randint(-3, 4, (4, 16), generator=gen).float()
+    w0 = torch.randint(-2, 3, (16, 8), generator=gen).float()
+    results = {}
+    for mode in ("eager", "neuron"):
+        w = w0.clone().requires_grad_(True)
+        if mode == "eager":
+            fn = _f
+        else:
+            counter = CompileCounterWithBackend(trnc.neuron)
+            fn = torch.compile(_f, backend=counter)
+        out = fn(x, w)
+        out.sum().backward()
+        results[mode] = (out.detach(), w.grad.clone())
+    torch.testing.assert_close(results["neuron"][0], results["eager"][0], rtol=0, atol=0)
+    torch.testing.assert_close(results["neuron"][1], results["eager"][1], rtol=0, atol=0)
+    assert counter.frame_count == 1, f"graph breaks: {counter.frame_count} frames"
+    stats = trnc.neuron.stats.counts
+    assert stats["forward"] >= 1 and stats["backward"] >= 1, stats
+
+
+def bf16_and_profile(rank: int, world: int) -> None:
+    """bf16 all_reduce is exact vs eager too, and the profile reports the
+    collective's simulated time."""
+    x = (torch.arange(256, dtype=torch.float32).reshape(16, 16) * (rank + 1)).to(torch.bfloat16)
+
+    def g(x):
+        return fc.all_reduce(x * 2, "sum", dist.group.WORLD) + 1
+
+    expected = g(x)
+    with trnc.profiling.capture() as cap:
+        got = torch.compile(g, backend="neuron")(x)
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    d = cap.graphs[-1].profile.to_dict()
+    assert d["collectives"] == 1 and d["collective_ns"] > 0, d
+    assert 0 <= d["exposed_collective_ns"] <= d["collective_ns"]
+    assert cap.collective_ns == d["collective_ns"]
+    assert "collectives: 1 " in cap.graphs[-1].summary(), cap.graphs[-1].summary()
+
+
+def uneven_all_to_all(rank: int, world: int) -> None:
+    """An unsupported collective form fails compilation naming it."""
+
+    def h(x):
+        return fc.all_to_all_single(x, [1, 3], [3, 1], dist.group.WORLD) * 2
+
+    try:
+        torch.compile(h, backend="neuron")(torch.ones(4, 2))
+    except Exception as e:  # Dynamo wraps the backend's error
+        text = str(e)
+        assert "all_to_all_single" in text and "uneven" in text, text
+    else:
+        raise AssertionError("uneven all_to_all_single compiled")
