@@ -73,7 +73,9 @@ def markdown(results: dict, size: int, batch: int) -> str:
         "float32, `torch.compile(backend=\"neuron\", dynamic=False)` vs eager; train mode (batch "
         "statistics) and eval mode (running statistics). Errors are max |trnc - eager| / max |eager| per "
         "tensor (output; worst parameter gradient); a pass is both <= 1e-3, or \"pass (fp64 rule)\": no further "
-        "from a float64 eager run than eager float32 is (2x, per tensor; see vision_worker.py). Compile = trnc's compile time "
+        "from a float64 eager run than eager float32 is (2x RMS, per tensor), or \"pass (fp32 spread)\": no further "
+        "from float64 than the worst of eager float32 steps on inputs one rounding away (a step that amplifies "
+        "rounding, e.g. one ReLU decision flipped; see vision_worker.py). Compile = trnc's compile time "
         "for the step's graphs; RSS = the worker's peak; simulated = one step on the simulator.",
         "",
         f"**{passed} / {len(modes)} (model, mode) pairs pass** over {len(rows)} models run here "
