@@ -3,7 +3,7 @@
 //   out[b, g*og + o, y, x] = sum_{c < cg, i, j}
 //       W[g*og + o, c, i, j] * in[b, g*cg + c, y*s + i*d, x*s + j*d]
 //
-// Four loop nests compute it; the one with the fewest instructions is
+// Five loop nests compute it; the one with the fewest instructions is
 // emitted (conv2dPlan), since a nest that suits one shape is pathological
 // for another:
 //
@@ -15,6 +15,9 @@
 //   tiles of one (group, output-channel chunk) are loaded once and reused
 //   over the batch and every output tile when they fit a quarter of SBUF.
 //   Suits many channels and a small kernel.
+// - packed GEMM: the same with every kernel position of several input
+//   channels in one contraction chunk (K = channels x kh x kw <= 128), for
+//   few channels (a 7x7 stem over RGB: 2 matmuls per output tile, not 49).
 // - position GEMM: the contraction runs over kernel positions (up to 128 of
 //   them on partitions) for one input channel at a time, and the free axis
 //   holds (batch, y, x) of a small output. A weight gradient is such a
@@ -176,7 +179,7 @@ int64_t vectorTileFree(LoweringContext &ctx) {
   return ctx.maxFree({ctx.b.getF32Type()});
 }
 
-enum class ConvNest { ChannelGemm, PositionGemm, Depthwise, DepthwiseDot };
+enum class ConvNest { ChannelGemm, PackedGemm, PositionGemm, Depthwise, DepthwiseDot };
 
 /// The loop nest with the fewest instructions (DMAs, matmuls, vector ops)
 /// for this convolution, and that count.
@@ -191,6 +194,14 @@ std::pair<ConvNest, int64_t> conv2dPlan(LoweringContext &ctx,
   int64_t channel = g.groups * oTiles *
                     (products + g.n * outTiles * (2 * products + 2));
   std::pair<ConvNest, int64_t> best{ConvNest::ChannelGemm, channel};
+  int64_t taps = g.kh * g.kw;
+  if (!g.flip && taps > 1 && taps <= g.tk) {
+    int64_t chunks = ceilDiv(g.cg, g.tk / taps);
+    int64_t packed =
+        g.groups * oTiles * (chunks + g.n * outTiles * (2 * chunks + 2));
+    if (packed < best.second)
+      best = {ConvNest::PackedGemm, packed};
+  }
   int64_t spatial = g.oh * g.ow;
   if (!g.flip && spatial <= g.tn) {
     int64_t blocks = ceilDiv(g.n, g.tn / spatial);
@@ -218,36 +229,26 @@ std::pair<ConvNest, int64_t> conv2dPlan(LoweringContext &ctx,
   return best;
 }
 
-void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
-  const HbmView &w = g.w;
+/// The output-tiled implicit GEMM of the channel and packed nests: per
+/// (group, output-channel chunk) the `products` stationary tiles
+/// (weight(oc, mt, p)) are loaded once when they fit a quarter of SBUF; per
+/// output tile each product's moving tile (window(gi, b, y0, x0, r, cl, p))
+/// accumulates into one PSUM tile, which is cast on the Scalar engine and
+/// stored.
+template <typename Weight, typename Window>
+void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
+               int64_t products, Weight weight, Window window) {
   Type f32 = ctx.b.getF32Type();
-  int64_t cTiles = ceilDiv(g.cg, g.tk), kw = g.kw, tk = g.tk, cg = g.cg,
-          og = g.og;
-  int64_t products = g.kh * kw * cTiles;
-  bool keepWeights = products * g.tm * eltBytes(g.elt) <=
-                     (int64_t)ctx.machine.sbufPartitionBytes / 4;
+  bool keep = products * g.tm * eltBytes(g.elt) <=
+              (int64_t)ctx.machine.sbufPartitionBytes / 4;
   auto [rows, cols] = channelGemmTile(g);
-
-  for (int64_t gi = 0; gi < g.groups; ++gi) {
-    for (int64_t o0 = 0; o0 < og; o0 += g.tm) {
-      int64_t mt = std::min(g.tm, og - o0);
-      // Stationary W[gi*og + o0 + m, c0 + c, i, j] as [c, m].
-      auto loadWeight = [&](int64_t p) {
-        int64_t i = p / (kw * cTiles), j = (p / cTiles) % kw,
-                c0 = (p % cTiles) * tk, cc = std::min(tk, cg - c0);
-        Value t = ctx.allocSbuf(loc, cc, mt, g.elt);
-        ctx.dma(loc, t, ctx.tileAp(t), w.root,
-                ctx.ap(w.offset + (gi * og + o0) * w.strides[0] +
-                           c0 * w.strides[1] + g.wIndexI(i) * w.strides[2] +
-                           g.wIndexJ(j) * w.strides[3],
-                       {w.strides[1], w.strides[0]}, {cc, mt}));
-        return t;
-      };
+  for (int64_t gi = 0; gi < g.groups; ++gi)
+    for (int64_t o0 = 0; o0 < g.og; o0 += g.tm) {
+      int64_t mt = std::min(g.tm, g.og - o0), oc = gi * g.og + o0;
       SmallVector<Value> weights;
-      if (keepWeights)
+      if (keep)
         for (int64_t p = 0; p < products; ++p)
-          weights.push_back(loadWeight(p));
-
+          weights.push_back(weight(oc, mt, p));
       for (int64_t b = 0; b < g.n; ++b)
         for (int64_t y0 = 0; y0 < g.oh; y0 += rows)
           for (int64_t x0 = 0; x0 < g.ow; x0 += cols) {
@@ -255,21 +256,83 @@ void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
             Value psum =
                 ctx.allocTile(loc, nisa::MemorySpace::psum, mt, r * cl, f32);
             for (int64_t p = 0; p < products; ++p) {
-              int64_t i = p / (kw * cTiles), j = (p / cTiles) % kw,
-                      c0 = (p % cTiles) * tk, cc = std::min(tk, cg - c0);
-              Value stat = keepWeights ? weights[p] : loadWeight(p);
-              Value mov = loadWindow(ctx, loc, g, b, gi * cg + c0, 1, cc, y0,
-                                     x0, i, j, r, cl);
+              Value stat = keep ? weights[p] : weight(oc, mt, p);
+              Value mov = window(gi, b, y0, x0, r, cl, p);
               ctx.matmul(loc, psum, ctx.tileAp(psum), stat, ctx.tileAp(stat),
                          mov, ctx.tileAp(mov), /*accumulate=*/p > 0);
             }
             Value res = ctx.allocSbuf(loc, mt, r * cl, g.outElt);
             ctx.copyOnScalar(loc, res, ctx.tileAp(res), psum,
                              ctx.tileAp(psum));
-            storeOutput(ctx, loc, g, res, b, gi * og + o0, mt, y0, x0, r, cl);
+            storeOutput(ctx, loc, g, res, b, oc, mt, y0, x0, r, cl);
           }
     }
-  }
+}
+
+/// The channel GEMM: product p is kernel position (i, j) and input-channel
+/// chunk c0 (<= tk channels on partitions).
+void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
+  const HbmView &w = g.w;
+  int64_t cTiles = ceilDiv(g.cg, g.tk);
+  auto product = [&](int64_t p) {
+    int64_t c0 = (p % cTiles) * g.tk;
+    return std::make_tuple(p / (g.kw * cTiles), (p / cTiles) % g.kw, c0,
+                           std::min(g.tk, g.cg - c0));
+  };
+  // Stationary W[oc + m, c0 + c, i, j] as [c, m].
+  auto weight = [&](int64_t oc, int64_t mt, int64_t p) {
+    auto [i, j, c0, cc] = product(p);
+    Value t = ctx.allocSbuf(loc, cc, mt, g.elt);
+    ctx.dma(loc, t, ctx.tileAp(t), w.root,
+            ctx.ap(w.offset + oc * w.strides[0] + c0 * w.strides[1] +
+                       g.wIndexI(i) * w.strides[2] +
+                       g.wIndexJ(j) * w.strides[3],
+                   {w.strides[1], w.strides[0]}, {cc, mt}));
+    return t;
+  };
+  auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
+                    int64_t cl, int64_t p) {
+    auto [i, j, c0, cc] = product(p);
+    return loadWindow(ctx, loc, g, b, gi * g.cg + c0, 1, cc, y0, x0, i, j, r,
+                      cl);
+  };
+  tiledGemm(ctx, loc, g, g.kh * g.kw * cTiles, weight, window);
+}
+
+/// The packed GEMM (no flip; kh * kw <= tk): as the channel GEMM, but
+/// product q holds every kernel position of floor(tk / (kh * kw)) input
+/// channels on partitions, [(c, i, j), m], so a 7x7 stem over 3 channels is
+/// 2 matmuls (K = 98 and 49) per output tile, not 49 with K = 3.
+void lowerPackedGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
+  const HbmView &x = g.x, &w = g.w;
+  ArrayRef<int64_t> s = g.s, d = g.d;
+  int64_t taps = g.kh * g.kw, per = g.tk / taps;
+  auto channels = [&](int64_t q) {
+    return std::make_pair(q * per, std::min(per, g.cg - q * per));
+  };
+  auto weight = [&](int64_t oc, int64_t mt, int64_t q) {
+    auto [c0, cc] = channels(q);
+    Value t = ctx.allocSbuf(loc, cc * taps, mt, g.elt);
+    ctx.dma(loc, t, ctx.tileAp(t), w.root,
+            ctx.ap(w.offset + oc * w.strides[0] + c0 * w.strides[1],
+                   {w.strides[1], w.strides[2], w.strides[3], w.strides[0]},
+                   {cc, g.kh, g.kw, mt}));
+    return t;
+  };
+  auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
+                    int64_t cl, int64_t q) {
+    auto [c0, cc] = channels(q);
+    Value t = ctx.allocSbuf(loc, cc * taps, r * cl, g.elt);
+    ctx.dma(loc, t, ctx.tileAp(t), x.root,
+            ctx.ap(x.offset + b * x.strides[0] +
+                       (gi * g.cg + c0) * x.strides[1] +
+                       y0 * s[0] * x.strides[2] + x0 * s[1] * x.strides[3],
+                   {x.strides[1], d[0] * x.strides[2], d[1] * x.strides[3],
+                    s[0] * x.strides[2], s[1] * x.strides[3]},
+                   {cc, g.kh, g.kw, r, cl}));
+    return t;
+  };
+  tiledGemm(ctx, loc, g, ceilDiv(g.cg, per), weight, window);
 }
 
 /// The position GEMM (no flip; oh * ow <= tn): per (group, output-channel
@@ -496,6 +559,9 @@ LogicalResult trnc::tile::lowerConv2d(LoweringContext &ctx, Operation *op) {
   switch (conv2dPlan(ctx, g).first) {
   case ConvNest::ChannelGemm:
     lowerChannelGemm(ctx, loc, g);
+    break;
+  case ConvNest::PackedGemm:
+    lowerPackedGemm(ctx, loc, g);
     break;
   case ConvNest::PositionGemm:
     lowerPositionGemm(ctx, loc, g);

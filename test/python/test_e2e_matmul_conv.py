@@ -63,6 +63,7 @@ CONV2D = [
     ((2, 130, 24, 24), (130, 1, 3, 3), 1, 1, 1, 130),  # depthwise (Vector), 2 partition chunks
     ((2, 8, 25, 25), (8, 1, 3, 3), 2, 2, 2, 8),  # depthwise, strided + dilated; dot weight grad
     ((1, 8, 24, 24), (4, 2, 3, 3), 1, 1, 1, 4),  # one output channel per group, 2 inputs
+    ((2, 3, 40, 40), (8, 3, 7, 7), 2, 3, 1, 1),  # stem: packed GEMM, K = (c, 7, 7) chunks
 ]
 
 

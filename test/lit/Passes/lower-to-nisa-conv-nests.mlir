@@ -72,3 +72,23 @@ func.func @depthwise_wgrad(%x: tensor<1x64x10x10xf32>, %w: tensor<32x2x8x8xf32>)
        : (tensor<1x64x10x10xf32>, tensor<32x2x8x8xf32>) -> tensor<1x32x3x3xf32>
   return %0 : tensor<1x32x3x3xf32>
 }
+
+// A 7x7 stem over 3 channels: the packed GEMM puts every kernel position of
+// 2 channels (K = 98) and then of the third (K = 49) on partitions: 2
+// matmuls per output tile instead of 49 with K = 3.
+// CHECK-LABEL: func.func @packed_stem
+// CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [98, 8]>, %arg1 <0, [49, 7, 1, 147], [2, 7, 7, 8]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [49, 8]>, %arg1 <98, [49, 7, 1, 147], [1, 7, 7, 8]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [100, 1], [98, 100]>, %arg0 <0, [256, 16, 1, 16, 1], [2, 7, 7, 10, 10]>
+// CHECK: nisa.matmul
+// CHECK: nisa.dma_copy %{{.*}} <0, [100, 1], [49, 100]>, %arg0 <512, [256, 16, 1, 16, 1], [1, 7, 7, 10, 10]>
+// CHECK: nisa.matmul {{.*}}accumulate
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %arg2 <0, [100, 10, 1], [8, 10, 10]>
+func.func @packed_stem(%x: tensor<1x3x16x16xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x10x10xf32> {
+  %0 = trn.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+         dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
+         groups = 1 : i64, flip = false}
+       : (tensor<1x3x16x16xf32>, tensor<8x3x7x7xf32>) -> tensor<1x8x10x10xf32>
+  return %0 : tensor<1x8x10x10xf32>
+}
