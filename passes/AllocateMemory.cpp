@@ -7,8 +7,10 @@
 // at a rotating cursor (the end of the previous placement) and wraps around:
 // a just-freed slot is not handed straight to the next tile, so the DMA that
 // fills tile i+1 need not wait for the compute still reading tile i (double
-// buffering). PSUM tiles stay inside 2 KiB banks (one matmul accumulation
-// group per bank); a tile bigger than a bank takes whole consecutive banks.
+// buffering). A tile live over more than kLongLived instructions is placed
+// from the top down instead (TilePlacement.h). PSUM tiles stay inside 2 KiB
+// banks (one matmul accumulation group per bank); a tile bigger than a bank
+// takes whole consecutive banks.
 // When nothing fits, the error names the alloc and a note prints the memory
 // map of every live buffer (the mlir-aie habit). The placement itself is
 // TilePlacement.cpp, shared with the list scheduler.

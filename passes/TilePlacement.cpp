@@ -18,17 +18,22 @@ void TileArena::expire(int64_t now) {
   llvm::erase_if(live, [&](PlacedTile *t) { return t->last < now; });
 }
 
-std::optional<int64_t> TileArena::place(int64_t size) {
+std::optional<int64_t> TileArena::place(int64_t size, bool fromTop) {
   llvm::sort(live, [](PlacedTile *a, PlacedTile *b) {
     return a->address < b->address;
   });
+  if (fromTop && !bank)
+    if (std::optional<int64_t> a = searchDown(size))
+      return a;
   if (std::optional<int64_t> a = search(size, cursor))
     return a;
   return search(size, 0);
 }
 
-void TileArena::insert(PlacedTile *t) {
+void TileArena::insert(PlacedTile *t, bool fromTop) {
   live.push_back(t);
+  if (fromTop)
+    return;
   cursor = t->address + t->size;
   if (cursor >= capacity)
     cursor = 0;
@@ -60,6 +65,29 @@ std::optional<int64_t> TileArena::search(int64_t size, int64_t from) {
       if (std::optional<int64_t> a = tryAt(t->address + t->size))
         return a;
   return std::nullopt;
+}
+
+/// The highest fit: candidate ends are the capacity and the start of every
+/// live tile, each start rounded down to the alignment.
+std::optional<int64_t> TileArena::searchDown(int64_t size) {
+  auto fits = [&](int64_t addr) {
+    if (addr < 0)
+      return false;
+    for (PlacedTile *t : live)
+      if (addr < t->address + t->size && t->address < addr + size)
+        return false;
+    return true;
+  };
+  std::optional<int64_t> best;
+  auto consider = [&](int64_t end) {
+    int64_t addr = (end - size) / kTileAlignment * kTileAlignment;
+    if ((!best || addr > *best) && fits(addr))
+      best = addr;
+  };
+  consider(capacity);
+  for (PlacedTile *t : live)
+    consider(t->address);
+  return best;
 }
 
 /// In banked memory (PSUM), a tile that fits a bank must not cross a bank
@@ -114,13 +142,14 @@ bool TilePlacement::run(func::FuncOp func) {
   for (PlacedTile *t : order) {
     TileArena &arena = arenaOf(*t);
     arena.expire(t->first);
-    std::optional<int64_t> addr = arena.place(t->size);
+    bool longLived = t->last - t->first > kLongLived;
+    std::optional<int64_t> addr = arena.place(t->size, longLived);
     if (!addr) {
       failedTile = t;
       return false;
     }
     t->address = *addr;
-    arena.insert(t);
+    arena.insert(t, longLived);
   }
   return true;
 }

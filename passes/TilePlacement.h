@@ -6,7 +6,11 @@
 // instruction that touches it, in program order; tiles whose ranges overlap
 // never share bytes. First fit from a rotating cursor (a just-freed slot is
 // not handed straight to the next tile, which keeps double buffering free of
-// false dependencies); PSUM tiles stay inside 2 KiB banks.
+// false dependencies); PSUM tiles stay inside 2 KiB banks. A long-lived SBUF
+// tile (live over more than kLongLived instructions: a per-channel
+// statistic kept to the end of a graph) is placed from the top of SBUF
+// down instead, so that dozens of them do not end up scattered by the
+// cursor over the whole partition, leaving no gap for a large tile.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -23,6 +27,8 @@ namespace trnc {
 
 /// Byte alignment of every tile inside a partition.
 constexpr int64_t kTileAlignment = 64;
+/// A live range longer than this many instructions is placed top-down.
+constexpr int64_t kLongLived = 1024;
 
 /// One tile to place: its live range over instruction indices.
 struct PlacedTile {
@@ -40,14 +46,17 @@ public:
   /// Drops tiles whose live range ended before instruction `now`.
   void expire(int64_t now);
   /// Finds an address for `size` bytes; nullopt when no gap fits.
-  std::optional<int64_t> place(int64_t size);
-  void insert(PlacedTile *t);
+  /// `fromTop`: the highest gap that fits (unbanked memory only).
+  std::optional<int64_t> place(int64_t size, bool fromTop = false);
+  /// `fromTop`: placed by place(size, true), which leaves the cursor alone.
+  void insert(PlacedTile *t, bool fromTop = false);
   /// Live tiles by address.
   llvm::ArrayRef<PlacedTile *> liveTiles();
   int64_t getCapacity() const { return capacity; }
 
 private:
   std::optional<int64_t> search(int64_t size, int64_t from);
+  std::optional<int64_t> searchDown(int64_t size);
   int64_t legalStart(int64_t addr, int64_t size) const;
 
   int64_t capacity, bank;

@@ -73,14 +73,19 @@ def markdown(results: dict, size: int, batch: int) -> str:
         "float32, `torch.compile(backend=\"neuron\", dynamic=False)` vs eager; train mode (batch "
         "statistics) and eval mode (running statistics). Errors are max |trnc - eager| / max |eager| per "
         "tensor (output; worst parameter gradient); a pass is both <= 1e-3, or \"pass (fp64 rule)\": no further "
-        "from a float64 eager run than eager float32 is (2x, per tensor; see vision_worker.py). Compile = trnc's compile time "
-        "for the step's graphs; RSS = the worker's peak; simulated = one step on the simulator.",
+        "from a float64 eager run than eager float32 is (2x RMS, per tensor), or \"pass (fp32 spread)\": no further "
+        "from float64 than the worst of eager float32 steps on inputs one rounding away (a step that amplifies "
+        "rounding, e.g. one ReLU decision flipped; see vision_worker.py). Compile = trnc's compile time "
+        "for the step's graphs (wall; AOTAutograd, export and the C++ compiler); first step CPU = the process's "
+        "CPU time for the first step (compile and one simulated run; steadier than wall time on a shared "
+        "machine); RSS = the worker's peak; simulated = one step on the simulator.",
         "",
         f"**{passed} / {len(modes)} (model, mode) pairs pass** over {len(rows)} models run here "
         "(the sweep's subset this session; see README.md).",
         "",
-        "| model | mode | status | out err | grad err | compile s | peak RSS MB | simulated ms | cause / first unsupported op |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| model | mode | status | out err | grad err | compile s | first step CPU s | peak RSS MB | simulated ms "
+        "| cause / first unsupported op |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r, m in modes:
         rec = r.get(m, {"status": "not run", "error": r.get("error", {})})
@@ -91,6 +96,7 @@ def markdown(results: dict, size: int, batch: int) -> str:
         lines.append(
             f"| {r['model']} | {m} | {rec.get('status', '')} | {_cell(rec, 'out_rel_err', '.1e')} | "
             f"{_cell(rec, 'grad_rel_err', '.1e')} | {_cell(rec, 'compile_s', '.1f')} | "
+            f"{_cell(rec, 'first_step_cpu_s', '.1f')} | "
             f"{_cell(rec, 'peak_rss_mb', 'd')} | {_cell(rec, 'simulated_ms', '.2f')} | {cause.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 

@@ -15,7 +15,10 @@ norm whose output feeds another batch norm, is rounding noise on both sides,
 so a step that misses REL_TOL is judged against a float64 eager run instead:
 the project's FP64 rule (Inductor's fp64_ref, as the OpInfo harness's
 _no_less_accurate): per tensor, the RMS error vs float64 at most 2x eager's
-plus 1e-6 of the step's largest gradient), the compile time (trnc.neuron.stats), the peak RSS of the process
+plus 1e-6 of the step's largest gradient; failing that, against the worst of
+a few eager float32 steps on inputs perturbed by one rounding: the "fp32
+spread" rule, see _no_less_accurate), the compile time (trnc.neuron.stats),
+the peak RSS of the process
 after the compiled step, the simulated time of the compiled step
 (trnc.profiling) and the first unsupported operator of a failure. The record
 is written after every stage, so a crash or timeout still leaves what ran.
@@ -42,6 +45,8 @@ from worker import classify  # noqa: E402  (hf_sweep's: the cause of a failure)
 # Relative errors (vs the largest eager value of the tensor) a pass allows:
 # float32 convolutions and batch-norm reductions in another summation order.
 REL_TOL = 1e-3
+# Eager float32 steps on inputs one rounding away, for the "fp32 spread" rule.
+SPREAD_RUNS = 3
 
 
 def build(source: str, name: str) -> torch.nn.Module:
@@ -99,9 +104,11 @@ def run_mode(model: torch.nn.Module, x: torch.Tensor, train: bool, rec: dict) ->
     stats = trnc.neuron.stats
     stats.reset()
     compiled = torch.compile(trnc_model, backend="neuron", dynamic=False)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out, grads = step(compiled, x, trnc_model)
     rec["first_step_s"] = round(time.perf_counter() - start, 2)
+    # CPU time too: on a shared machine the wall time of a compile varies 5-10x.
+    rec["first_step_cpu_s"] = round(time.process_time() - cpu, 2)
     rec["compile_s"] = round(stats.compile_seconds, 2)
     rec["graphs"] = sum(stats.counts.values())
     rec["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
@@ -112,23 +119,46 @@ def run_mode(model: torch.nn.Module, x: torch.Tensor, train: bool, rec: dict) ->
         step(compiled, x, trnc_model)
     rec["simulated_ms"] = round(p.total_ns / 1e6, 3)
     ok = not missing and rec["out_rel_err"] <= REL_TOL and rec["grad_rel_err"] <= REL_TOL
-    if not ok and not missing and _no_less_accurate(model, x, train, (out, grads), (ref_out, ref_grads)):
-        rec["status"] = "pass (fp64 rule)"
-        return
+    if not ok and not missing:
+        verdict = _no_less_accurate(model, x, train, (out, grads), (ref_out, ref_grads))
+        if verdict:
+            rec["status"] = f"pass ({verdict})"
+            return
     rec["status"] = "pass" if ok else ("missing gradients" if missing else "mismatch")
 
 
-def _no_less_accurate(model, x, train: bool, actual, eager) -> bool:
-    """The FP64 rule over the output and every gradient (see the header)."""
+def _no_less_accurate(model, x, train: bool, actual, eager) -> str:
+    """The FP64 rule over the output and every gradient (see the header):
+    "fp64 rule" when trnc is within it of eager's float32 step, else
+    "fp32 spread" when it is within it of the worst of SPREAD_RUNS eager
+    float32 steps on inputs one rounding away (x * (1 + 2^-24 u)): a
+    training step at batch 2 whose batch-norm maps shrink to 2x2 amplifies
+    rounding through the network (mobilenet_v2: forward error 2e-5 RMS from
+    float64 in eager and trnc alike), and one ReLU decision on a value that
+    close to 0 moves every upstream gradient. Empty when neither holds."""
     ref_model = copy.deepcopy(model).double().train(train)
     ref = step(ref_model, x.double(), ref_model)
     floor = 1e-6 * max(float(g.abs().max()) for g in ref[1].values())
-    pairs = [(actual[0], eager[0], ref[0])] + [(actual[1][n], eager[1][n], r) for n, r in ref[1].items()]
 
     def rms(t, r):
         return float((t.double() - r).square().mean().sqrt())
 
-    return all(rms(a, r) <= 2 * rms(e, r) + floor for a, e, r in pairs)
+    def within(references) -> bool:
+        for name, r in [("", ref[0])] + list(ref[1].items()):
+            a = actual[0] if not name else actual[1][name]
+            worst = max(rms(e[0] if not name else e[1][name], r) for e in references)
+            if rms(a, r) > 2 * worst + floor:
+                return False
+        return True
+
+    if within([eager]):
+        return "fp64 rule"
+    spread = [eager]
+    for seed in range(SPREAD_RUNS):
+        u = torch.rand(x.shape, generator=torch.Generator().manual_seed(100 + seed)) * 2 - 1
+        m = copy.deepcopy(model).train(train)
+        spread.append(step(m, x * (1 + 2.0**-24 * u), m))
+    return "fp32 spread" if within(spread) else ""
 
 
 def main(argv: list[str]) -> int:

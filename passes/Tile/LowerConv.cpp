@@ -1,22 +1,45 @@
-//===- LowerConv.cpp - trn.conv2d -> implicit GEMM on the Tensor Engine ---===//
+//===- LowerConv.cpp - trn.conv2d on the Tensor or Vector engine ----------===//
 //
-// A convolution is a sum of matrix products, one per kernel position (i, j)
-// and input-channel chunk (<= 128, the contraction on partitions):
+//   out[b, g*og + o, y, x] = sum_{c < cg, i, j}
+//       W[g*og + o, c, i, j] * in[b, g*cg + c, y*s + i*d, x*s + j*d]
 //
-//   out[o, (y, x)] += W[o, c, i, j]^T-tile  @  in[c, y*s + i*d, x*s + j*d]
+// Five loop nests compute it; the one with the fewest instructions is
+// emitted (conv2dPlan), since a nest that suits one shape is pathological
+// for another:
 //
-// The moving tile of each product is read straight from HBM by one DMA
-// whose pattern is the shifted, strided window (im2col as an access
-// pattern, never materialised); every product of one output tile
-// accumulates into the same PSUM tile, which is then cast on the Scalar
-// engine and stored. The stationary weight tiles of one (group, output
-// channel chunk) are loaded once and reused over the batch and every output
-// tile when they fit a quarter of SBUF.
+// - channel GEMM (implicit GEMM): one matmul per kernel position (i, j) and
+//   input-channel chunk (<= 128, the contraction on partitions) per output
+//   tile, all accumulating into one PSUM tile. The moving tile is read
+//   straight from HBM by one DMA whose pattern is the shifted, strided window
+//   (im2col as an access pattern, never materialised); the stationary weight
+//   tiles of one (group, output-channel chunk) are loaded once and reused
+//   over the batch and every output tile when they fit a quarter of SBUF.
+//   Suits many channels and a small kernel.
+// - packed GEMM: the same with every kernel position of several input
+//   channels in one contraction chunk (K = channels x kh x kw <= 128), for
+//   few channels (a 7x7 stem over RGB: 2 matmuls per output tile, not 49).
+// - position GEMM: the contraction runs over kernel positions (up to 128 of
+//   them on partitions) for one input channel at a time, and the free axis
+//   holds (batch, y, x) of a small output. A weight gradient is such a
+//   convolution (its "kernel" is the output gradient's whole map, its output
+//   the kernel window): the channel GEMM would issue one matmul with K =
+//   batch per map position (65536 matmuls for a 64->64 3x3 layer at 32x32),
+//   accumulating them one by one in PSUM; here a 128-position chunk is one
+//   matmul (16 for batch 2 at 32x32 per input channel), which is also far
+//   closer to float64 (blocked instead of sequential sums).
+// - depthwise on the Vector engine (one output channel per group, several
+//   groups): groups on partitions, one multiply-accumulate of the shifted
+//   window by the per-partition weight per kernel position and input
+//   channel, instead of one matmul with K = M = 1 per group.
+// - depthwise dot on the Vector engine (one output channel per group, a
+//   large kernel and a small output: a depthwise weight gradient): per
+//   output position a product of the window and the weights, summed per
+//   kernel row and then over the rows.
 //
 // Zero padding, lhs dilation (zeros between input elements, the input
 // gradient of a strided convolution) and reads past the end are resolved
 // first by copying the input into a zeroed HBM scratch of exactly the
-// extent the windows read, so the main loop never clips a pattern.
+// extent the windows read, so no loop nest ever clips a pattern.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
@@ -89,6 +112,405 @@ HbmView paddedInput(LoweringContext &ctx, Location loc, const HbmView &x,
   return scratch;
 }
 
+
+/// One convolution's operands and loop bounds (the result's view is `out`,
+/// `x` the input as the windows read it).
+struct ConvGeom {
+  bool flip; // the kernel read reversed (a transposed convolution)
+  HbmView x, w, out;
+  int64_t n, oh, ow, groups, cg, og, kh, kw;
+  ArrayRef<int64_t> s, d;
+  Type elt, outElt;
+  int64_t tm, tk, tn;
+
+  int64_t wIndexI(int64_t i) const { return flip ? kh - 1 - i : i; }
+  int64_t wIndexJ(int64_t j) const { return flip ? kw - 1 - j : j; }
+};
+
+/// The window in[b, c0 + p * pstride, (y0 + y)*s + i*d, (x0 + x)*s + j*d]
+/// for p < parts, y < r, x < cl, as a fresh SBUF tile [parts, r * cl].
+Value loadWindow(LoweringContext &ctx, Location loc, const ConvGeom &g,
+                 int64_t b, int64_t c0, int64_t pstride, int64_t parts,
+                 int64_t y0, int64_t x0, int64_t i, int64_t j, int64_t r,
+                 int64_t cl) {
+  const HbmView &x = g.x;
+  Value t = ctx.allocSbuf(loc, parts, r * cl, g.elt);
+  ctx.dma(loc, t, ctx.tileAp(t), x.root,
+          ctx.ap(x.offset + b * x.strides[0] + c0 * x.strides[1] +
+                     (y0 * g.s[0] + i * g.d[0]) * x.strides[2] +
+                     (x0 * g.s[1] + j * g.d[1]) * x.strides[3],
+                 {pstride * x.strides[1], g.s[0] * x.strides[2],
+                  g.s[1] * x.strides[3]},
+                 {parts, r, cl}));
+  return t;
+}
+
+/// Stores `res` [parts, r * cl] at out[b, c0 + p, y0 + y, x0 + x].
+void storeOutput(LoweringContext &ctx, Location loc, const ConvGeom &g,
+                 Value res, int64_t b, int64_t c0, int64_t parts, int64_t y0,
+                 int64_t x0, int64_t r, int64_t cl) {
+  const HbmView &out = g.out;
+  ctx.dma(loc, out.root,
+          ctx.ap(out.offset + b * out.strides[0] + c0 * out.strides[1] +
+                     y0 * out.strides[2] + x0 * out.strides[3],
+                 {out.strides[1], out.strides[2], out.strides[3]},
+                 {parts, r, cl}),
+          res, ctx.tileAp(res));
+}
+
+/// The channel GEMM's output tile: `rows` output rows of `cols` columns.
+std::pair<int64_t, int64_t> channelGemmTile(const ConvGeom &g) {
+  int64_t cols = std::min(g.ow, g.tn), rows = std::min(g.oh, g.tn / cols);
+  return {rows, cols};
+}
+
+/// Chunks of kernel positions for the position GEMM: whole kernel rows
+/// (as many as fit `tk` partitions) when a row fits, else row segments.
+struct PositionChunks {
+  int64_t rowsPer, cols, count;
+};
+PositionChunks positionChunks(const ConvGeom &g) {
+  if (g.kw <= g.tk)
+    return {g.tk / g.kw, g.kw, ceilDiv(g.kh, g.tk / g.kw)};
+  return {1, g.tk, g.kh * ceilDiv(g.kw, g.tk)};
+}
+
+int64_t vectorTileFree(LoweringContext &ctx) {
+  return ctx.maxFree({ctx.b.getF32Type()});
+}
+
+enum class ConvNest { ChannelGemm, PackedGemm, PositionGemm, Depthwise, DepthwiseDot };
+
+/// The loop nest with the fewest instructions (DMAs, matmuls, vector ops)
+/// for this convolution, and that count.
+std::pair<ConvNest, int64_t> conv2dPlan(LoweringContext &ctx,
+                                        const ConvGeom &g) {
+  int64_t oTiles = ceilDiv(g.og, g.tm), cTiles = ceilDiv(g.cg, g.tk);
+  int64_t products = g.kh * g.kw * cTiles;
+  auto [rows, cols] = channelGemmTile(g);
+  int64_t outTiles = ceilDiv(g.oh, rows) * ceilDiv(g.ow, cols);
+  // Weights loaded once (or per product), then a DMA + matmul per product,
+  // a cast and a store per output tile.
+  int64_t channel = g.groups * oTiles *
+                    (products + g.n * outTiles * (2 * products + 2));
+  std::pair<ConvNest, int64_t> best{ConvNest::ChannelGemm, channel};
+  int64_t taps = g.kh * g.kw;
+  if (!g.flip && taps > 1 && taps <= g.tk) {
+    int64_t chunks = ceilDiv(g.cg, g.tk / taps);
+    int64_t packed =
+        g.groups * oTiles * (chunks + g.n * outTiles * (2 * chunks + 2));
+    if (packed < best.second)
+      best = {ConvNest::PackedGemm, packed};
+  }
+  int64_t spatial = g.oh * g.ow;
+  if (!g.flip && spatial <= g.tn) {
+    int64_t blocks = ceilDiv(g.n, g.tn / spatial);
+    int64_t position = g.groups * oTiles * blocks *
+                       (3 * g.cg * positionChunks(g).count + 2);
+    if (position < best.second)
+      best = {ConvNest::PositionGemm, position};
+  }
+  if (g.og == 1 && g.groups > 1) {
+    int64_t free = vectorTileFree(ctx);
+    int64_t vcols = std::min(g.ow, free), vrows = std::min(g.oh, free / vcols);
+    int64_t tiles = ceilDiv(g.oh, vrows) * ceilDiv(g.ow, vcols);
+    int64_t depthwise = ceilDiv(g.groups, ctx.partitions()) *
+                        (1 + g.n * tiles * (3 * g.cg * g.kh * g.kw + 2));
+    if (depthwise < best.second)
+      best = {ConvNest::Depthwise, depthwise};
+    if (!g.flip && g.kw <= free) {
+      int64_t chunks = ceilDiv(g.kh, free / g.kw);
+      int64_t dot = ceilDiv(g.groups, ctx.partitions()) * g.n *
+                    (g.cg * chunks * (2 + 4 * g.oh * g.ow) + 2);
+      if (dot < best.second)
+        best = {ConvNest::DepthwiseDot, dot};
+    }
+  }
+  return best;
+}
+
+/// The output-tiled implicit GEMM of the channel and packed nests: per
+/// (group, output-channel chunk) the `products` stationary tiles
+/// (weight(oc, mt, p)) are loaded once when they fit a quarter of SBUF; per
+/// output tile each product's moving tile (window(gi, b, y0, x0, r, cl, p))
+/// accumulates into one PSUM tile, which is cast on the Scalar engine and
+/// stored.
+template <typename Weight, typename Window>
+void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
+               int64_t products, Weight weight, Window window) {
+  Type f32 = ctx.b.getF32Type();
+  bool keep = products * g.tm * eltBytes(g.elt) <=
+              (int64_t)ctx.machine.sbufPartitionBytes / 4;
+  auto [rows, cols] = channelGemmTile(g);
+  for (int64_t gi = 0; gi < g.groups; ++gi)
+    for (int64_t o0 = 0; o0 < g.og; o0 += g.tm) {
+      int64_t mt = std::min(g.tm, g.og - o0), oc = gi * g.og + o0;
+      SmallVector<Value> weights;
+      if (keep)
+        for (int64_t p = 0; p < products; ++p)
+          weights.push_back(weight(oc, mt, p));
+      for (int64_t b = 0; b < g.n; ++b)
+        for (int64_t y0 = 0; y0 < g.oh; y0 += rows)
+          for (int64_t x0 = 0; x0 < g.ow; x0 += cols) {
+            int64_t r = std::min(rows, g.oh - y0), cl = std::min(cols, g.ow - x0);
+            Value psum =
+                ctx.allocTile(loc, nisa::MemorySpace::psum, mt, r * cl, f32);
+            for (int64_t p = 0; p < products; ++p) {
+              Value stat = keep ? weights[p] : weight(oc, mt, p);
+              Value mov = window(gi, b, y0, x0, r, cl, p);
+              ctx.matmul(loc, psum, ctx.tileAp(psum), stat, ctx.tileAp(stat),
+                         mov, ctx.tileAp(mov), /*accumulate=*/p > 0);
+            }
+            Value res = ctx.allocSbuf(loc, mt, r * cl, g.outElt);
+            ctx.copyOnScalar(loc, res, ctx.tileAp(res), psum,
+                             ctx.tileAp(psum));
+            storeOutput(ctx, loc, g, res, b, oc, mt, y0, x0, r, cl);
+          }
+    }
+}
+
+/// The channel GEMM: product p is kernel position (i, j) and input-channel
+/// chunk c0 (<= tk channels on partitions).
+void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
+  const HbmView &w = g.w;
+  int64_t cTiles = ceilDiv(g.cg, g.tk);
+  auto product = [&](int64_t p) {
+    int64_t c0 = (p % cTiles) * g.tk;
+    return std::make_tuple(p / (g.kw * cTiles), (p / cTiles) % g.kw, c0,
+                           std::min(g.tk, g.cg - c0));
+  };
+  // Stationary W[oc + m, c0 + c, i, j] as [c, m].
+  auto weight = [&](int64_t oc, int64_t mt, int64_t p) {
+    auto [i, j, c0, cc] = product(p);
+    Value t = ctx.allocSbuf(loc, cc, mt, g.elt);
+    ctx.dma(loc, t, ctx.tileAp(t), w.root,
+            ctx.ap(w.offset + oc * w.strides[0] + c0 * w.strides[1] +
+                       g.wIndexI(i) * w.strides[2] +
+                       g.wIndexJ(j) * w.strides[3],
+                   {w.strides[1], w.strides[0]}, {cc, mt}));
+    return t;
+  };
+  auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
+                    int64_t cl, int64_t p) {
+    auto [i, j, c0, cc] = product(p);
+    return loadWindow(ctx, loc, g, b, gi * g.cg + c0, 1, cc, y0, x0, i, j, r,
+                      cl);
+  };
+  tiledGemm(ctx, loc, g, g.kh * g.kw * cTiles, weight, window);
+}
+
+/// The packed GEMM (no flip; kh * kw <= tk): as the channel GEMM, but
+/// product q holds every kernel position of floor(tk / (kh * kw)) input
+/// channels on partitions, [(c, i, j), m], so a 7x7 stem over 3 channels is
+/// 2 matmuls (K = 98 and 49) per output tile, not 49 with K = 3.
+void lowerPackedGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
+  const HbmView &x = g.x, &w = g.w;
+  ArrayRef<int64_t> s = g.s, d = g.d;
+  int64_t taps = g.kh * g.kw, per = g.tk / taps;
+  auto channels = [&](int64_t q) {
+    return std::make_pair(q * per, std::min(per, g.cg - q * per));
+  };
+  auto weight = [&](int64_t oc, int64_t mt, int64_t q) {
+    auto [c0, cc] = channels(q);
+    Value t = ctx.allocSbuf(loc, cc * taps, mt, g.elt);
+    ctx.dma(loc, t, ctx.tileAp(t), w.root,
+            ctx.ap(w.offset + oc * w.strides[0] + c0 * w.strides[1],
+                   {w.strides[1], w.strides[2], w.strides[3], w.strides[0]},
+                   {cc, g.kh, g.kw, mt}));
+    return t;
+  };
+  auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
+                    int64_t cl, int64_t q) {
+    auto [c0, cc] = channels(q);
+    Value t = ctx.allocSbuf(loc, cc * taps, r * cl, g.elt);
+    ctx.dma(loc, t, ctx.tileAp(t), x.root,
+            ctx.ap(x.offset + b * x.strides[0] +
+                       (gi * g.cg + c0) * x.strides[1] +
+                       y0 * s[0] * x.strides[2] + x0 * s[1] * x.strides[3],
+                   {x.strides[1], d[0] * x.strides[2], d[1] * x.strides[3],
+                    s[0] * x.strides[2], s[1] * x.strides[3]},
+                   {cc, g.kh, g.kw, r, cl}));
+    return t;
+  };
+  tiledGemm(ctx, loc, g, ceilDiv(g.cg, per), weight, window);
+}
+
+/// The position GEMM (no flip; oh * ow <= tn): per (group, output-channel
+/// chunk, batch block) one PSUM tile [o, (b, y, x)] accumulates, over input
+/// channels c and kernel-position chunks P, stationary W[o, c, P] as [P, o]
+/// times moving in[b, c, y*s + P] as [P, (b, y, x)].
+void lowerPositionGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
+  const HbmView &x = g.x, &w = g.w, &out = g.out;
+  ArrayRef<int64_t> s = g.s, d = g.d;
+  Type f32 = ctx.b.getF32Type();
+  int64_t spatial = g.oh * g.ow, perBlock = g.tn / spatial;
+  PositionChunks pc = positionChunks(g);
+  for (int64_t gi = 0; gi < g.groups; ++gi)
+    for (int64_t o0 = 0; o0 < g.og; o0 += g.tm) {
+      int64_t mt = std::min(g.tm, g.og - o0), oc = gi * g.og + o0;
+      for (int64_t b0 = 0; b0 < g.n; b0 += perBlock) {
+        int64_t nb = std::min(perBlock, g.n - b0);
+        Value psum = ctx.allocTile(loc, nisa::MemorySpace::psum, mt,
+                                   nb * spatial, f32);
+        bool first = true;
+        for (int64_t c = 0; c < g.cg; ++c)
+          for (int64_t q = 0; q < pc.count; ++q) {
+            // Chunk q: kernel rows [i0, i0 + rows), columns [j0, j0 + cols).
+            int64_t i0, j0, rows, cols;
+            if (pc.cols == g.kw) {
+              i0 = q * pc.rowsPer, j0 = 0, cols = g.kw;
+              rows = std::min(pc.rowsPer, g.kh - i0);
+            } else {
+              int64_t segs = ceilDiv(g.kw, g.tk);
+              i0 = q / segs, j0 = (q % segs) * g.tk, rows = 1;
+              cols = std::min(g.tk, g.kw - j0);
+            }
+            Value stat = ctx.allocSbuf(loc, rows * cols, mt, g.elt);
+            ctx.dma(loc, stat, ctx.tileAp(stat), w.root,
+                    ctx.ap(w.offset + oc * w.strides[0] + c * w.strides[1] +
+                               i0 * w.strides[2] + j0 * w.strides[3],
+                           {w.strides[2], w.strides[3], w.strides[0]},
+                           {rows, cols, mt}));
+            Value mov = ctx.allocSbuf(loc, rows * cols, nb * spatial, g.elt);
+            ctx.dma(loc, mov, ctx.tileAp(mov), x.root,
+                    ctx.ap(x.offset + b0 * x.strides[0] +
+                               (gi * g.cg + c) * x.strides[1] +
+                               i0 * d[0] * x.strides[2] +
+                               j0 * d[1] * x.strides[3],
+                           {d[0] * x.strides[2], d[1] * x.strides[3],
+                            x.strides[0], s[0] * x.strides[2],
+                            s[1] * x.strides[3]},
+                           {rows, cols, nb, g.oh, g.ow}));
+            ctx.matmul(loc, psum, ctx.tileAp(psum), stat, ctx.tileAp(stat),
+                       mov, ctx.tileAp(mov), /*accumulate=*/!first);
+            first = false;
+          }
+        Value res = ctx.allocSbuf(loc, mt, nb * spatial, g.outElt);
+        ctx.copyOnScalar(loc, res, ctx.tileAp(res), psum, ctx.tileAp(psum));
+        ctx.dma(loc, out.root,
+                ctx.ap(out.offset + b0 * out.strides[0] + oc * out.strides[1],
+                       {out.strides[1], out.strides[0], out.strides[2],
+                        out.strides[3]},
+                       {mt, nb, g.oh, g.ow}),
+                res, ctx.tileAp(res));
+      }
+    }
+}
+
+/// Depthwise on the Vector engine (og == 1): groups on partitions; per
+/// output tile, acc = sum over (c, i, j) of the shifted window times the
+/// weight column W[g, c, i, j] (a stride-0 broadcast of one element per
+/// partition), in float32.
+void lowerDepthwise(LoweringContext &ctx, Location loc, const ConvGeom &g) {
+  const HbmView &w = g.w;
+  Type f32 = ctx.b.getF32Type();
+  int64_t free = vectorTileFree(ctx);
+  int64_t cols = std::min(g.ow, free), rows = std::min(g.oh, free / cols);
+  int64_t taps = g.cg * g.kh * g.kw;
+  for (int64_t g0 = 0; g0 < g.groups; g0 += ctx.partitions()) {
+    int64_t gc = std::min(ctx.partitions(), g.groups - g0);
+    // W[g0 + p, c, i, j] as [p, (c, i, j)].
+    Value wt = ctx.allocSbuf(loc, gc, taps, g.elt);
+    ctx.dma(loc, wt, ctx.tileAp(wt), w.root,
+            ctx.ap(w.offset + g0 * w.strides[0],
+                   {w.strides[0], w.strides[1], w.strides[2], w.strides[3]},
+                   {gc, g.cg, g.kh, g.kw}));
+    for (int64_t b = 0; b < g.n; ++b)
+      for (int64_t y0 = 0; y0 < g.oh; y0 += rows)
+        for (int64_t x0 = 0; x0 < g.ow; x0 += cols) {
+          int64_t r = std::min(rows, g.oh - y0), cl = std::min(cols, g.ow - x0);
+          Value acc = ctx.allocSbuf(loc, gc, r * cl, f32);
+          Value prod = ctx.allocSbuf(loc, gc, r * cl, f32);
+          for (int64_t c = 0; c < g.cg; ++c)
+            for (int64_t i = 0; i < g.kh; ++i)
+              for (int64_t j = 0; j < g.kw; ++j) {
+                Value mov = loadWindow(ctx, loc, g, b, g0 * g.cg + c, g.cg, gc,
+                                       y0, x0, i, j, r, cl);
+                int64_t tap = (c * g.kh + g.wIndexI(i)) * g.kw + g.wIndexJ(j);
+                auto column = ctx.ap(tap, {taps, 0}, {gc, r * cl});
+                bool firstTap = c == 0 && i == 0 && j == 0;
+                Value dst = firstTap ? acc : prod;
+                ctx.tensorTensor(loc, nisa::AluOp::multiply, dst, ctx.tileAp(dst),
+                                 mov, ctx.tileAp(mov), wt, column);
+                if (!firstTap)
+                  ctx.tensorTensor(loc, nisa::AluOp::add, acc, ctx.tileAp(acc),
+                                   acc, ctx.tileAp(acc), prod,
+                                   ctx.tileAp(prod));
+              }
+          Value res = acc;
+          if (g.outElt != f32) {
+            res = ctx.allocSbuf(loc, gc, r * cl, g.outElt);
+            ctx.copyOnVector(loc, res, ctx.tileAp(res), acc, ctx.tileAp(acc));
+          }
+          storeOutput(ctx, loc, g, res, b, g0, gc, y0, x0, r, cl);
+        }
+  }
+}
+
+/// Depthwise with a large kernel and a small output on the Vector engine
+/// (og == 1; a depthwise weight gradient): groups on partitions; per output
+/// position, input channel c and chunk of kernel rows, the window times
+/// W[g, c, rows, :] is summed per kernel row, then over the rows (blocked
+/// sums, not one sequential sum over the map), and added into the output.
+void lowerDepthwiseDot(LoweringContext &ctx, Location loc, const ConvGeom &g) {
+  const HbmView &x = g.x, &w = g.w;
+  ArrayRef<int64_t> s = g.s, d = g.d;
+  Type f32 = ctx.b.getF32Type();
+  int64_t rowsPer = vectorTileFree(ctx) / g.kw, spatial = g.oh * g.ow;
+  for (int64_t g0 = 0; g0 < g.groups; g0 += ctx.partitions()) {
+    int64_t gc = std::min(ctx.partitions(), g.groups - g0);
+    for (int64_t b = 0; b < g.n; ++b) {
+      Value acc = ctx.allocSbuf(loc, gc, spatial, f32);
+      Value part = ctx.allocSbuf(loc, gc, spatial, f32);
+      bool first = true;
+      for (int64_t c = 0; c < g.cg; ++c)
+        for (int64_t i0 = 0; i0 < g.kh; i0 += rowsPer) {
+          int64_t rows = std::min(rowsPer, g.kh - i0), len = rows * g.kw;
+          Value wt = ctx.allocSbuf(loc, gc, len, g.elt);
+          ctx.dma(loc, wt, ctx.tileAp(wt), w.root,
+                  ctx.ap(w.offset + g0 * w.strides[0] + c * w.strides[1] +
+                             i0 * w.strides[2],
+                         {w.strides[0], w.strides[2], w.strides[3]},
+                         {gc, rows, g.kw}));
+          // Into `acc` directly for the first (c, chunk), else into `part`.
+          Value sums = first ? acc : part;
+          for (int64_t y = 0; y < g.oh; ++y)
+            for (int64_t xo = 0; xo < g.ow; ++xo) {
+              Value mov = ctx.allocSbuf(loc, gc, len, g.elt);
+              ctx.dma(loc, mov, ctx.tileAp(mov), x.root,
+                      ctx.ap(x.offset + b * x.strides[0] +
+                                 (g0 * g.cg + c) * x.strides[1] +
+                                 (y * s[0] + i0 * d[0]) * x.strides[2] +
+                                 xo * s[1] * x.strides[3],
+                             {g.cg * x.strides[1], d[0] * x.strides[2],
+                              d[1] * x.strides[3]},
+                             {gc, rows, g.kw}));
+              Value prod = ctx.allocSbuf(loc, gc, len, f32);
+              ctx.tensorTensor(loc, nisa::AluOp::multiply, prod, ctx.tileAp(prod),
+                               mov, ctx.tileAp(mov), wt, ctx.tileAp(wt));
+              Value rowSums = ctx.allocSbuf(loc, gc, rows, f32);
+              ctx.tensorReduce(loc, nisa::AluOp::add, rowSums,
+                               ctx.tileAp(rowSums), prod,
+                               ctx.ap(0, {len, g.kw, 1}, {gc, rows, g.kw}));
+              ctx.tensorReduce(loc, nisa::AluOp::add, sums,
+                               ctx.ap(y * g.ow + xo, {spatial, 1}, {gc, 1}),
+                               rowSums, ctx.tileAp(rowSums));
+            }
+          if (!first)
+            ctx.tensorTensor(loc, nisa::AluOp::add, acc, ctx.tileAp(acc), acc,
+                             ctx.tileAp(acc), part, ctx.tileAp(part));
+          first = false;
+        }
+      Value res = acc;
+      if (g.outElt != f32) {
+        res = ctx.allocSbuf(loc, gc, spatial, g.outElt);
+        ctx.copyOnVector(loc, res, ctx.tileAp(res), acc, ctx.tileAp(acc));
+      }
+      storeOutput(ctx, loc, g, res, b, g0, gc, 0, 0, g.oh, g.ow);
+    }
+  }
+}
+
 } // namespace
 
 LogicalResult trnc::tile::lowerConv2d(LoweringContext &ctx, Operation *op) {
@@ -106,7 +528,7 @@ LogicalResult trnc::tile::lowerConv2d(LoweringContext &ctx, Operation *op) {
 
   int64_t n = out.shape[0], o = out.shape[1], oh = out.shape[2],
           ow = out.shape[3];
-  int64_t groups = conv.getGroups(), cg = w.shape[1], og = o / groups;
+  int64_t groups = conv.getGroups(), cg = w.shape[1];
   int64_t kh = w.shape[2], kw = w.shape[3];
   ArrayRef<int64_t> s = conv.getStride(), d = conv.getDilation();
   if (n == 0 || o == 0 || oh == 0 || ow == 0)
@@ -114,78 +536,42 @@ LogicalResult trnc::tile::lowerConv2d(LoweringContext &ctx, Operation *op) {
   if (cg == 0 || kh == 0 || kw == 0)
     return op->emitOpError("conv_empty: an empty contraction (no input "
                            "channels or an empty kernel) is unsupported");
-  const HbmView x = paddedInput(ctx, loc, in, conv,
-                                (oh - 1) * s[0] + (kh - 1) * d[0] + 1,
-                                (ow - 1) * s[1] + (kw - 1) * d[1] + 1);
-
-  Type elt = x.elementType(), outElt = out.elementType();
-  Type f32 = ctx.b.getF32Type();
-  int64_t tm = std::min<int64_t>(ctx.machine.matmulMaxM, ctx.partitions());
-  int64_t tk = std::min<int64_t>(ctx.machine.matmulMaxK, ctx.partitions());
-  int64_t tn = ctx.machine.matmulMaxN;
-  int64_t cTiles = ceilDiv(cg, tk);
-  int64_t products = kh * kw * cTiles;
-  bool keepWeights = products * tm * eltBytes(elt) <=
-                     (int64_t)ctx.machine.sbufPartitionBytes / 4;
-  // An output tile: `rows` output rows of `cols` columns (<= tn elements).
-  int64_t cols = std::min(ow, tn), rows = std::min(oh, tn / cols);
-
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int64_t o0 = 0; o0 < og; o0 += tm) {
-      int64_t mt = std::min(tm, og - o0);
-      // Stationary W[g*og + o0 + m, c0 + c, i, j] as [c, m].
-      auto loadWeight = [&](int64_t p) {
-        int64_t i = p / (kw * cTiles), j = (p / cTiles) % kw,
-                c0 = (p % cTiles) * tk, cc = std::min(tk, cg - c0);
-        int64_t wi = conv.getFlip() ? kh - 1 - i : i;
-        int64_t wj = conv.getFlip() ? kw - 1 - j : j;
-        Value t = ctx.allocSbuf(loc, cc, mt, elt);
-        ctx.dma(loc, t, ctx.tileAp(t), w.root,
-                ctx.ap(w.offset + (g * og + o0) * w.strides[0] +
-                           c0 * w.strides[1] + wi * w.strides[2] +
-                           wj * w.strides[3],
-                       {w.strides[1], w.strides[0]}, {cc, mt}));
-        return t;
-      };
-      SmallVector<Value> weights;
-      if (keepWeights)
-        for (int64_t p = 0; p < products; ++p)
-          weights.push_back(loadWeight(p));
-
-      for (int64_t b = 0; b < n; ++b)
-        for (int64_t y0 = 0; y0 < oh; y0 += rows)
-          for (int64_t x0 = 0; x0 < ow; x0 += cols) {
-            int64_t r = std::min(rows, oh - y0), cl = std::min(cols, ow - x0);
-            Value psum =
-                ctx.allocTile(loc, nisa::MemorySpace::psum, mt, r * cl, f32);
-            for (int64_t p = 0; p < products; ++p) {
-              int64_t i = p / (kw * cTiles), j = (p / cTiles) % kw,
-                      c0 = (p % cTiles) * tk, cc = std::min(tk, cg - c0);
-              Value stat = keepWeights ? weights[p] : loadWeight(p);
-              Value mov = ctx.allocSbuf(loc, cc, r * cl, elt);
-              ctx.dma(loc, mov, ctx.tileAp(mov), x.root,
-                      ctx.ap(x.offset + b * x.strides[0] +
-                                 (g * cg + c0) * x.strides[1] +
-                                 (y0 * s[0] + i * d[0]) * x.strides[2] +
-                                 (x0 * s[1] + j * d[1]) * x.strides[3],
-                             {x.strides[1], s[0] * x.strides[2],
-                              s[1] * x.strides[3]},
-                             {cc, r, cl}));
-              ctx.matmul(loc, psum, ctx.tileAp(psum), stat, ctx.tileAp(stat),
-                         mov, ctx.tileAp(mov), /*accumulate=*/p > 0);
-            }
-            Value res = ctx.allocSbuf(loc, mt, r * cl, outElt);
-            ctx.copyOnScalar(loc, res, ctx.tileAp(res), psum,
-                             ctx.tileAp(psum));
-            ctx.dma(loc, out.root,
-                    ctx.ap(out.offset + b * out.strides[0] +
-                               (g * og + o0) * out.strides[1] +
-                               y0 * out.strides[2] + x0 * out.strides[3],
-                           {out.strides[1], out.strides[2], out.strides[3]},
-                           {mt, r, cl}),
-                    res, ctx.tileAp(res));
-          }
-    }
+  ConvGeom g{conv.getFlip(),
+             paddedInput(ctx, loc, in, conv, (oh - 1) * s[0] + (kh - 1) * d[0] + 1,
+                         (ow - 1) * s[1] + (kw - 1) * d[1] + 1),
+             w,
+             out,
+             n,
+             oh,
+             ow,
+             groups,
+             cg,
+             o / groups,
+             kh,
+             kw,
+             s,
+             d,
+             in.elementType(),
+             out.elementType(),
+             std::min<int64_t>(ctx.machine.matmulMaxM, ctx.partitions()),
+             std::min<int64_t>(ctx.machine.matmulMaxK, ctx.partitions()),
+             ctx.machine.matmulMaxN};
+  switch (conv2dPlan(ctx, g).first) {
+  case ConvNest::ChannelGemm:
+    lowerChannelGemm(ctx, loc, g);
+    break;
+  case ConvNest::PackedGemm:
+    lowerPackedGemm(ctx, loc, g);
+    break;
+  case ConvNest::PositionGemm:
+    lowerPositionGemm(ctx, loc, g);
+    break;
+  case ConvNest::Depthwise:
+    lowerDepthwise(ctx, loc, g);
+    break;
+  case ConvNest::DepthwiseDot:
+    lowerDepthwiseDot(ctx, loc, g);
+    break;
   }
   return success();
 }

@@ -57,6 +57,13 @@ CONV2D = [
     ((1, 4, 10, 10), (4, 2, 3, 3), 1, 2, 2, 2),
     ((1, 6, 7, 7), (6, 1, 3, 3), (2, 1), (1, 0), 1, 6),  # depthwise, asymmetric
     ((1, 130, 5, 5), (3, 130, 1, 1), 1, 0, 1, 1),  # two input-channel chunks
+    # LowerConv.cpp's other loop nests (each picked by instruction count):
+    ((2, 3, 20, 20), (4, 3, 3, 3), 1, 1, 1, 1),  # weight grad: position GEMM, 4 row chunks
+    ((2, 2, 3, 150), (3, 2, 1, 3), 1, 0, 1, 1),  # weight grad: kernel rows > 128 positions
+    ((2, 130, 24, 24), (130, 1, 3, 3), 1, 1, 1, 130),  # depthwise (Vector), 2 partition chunks
+    ((2, 8, 25, 25), (8, 1, 3, 3), 2, 2, 2, 8),  # depthwise, strided + dilated; dot weight grad
+    ((1, 8, 24, 24), (4, 2, 3, 3), 1, 1, 1, 4),  # one output channel per group, 2 inputs
+    ((2, 3, 40, 40), (8, 3, 7, 7), 2, 3, 1, 1),  # stem: packed GEMM, K = (c, 7, 7) chunks
 ]
 
 
@@ -77,6 +84,11 @@ def test_conv1d(stride, padding, dilation):
         lambda x, w, b: F.conv1d(x, w, b, stride=stride, padding=padding, dilation=dilation),
         [rand(2, 3, 11), rand(5, 3, 3), rand(5)],
     )
+
+
+def test_depthwise_conv2d_bfloat16():
+    x, w = rand(1, 32, 24, 24, dtype=torch.bfloat16), rand(32, 1, 3, 3, dtype=torch.bfloat16)
+    check_against_eager(lambda x, w: F.conv2d(x, w, padding=1, groups=32), [x, w], grad=False, atol=0.1, rtol=0.02)
 
 
 def test_conv2d_bfloat16():

@@ -40,3 +40,16 @@ def test_vision_model_training_step_matches_eager(name, train):
     vision_worker.run_mode(model, x, train, record)
     assert record["status"].startswith("pass"), record
     assert record["graphs"] == 2  # one forward, one backward: no graph break
+
+
+def test_accuracy_rules_refuse_a_wrong_gradient():
+    """vision_worker's FP64 / fp32-spread rules: eager's own step passes the
+    FP64 rule, a step with one gradient off by 1% of its scale passes neither."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(1))
+    eager = vision_worker.step(model, x, model)
+    assert vision_worker._no_less_accurate(model, x, True, eager, eager) == "fp64 rule"
+    wrong = {n: g.clone() for n, g in eager[1].items()}
+    wrong["0.weight"][0, 0] += 0.01 * float(wrong["0.weight"].abs().max())
+    assert vision_worker._no_less_accurate(model, x, True, (eager[0], wrong), eager) == ""

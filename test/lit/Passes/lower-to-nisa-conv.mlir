@@ -1,37 +1,39 @@
 // trn.conv2d as implicit GEMM and trn.matmul with a batch dim.
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
 
-// 3x3 kernel, 4 -> 8 channels, 6x6 output, no padding: the input is read in
-// place; 9 products (one per kernel position, C = 4 on partitions) per
-// output tile accumulate in one PSUM tile; weights load once.
+// 3x3 kernel, 128 -> 8 channels, 6x6 output, no padding: the input is read
+// in place; 9 products (one per kernel position, C = 128 on partitions) per
+// output tile accumulate in one PSUM tile; weights load once. (With fewer
+// input channels the packed or position GEMM would take fewer
+// instructions: lower-to-nisa-conv-nests.mlir.)
 // CHECK-LABEL: func.func @conv_valid
 // CHECK-NOT: nisa.dram_alloc
-// CHECK-COUNT-9: nisa.dma_copy %{{.*}} <0, [8, 1], [4, 8]>, %arg1 <{{[0-8]}}, [9, 36], [4, 8]>
+// CHECK-COUNT-9: nisa.dma_copy %{{.*}} <0, [8, 1], [128, 8]>, %arg1 <{{[0-8]}}, [9, 1152], [128, 8]>
 // CHECK: nisa.alloc : <psum, 8, 36, f32>
-// CHECK: nisa.dma_copy %{{.*}} <0, [36, 1], [4, 36]>, %arg0 <0, [64, 8, 1], [4, 6, 6]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [36, 1], [128, 36]>, %arg0 <0, [64, 8, 1], [128, 6, 6]>
 // CHECK: nisa.matmul
 // CHECK-COUNT-8: nisa.matmul {{.*}}accumulate
 // CHECK: nisa.dma_copy %arg2 <0, [36, 6, 1], [8, 6, 6]>
-func.func @conv_valid(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32> {
+func.func @conv_valid(%x: tensor<1x128x8x8xf32>, %w: tensor<8x128x3x3xf32>) -> tensor<1x8x6x6xf32> {
   %0 = trn.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
          dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
          groups = 1 : i64, flip = false}
-       : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+       : (tensor<1x128x8x8xf32>, tensor<8x128x3x3xf32>) -> tensor<1x8x6x6xf32>
   return %0 : tensor<1x8x6x6xf32>
 }
 
 // Padding 1, stride 2: the input is first copied into a zeroed 9x9 scratch
 // (extent (4-1)*2 + 3 = 9), whose windows are then read with stride 2.
 // CHECK-LABEL: func.func @conv_padded_strided
-// CHECK: nisa.dram_alloc : memref<162xf32>
+// CHECK: nisa.dram_alloc : memref<10368xf32>
 // CHECK: nisa.memset
-// CHECK: nisa.dma_copy %0 <10, [81, 9, 1], [2, 8, 8]>
-// CHECK: nisa.dma_copy %{{.*}}, %0 <0, [81, 18, 2], [2, 4, 4]>
-func.func @conv_padded_strided(%x: tensor<1x2x8x8xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32> {
+// CHECK: nisa.dma_copy %0 <10, [81, 9, 1], [128, 8, 8]>
+// CHECK: nisa.dma_copy %{{.*}}, %0 <0, [81, 18, 2], [128, 4, 4]>
+func.func @conv_padded_strided(%x: tensor<1x128x8x8xf32>, %w: tensor<3x128x3x3xf32>) -> tensor<1x3x4x4xf32> {
   %0 = trn.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>,
          dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
          groups = 1 : i64, flip = false}
-       : (tensor<1x2x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+       : (tensor<1x128x8x8xf32>, tensor<3x128x3x3xf32>) -> tensor<1x3x4x4xf32>
   return %0 : tensor<1x3x4x4xf32>
 }
 
