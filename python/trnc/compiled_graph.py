@@ -197,12 +197,15 @@ class CompiledGraph:
         ]
         sink = profiling.active()  # None unless profiling (trnc.profiling.capture)
         checks = {"race_check": True} if _race_check() else {}
+        torch_profiling = profiling.torch_profiling()
         with profiling.torch_event(self.name):  # torch.profiler's view of the run
-            if sink is None:
+            if sink is None and not torch_profiling:
                 self.executable.run(ins, outs, **checks)
-            else:
-                profile = self.executable.run(ins, outs, profile=True, trace=sink.trace, **checks)
+            else:  # timed: a trnc capture or torch's profiler shows the simulated time
+                profile = self.executable.run(ins, outs, profile=True, trace=bool(sink and sink.trace), **checks)
                 profiling.record(self.name, self.calls, profile)
+                if torch_profiling:
+                    profiling.torch_simulated_event(self.name, profile.total_ns)
         self.run_seconds += time.perf_counter() - start
         self.calls += 1
         for j in self.float64_outputs:
