@@ -6,7 +6,13 @@
 // fp32); integer operands an engine reads must be exact in fp32; data that
 // is only moved (views, concat, gathers, int <-> int converts: DMA) may hold
 // anything. Float tensors are bounded too, for the float -> int converts
-// downstream (T5's position buckets, `(x * 10).long()`).
+// downstream (T5's position buckets, `(x * 10).long()`): the bounds of their
+// finite elements. Any float element may also be +-inf or NaN (not tracked),
+// so each transfer function also covers finite results of infinite operands
+// (exp(-inf) = 0, 1 / inf = 0, tanh(inf) = 1); converting +-inf or NaN to an
+// integer is undefined in torch (C++ float -> int), so a convert's range is
+// that of the finite elements: log(0) = -inf in T5's masked-out lanes does
+// not make its buckets unbounded.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/IntegerRange.h"
@@ -34,6 +40,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kInt32Min = -2147483648.0, kInt32Max = 2147483647.0;
+/// log of the smallest positive fp32 (subnormal 2^-149): the most negative
+/// finite log, log1p, of any float the engines hold.
+constexpr double kLogTiniest = -103.28;
 
 Type elementType(Value v) { return getElementTypeOrSelf(v.getType()); }
 bool isInt(Value v) { return isa<IntegerType>(elementType(v)); }
@@ -269,37 +278,36 @@ ValueRange Transfer::convert() {
 
 ValueRange Transfer::unary(const ValueRange &x) {
   double lo = x.lo, hi = x.hi;
-  auto monotone = [&](double (*f)(double)) { return bounded(f(lo), f(hi)); };
   // x * f(x) activations: at least min(x, 0) and the function's minimum,
   // at most max(x, 0).
   auto gated = [&](double minimum) {
     return bounded(lo >= 0 ? 0 : std::max(lo, minimum), std::max(hi, 0.0));
   };
   return TypeSwitch<Operation *, ValueRange>(op)
-      .Case([&](trn::ExpOp) { return monotone(std::exp); })
-      .Case([&](trn::Expm1Op) { return monotone(std::expm1); })
-      .Case([&](trn::LogOp) {
-        return lo > 0 ? monotone(std::log) : bounded(-kInf, std::log(hi));
+      // exp(-inf) = 0, expm1(-inf) = -1.
+      .Case([&](trn::ExpOp) { return bounded(0, std::exp(hi)); })
+      .Case([&](trn::Expm1Op) { return bounded(-1, std::expm1(hi)); })
+      .Case([&](trn::LogOp) { // log(0) = -inf, log(x < 0) = NaN: not finite
+        return bounded(lo > 0 ? std::log(lo) : kLogTiniest, std::log(hi));
       })
       .Case([&](trn::Log1pOp) {
-        return lo > -1 ? monotone(std::log1p) : bounded(-kInf, std::log1p(hi));
+        return bounded(lo > -1 ? std::log1p(lo) : kLogTiniest, std::log1p(hi));
       })
       .Case([&](trn::SqrtOp) {
         return bounded(std::sqrt(std::max(lo, 0.0)), std::sqrt(hi));
       })
-      .Case([&](trn::RsqrtOp) {
-        return lo > 0 ? bounded(1 / std::sqrt(hi), 1 / std::sqrt(lo))
-                      : bounded(0, kInf);
+      .Case([&](trn::RsqrtOp) { // rsqrt(inf) = 0
+        return bounded(0, lo > 0 ? 1 / std::sqrt(lo) : kInf);
       })
-      .Case([&](trn::ReciprocalOp) {
-        return lo > 0 || hi < 0 ? bounded(1 / hi, 1 / lo) : bounded(-kInf, kInf);
+      .Case([&](trn::ReciprocalOp) { // 1 / +-inf = 0
+        if (lo > 0)
+          return bounded(0, 1 / lo);
+        return hi < 0 ? bounded(1 / hi, 0) : bounded(-kInf, kInf);
       })
-      .Case<trn::SinOp, trn::CosOp>([&](auto) { return bounded(-1, 1); })
-      .Case([&](trn::TanhOp) { return monotone(std::tanh); })
-      .Case([&](trn::ErfOp) { return monotone(std::erf); })
-      .Case([&](trn::SigmoidOp) {
-        return bounded(1 / (1 + std::exp(-lo)), 1 / (1 + std::exp(-hi)));
-      })
+      // Saturating functions reach their limits at +-inf.
+      .Case<trn::SinOp, trn::CosOp, trn::TanhOp, trn::ErfOp>(
+          [&](auto) { return bounded(-1, 1); })
+      .Case([&](trn::SigmoidOp) { return bounded(0, 1); })
       .Case<trn::GeluOp, trn::GeluTanhOp>([&](auto) { return gated(-0.17); })
       .Case([&](trn::SiluOp) { return gated(-0.279); })
       .Case([&](trn::MishOp) { return gated(-0.309); })
@@ -328,8 +336,9 @@ ValueRange Transfer::unary(const ValueRange &x) {
         ValueRange r = choose({&x}, true);
         double cmin = c.getMin() ? c.getMin()->convertToDouble() : -kInf;
         double cmax = c.getMax() ? c.getMax()->convertToDouble() : kInf;
-        r.lo = std::min(std::max(lo, cmin), cmax);
-        r.hi = std::min(std::max(hi, cmin), cmax);
+        // -inf clamps to cmin, +inf to cmax.
+        r.lo = c.getMin() ? std::min(cmin, cmax) : std::min(lo, cmax);
+        r.hi = c.getMax() ? cmax : std::max(hi, cmin);
         if (isInt(result())) // a bound an engine compares in fp32 rounds too
           r = bounded(r.lo, r.hi), r.fp32Exact = x.fp32Exact;
         return r;
@@ -367,9 +376,9 @@ ValueRange Transfer::binary(const ValueRange &a, const ValueRange &b) {
           double m = a.magnitude();
           return arithmetic(-m, m);
         }
-        if (b.lo > 0 || b.hi < 0) {
+        if (b.lo > 0 || b.hi < 0) { // a / +-inf = 0
           auto [lo, hi] = mulBounds(a.lo, a.hi, 1 / b.hi, 1 / b.lo);
-          return arithmetic(lo, hi);
+          return arithmetic(std::min(lo, 0.0), std::max(hi, 0.0));
         }
         return arithmetic(-kInf, kInf);
       })
@@ -378,14 +387,19 @@ ValueRange Transfer::binary(const ValueRange &a, const ValueRange &b) {
           double m = a.magnitude();
           return arithmetic(-m, m);
         }
-        if (b.lo > 0 || b.hi < 0) {
+        if (b.lo > 0 || b.hi < 0) { // floor(a / +-inf) is 0 or -1
           auto [lo, hi] = mulBounds(a.lo, a.hi, 1 / b.hi, 1 / b.lo);
-          return arithmetic(std::floor(lo), std::floor(hi));
+          return arithmetic(std::min(std::floor(lo), -1.0),
+                            std::max(std::floor(hi), 0.0));
         }
         return arithmetic(-kInf, kInf);
       })
       .Case<trn::RemainderOp, trn::FmodOp>([&](auto) {
-        double m = std::min(b.magnitude(), isa<trn::FmodOp>(op) ? a.magnitude() : kInf);
+        // |fmod(a, b)| <= |a|; |remainder(a, b)| < |b| for finite b, and
+        // remainder(a, inf) = a for a >= 0.
+        double m = isa<trn::FmodOp>(op) ? std::min(b.magnitude(), a.magnitude())
+                   : isInt(result())    ? b.magnitude()
+                                        : std::max(a.magnitude(), b.magnitude());
         return arithmetic(-m, m);
       })
       .Case<trn::MaximumOp, trn::MinimumOp>([&](auto) {
@@ -468,6 +482,8 @@ ValueRange Transfer::run() {
       .Case([&](trn::ConvertOp) { return convert(); })
       .Case([&](trn::FullOp f) {
         double v = f.getValue().convertToDouble();
+        if (!std::isfinite(v)) // no finite element (a -inf mask fill)
+          v = 0;
         ValueRange r = bounded(v, v);
         r.fp32Exact = fp32RoundTrips(r.lo);
         return r;

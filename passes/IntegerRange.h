@@ -26,7 +26,8 @@ namespace trnc {
 /// Integers of magnitude up to this are exact in fp32 (its 24-bit significand).
 constexpr double kExactIntegerLimit = 16777216.0;
 
-/// What is known about every element of one tensor value.
+/// What is known about every element of one tensor value: bounds of every
+/// element (float tensors: of every finite element; see IntegerRange.cpp).
 struct ValueRange {
   bool known = false;
   double lo = -std::numeric_limits<double>::infinity();

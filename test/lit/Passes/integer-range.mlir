@@ -77,3 +77,20 @@ func.func @constant_overflow(%i: tensor<4xi64>) -> tensor<4xi64> {
   %2 = trn.add %1, %i : tensor<4xi64>
   return %2 : tensor<4xi64>
 }
+
+// -----
+
+// T5's position buckets: log(0) = -inf in the lanes torch.where drops later
+// (an infinity converted to an integer is undefined in torch); the finite
+// logs are bounded, so the buckets' arithmetic is exact.
+// CHECK: module {
+// CHECK-NEXT: func.func @log_buckets
+func.func @log_buckets() -> tensor<8xi64> {
+  %0 = trn.iota start = 0.000000e+00 step = 1.000000e+00 : tensor<8xf32>
+  %1 = trn.mul_scalar %0, 1.250000e-01 : tensor<8xf32>
+  %2 = trn.log %1 : tensor<8xf32>
+  %3 = trn.mul_scalar %2, 8.656000e+00 : tensor<8xf32>
+  %4 = trn.convert %3 : tensor<8xf32> -> tensor<8xi64>
+  %5 = trn.add_scalar %4, 8.000000e+00 : tensor<8xi64>
+  return %5 : tensor<8xi64>
+}
