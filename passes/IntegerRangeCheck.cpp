@@ -53,7 +53,9 @@ struct IntegerRangePass : public trnc::impl::IntegerRangeBase<IntegerRangePass> 
       auto &[op, problem] = atZero.front();
       op->emitError(problem.message)
           .attachNote()
-          << "this does not depend on the graph's input values; int64 "
+          << "no bound on the graph's inputs makes this exact (its integers "
+             "come from constants, or from values the range analysis cannot "
+             "bound, such as a division by a range holding 0); int64 "
              "arithmetic past 2^24 (e.g. wraparound hashes) is not supported";
       return signalPassFailure();
     }

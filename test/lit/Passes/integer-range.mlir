@@ -72,7 +72,7 @@ func.func @float_input(%x: tensor<8xf32>) -> tensor<8xi64> {
 func.func @constant_overflow(%i: tensor<4xi64>) -> tensor<4xi64> {
   %0 = trn.full 1.000000e+09 : tensor<4xi64>
   // expected-error @+2 {{'trn.add_scalar' computes integers up to 1000000007 in magnitude; the engines compute integers in fp32, exact only up to 2^24 (16777216)}}
-  // expected-note @+1 {{this does not depend on the graph's input values}}
+  // expected-note @+1 {{no bound on the graph's inputs makes this exact}}
   %1 = trn.add_scalar %0, 7.000000e+00 : tensor<4xi64>
   %2 = trn.add %1, %i : tensor<4xi64>
   return %2 : tensor<4xi64>
