@@ -11,6 +11,35 @@
 include "mlir/Pass/PassBase.td"
 
 //===----------------------------------------------------------------------===//
+// Trn: checks on the tensor graph
+//===----------------------------------------------------------------------===//
+
+def IntegerRange : Pass<"trnc-trn-integer-range", "::mlir::ModuleOp"> {
+  let summary = "Prove integer arithmetic exact in fp32, bound the inputs, or refuse";
+  let description = [{
+    The engines compute integers in fp32: exact only up to 2^24. A range
+    analysis (sparse forward dataflow, IntegerRange.h) bounds every tensor
+    and finds integer ops whose results or engine-read operands can pass
+    2^24. If the graph is exact for any integer inputs, nothing is added.
+    Else, with B the largest bound up to 2^24 for which it is exact when
+    every integer input lies in [-B, B], the module gets `trn.integer_inputs`,
+    one dictionary (input, bound = B, reason, loc) per input involved, which
+    the caller checks at run time. If even all-zero inputs leave an inexact op
+    (its integers come from constants or unbounded float -> int converts),
+    the pass fails naming that op at the user's line.
+
+    ```mlir
+    func.func @main(%i: tensor<8xi64>) -> tensor<8xi64> {
+      %0 = trn.mul_scalar %i, 1.001000e+03 : tensor<8xi64>
+      return %0 : tensor<8xi64>
+    }
+    ```
+    gets an integer_inputs entry with `bound = 16760` for input 0
+    (16760 * 1001 < 2^24 <= 16761 * 1001).
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Tile: trn (tensors) -> nisa (instructions on tiles)
 //===----------------------------------------------------------------------===//
 

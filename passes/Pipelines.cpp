@@ -76,6 +76,8 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   // random draws differ by their seed operand).
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Integer arithmetic exact in fp32, or bounded inputs, or refused.
+  pm.addPass(createIntegerRange());
   // tile: trn -> nisa instructions over tiles (one op at a time).
   LowerToNisaOptions lower;
   lower.target = options.target;

@@ -44,7 +44,7 @@ from .errors import CompileError, TrncError
 from .graph_cse import eliminate_common_subexpressions
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
 from .host_ints import split_int_bookkeeping
-from .integer_range import check_integer_constants
+from .integer_range import bound_integer_constants, check_integer_constants
 from .logs import graph_log, ir_log, log
 from .options import CompilerOptions
 from .per_shape import PerShapeGraph, describe_shapes, has_symbolic_shapes
@@ -137,6 +137,7 @@ class NeuronBackend:
             pairs = rewrite_complex(gm, name)  # complex values -> real (re, im) pairs (complex_pairs.py)
             eliminate_common_subexpressions(gm)  # repeated pure calls computed once (graph_cse.py)
             graph = export_graph(gm, name)
+            bound_integer_constants(gm, graph, constants)  # their magnitudes, for the range check
             eager = collect.intercept(graph, options, gm)  # trnc compile / precompile
             if eager is not None:
                 return with_constants(with_complex_pairs(eager, pairs), constants)

@@ -17,13 +17,17 @@ dtype policy (docs/coverage.md): a graph exported with float64 tensors runs in
 float32; its float64 inputs are cast down here and its float64 outputs cast
 back up, so callers see the dtypes eager PyTorch would give. int64 inputs must
 hold int32 values (the engines compute int64 as int32), and integer inputs
-that feed arithmetic must stay below 2**24 in magnitude (fp32 ALUs): both
-checked per call, each a TrncError naming the input (and the op and line).
+must stay within the bound the compiler's integer range check derived (the
+fp32 ALUs are exact only up to 2**24, for inputs and intermediates alike; the
+artifact's metadata lists the bounds): both checked per call, each a
+TrncError naming the input (and the op and line).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 from typing import Any
 
@@ -94,64 +98,48 @@ def _check_int32_range(t: torch.Tensor, graph: str, index: int) -> None:
         )
 
 
-def _references(value: Any):
-    """Names of the nodes a graph-JSON argument refers to ({"node": name})."""
-    if isinstance(value, dict):
-        if isinstance(value.get("node"), str):
-            yield value["node"]
-        else:
-            for v in value.values():
-                yield from _references(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _references(v)
+def _integer_bounds(executable: Any, graph: ExportedGraph) -> dict[int, dict]:
+    """The bounds the compiler's integer range check (passes/IntegerRangeCheck.cpp)
+    put on integer inputs: {input: {bound, reason, op, where}}. The engines
+    compute integers through fp32 ALUs, exact only up to 2**24; the graph is
+    exact while every listed input stays within [-bound, bound]."""
+    try:
+        records = json.loads(executable.metadata_json).get("integer_inputs", [])
+    except (AttributeError, ValueError):
+        return {}
+    nodes = {n.get("name"): n for n in graph.document.get("nodes", [])}
+    bounds = {
+        i: {"bound": spec["max_abs"], "reason": "the graph was compiled for this constant's magnitude"}
+        for i, spec in enumerate(graph.document.get("inputs", [])) if "max_abs" in spec
+    }  # lifted integer constants (backend.py): the range check assumed their magnitude
+    for r in records:
+        node = re.search(r"\(node '([^']*)'\)", r.get("where", ""))
+        code = (nodes.get(node.group(1), {}).get("loc") or {}).get("code") if node else None
+        bounds[int(r["input"])] = dict(r, code=code)
+    return bounds
 
 
-def _arithmetic_inputs(document: dict) -> dict[int, dict]:
-    """Integer graph inputs whose values reach integer arithmetic (through
-    pass-through views), each with the first such node: the engines compute
-    those exactly only below 2**24 (integer_range.py does this for constants)."""
-    from .integer_range import _ARITHMETIC, _PASS_THROUGH
-
-    users: dict[str, list[dict]] = {}
-    for node in document.get("nodes", []):
-        for name in set(_references([node.get("args"), node.get("kwargs")])):
-            users.setdefault(name, []).append(node)
-    found = {}
-    for i, spec in enumerate(document.get("inputs", [])):
-        if spec.get("dtype") not in ("int32", "int64", "int16", "int8", "uint8"):
-            continue
-        todo, seen = list(users.get(spec.get("name"), [])), set()
-        while todo:
-            node = todo.pop()
-            if node["name"] in seen:
-                continue
-            seen.add(node["name"])
-            packet = str(node.get("target", "")).split(".")[1:2]
-            if packet and packet[0] in _ARITHMETIC:
-                found[i] = node
-                break
-            if packet and packet[0] in _PASS_THROUGH:
-                todo.extend(users.get(node["name"], []))
-    return found
-
-
-def _check_exact_integers(t: torch.Tensor, graph: str, index: int, user: dict) -> None:
-    """An integer input feeding arithmetic must stay below 2**24 in magnitude,
-    or the fp32 ALUs would round it (16777217 + 1 gives 16777216)."""
-    from .integer_range import EXACT_INTEGER_LIMIT
-
-    if t.numel() == 0:
+def _check_integer_bound(t: torch.Tensor, graph: str, index: int, limit: dict) -> None:
+    """An integer input past its bound would make some integer intermediate
+    (or the input itself) pass 2**24, where the fp32 ALUs round it
+    (16777217 + 1 gives 16777216, 20001 * 1001 gives 20021000)."""
+    if t.is_floating_point():  # the bound is on finite values (inf/NaN -> int is undefined)
+        t = t[torch.isfinite(t)]
+    if t.numel() == 0 or t.dtype == torch.bool:
         return
-    largest = int(t.abs().max()) if t.dtype != torch.uint8 else int(t.max())
-    if largest < EXACT_INTEGER_LIMIT:
+    largest = t.abs().max().item() if t.dtype != torch.uint8 else int(t.max())
+    bound = limit["bound"]
+    if largest <= bound:
         return
-    loc = user.get("loc") or {}
-    where = f" at {loc.get('file')}:{loc.get('line')}: {loc.get('code')}" if loc.get("file") else ""
+    largest = int(largest) if not t.is_floating_point() else largest
+    where = f" at {limit['where']}" if limit.get("where") else ""
+    code = f": {limit['code']}" if limit.get("code") else ""
     raise TrncError(
         f"trnc: graph '{graph}' input {index} ({t.dtype}) holds {largest}, which feeds "
-        f"{user.get('target')}{where}; the engines compute integers through fp32 ALUs, exact "
-        "only below 2**24 (16777216) in magnitude, so this call would be silently wrong"
+        f"{limit.get('op') or 'integer arithmetic'}{where}{code}; the engines compute integers through "
+        f"fp32 ALUs, exact only up to 2**24 (16777216) in magnitude, and this graph stays exact only for "
+        f"inputs within [-{bound}, {bound}] ({limit.get('reason')}), so this call would be "
+        "silently wrong"
     )
 
 
@@ -182,8 +170,8 @@ class CompiledGraph:
         # inputs; the output plan may return them.
         self.opaque_inputs = frozenset(graph.opaque_inputs)
         self.int64_inputs = [i for i, spec in enumerate(self.inputs) if spec.dtype == torch.int64]
-        self.arithmetic_inputs = {
-            i: user for i, user in _arithmetic_inputs(graph.document).items() if i not in self.seed_inputs
+        self.integer_bounds = {
+            i: limit for i, limit in _integer_bounds(executable, graph).items() if i not in self.seed_inputs
         }  # seeds are random words for the Philox engine, not arithmetic operands
         # Runs the graph's collective instructions through torch.distributed.
         self.collectives = GraphCollectives(graph.name, list(graph.collectives)) if graph.collectives else None
@@ -205,8 +193,8 @@ class CompiledGraph:
         inputs = [_as_compiled_layout(t, s, self.name, i) for i, (t, s) in enumerate(zip(narrowed, self.inputs))]
         for i in self.int64_inputs:
             _check_int32_range(inputs[i], self.name, i)
-        for i, user in self.arithmetic_inputs.items():
-            _check_exact_integers(inputs[i], self.name, i, user)
+        for i, limit in self.integer_bounds.items():
+            _check_integer_bound(inputs[i], self.name, i, limit)
         outputs = [torch.empty_strided(s.shape, s.stride, dtype=s.dtype) for s in self.outputs]
         start = time.perf_counter()
         # A zero-element tensor has no storage (data_ptr() 0); the program still
@@ -220,12 +208,15 @@ class CompiledGraph:
         checks = {"race_check": True} if _race_check() else {}
         if self.collectives is not None:
             checks["collectives"] = self.collectives
+        torch_profiling = profiling.torch_profiling()
         with profiling.torch_event(self.name):  # torch.profiler's view of the run
-            if sink is None:
+            if sink is None and not torch_profiling:
                 self.executable.run(ins, outs, **checks)
-            else:
-                profile = self.executable.run(ins, outs, profile=True, trace=sink.trace, **checks)
+            else:  # timed: a trnc capture or torch's profiler shows the simulated time
+                profile = self.executable.run(ins, outs, profile=True, trace=bool(sink and sink.trace), **checks)
                 profiling.record(self.name, self.calls, profile)
+                if torch_profiling:
+                    profiling.torch_simulated_event(self.name, profile.total_ns)
         self.run_seconds += time.perf_counter() - start
         self.calls += 1
         for j in self.float64_outputs:

@@ -9,7 +9,10 @@ builds its large integers from tensor constants, whose values are known when
 the graph compiles (constants.py lifts them), so a constant of 2**24 or more that
 feeds integer arithmetic is a CompileError naming it and the user's line. Large
 integers only moved or compared (index bounds, fill values) are not refused.
-Graph inputs are checked at call time instead (compiled_graph.py).
+Graph inputs are checked at call time instead (compiled_graph.py), against
+the bounds the compiler's range analysis derives (passes/IntegerRangeCheck.cpp);
+each lifted integer constant's magnitude is handed to that analysis as its
+input's ``max_abs`` (and checked at every call like the other bounds).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from .errors import CompileError
 from .graph_export import _source_location  # the user's frame, as export reports it
 
-__all__ = ["check_integer_constants", "EXACT_INTEGER_LIMIT"]
+__all__ = ["bound_integer_constants", "check_integer_constants", "EXACT_INTEGER_LIMIT"]
 
 EXACT_INTEGER_LIMIT = 2**24  # fp32 significand; HARDWARE.md: "Engines compute in fp32 internally"
 
@@ -81,3 +84,25 @@ def check_integer_constants(gm: torch.fx.GraphModule, constants: list[torch.Tens
             graph_name,
             error_kind="unsupported_integer_range",
         )
+
+
+def bound_integer_constants(gm: torch.fx.GraphModule, graph, constants: list[torch.Tensor]) -> None:
+    """Record each lifted integer constant's magnitude as ``max_abs`` of its
+    graph input (the trailing placeholders of `gm`, in `constants`' order), so
+    that the range analysis bounds it by its value rather than by the other
+    inputs' bound."""
+    if not constants:
+        return
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"][-len(constants):]
+    specs = {spec.get("name"): spec for spec in graph.document["inputs"]}
+    for node, value in zip(placeholders, constants):
+        spec = specs.get(node.name)
+        if spec is None or value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+            continue
+        if value.numel() == 0:
+            continue
+        with unset_fake_temporarily():
+            spec["max_abs"] = int(value.abs().max()) if value.dtype != torch.uint8 else int(value.max())
+            # Read through fp32 and written back as int32 (saturating), unchanged?
+            as_int32 = value.to(torch.int64).clamp(-(2**31), 2**31 - 1)
+            spec["fp32_exact"] = bool(torch.equal(as_int32.to(torch.float32).to(torch.float64).clamp(-(2**31), 2**31 - 1).to(torch.int64), as_int32))

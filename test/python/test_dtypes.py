@@ -116,5 +116,9 @@ def test_large_integer_constant_only_compared_compiles():
     def clamp_ids(ids):
         return torch.minimum(ids, torch.tensor(2**30))  # a bound, no arithmetic on it
 
-    ids = torch.tensor([5, 2**30 + 7, -3])
-    torch.testing.assert_close(compile_neuron(clamp_ids)(ids), clamp_ids(ids))
+    ids = torch.tensor([5, 2**24 - 7, -3])
+    compiled = compile_neuron(clamp_ids)
+    torch.testing.assert_close(compiled(ids), clamp_ids(ids))
+    # The engines read ids through fp32: 2**29 + 1 would come back as 2**29.
+    with pytest.raises(trnc.TrncError, match=r"holds 536870913, which feeds aten.minimum.*within \[-16777216, 16777216\]"):
+        compiled(torch.tensor([5, 2**29 + 1, -3]))

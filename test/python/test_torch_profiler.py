@@ -46,6 +46,34 @@ def test_graph_runs_are_named_profiler_events_with_simulated_time(tmp_path) -> N
         assert slices and min(e["ts"] for e in slices) >= mark["ts"]
 
 
+def test_live_profile_carries_the_simulated_time_in_an_event_name(tmp_path) -> None:
+    # Kineto drops record_function args, so the time rides in a name: a
+    # zero-length event inside each run's trnc::<graph> event, no merge needed.
+    model = compile_neuron(mlp())
+    x = torch.randn(32, 64)
+    model(x).sum().backward()
+    with trnc.profiling.capture() as cap:
+        model(x).sum().backward()
+    want = {g.graph: round(g.total_ns / 1e3, 3) for g in cap.graphs}
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        model(x).sum().backward()
+    got = {}
+    for e in prof.events():
+        parsed = trnc.profiling.simulated_us(e.name)
+        if parsed:
+            got[parsed[0]] = parsed[1]
+    assert got == want and all(us > 0 for us in got.values()), (got, want)
+    trace = tmp_path / "torch.json"
+    prof.export_chrome_trace(str(trace))
+    events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    for graph in want:
+        outer = next(e for e in events if e["name"] == f"trnc::{graph}")
+        inner = next(e for e in events if (trnc.profiling.simulated_us(e["name"]) or ("",))[0] == graph)
+        assert outer["ts"] <= inner["ts"] <= outer["ts"] + outer["dur"]
+    assert trnc.profiling.simulated_us("trnc simulated: g x us") is None
+    assert trnc.profiling.simulated_us("trnc::forward_0") is None
+
+
 def test_no_profiler_no_event_cost() -> None:
     assert not torch.autograd.profiler._is_profiler_enabled
     from trnc.profiling import torch_event

@@ -24,6 +24,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -120,6 +121,47 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// Remembers whether the pass that failed was the integer range check, whose
+/// refusal is the user's limit (error kind unsupported_integer_range), not
+/// a compiler bug.
+struct FailedPass : public PassInstrumentation {
+  std::string *argument;
+  explicit FailedPass(std::string *argument) : argument(argument) {}
+  void runAfterPassFailed(Pass *pass, Operation *) override {
+    if (argument->empty())
+      *argument = pass->getArgument().str();
+  }
+};
+
+/// The ATen target the importer fused into `loc` (FusedLoc metadata), or "".
+std::string atenTarget(Location loc) {
+  std::string target;
+  loc->walk([&](Location l) {
+    if (auto fused = dyn_cast<FusedLoc>(l))
+      if (auto s = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+        target = s.str();
+    return WalkResult::advance();
+  });
+  return target;
+}
+
+/// The range check's bounds on integer inputs (trn.integer_inputs) as the
+/// artifact metadata records them: [{input, bound, reason, op, where}].
+nlohmann::json integerInputs(ModuleOp module) {
+  nlohmann::json out = nlohmann::json::array();
+  auto records = module->getAttrOfType<ArrayAttr>("trn.integer_inputs");
+  for (Attribute a : records ? records.getValue() : ArrayRef<Attribute>()) {
+    auto d = cast<DictionaryAttr>(a);
+    auto loc = d.getAs<LocationAttr>("loc");
+    out.push_back({{"input", d.getAs<IntegerAttr>("input").getInt()},
+                   {"bound", d.getAs<IntegerAttr>("bound").getInt()},
+                   {"reason", d.getAs<StringAttr>("reason").str()},
+                   {"op", loc ? atenTarget(Location(loc)) : ""},
+                   {"where", loc ? formatLocation(Location(loc)) : ""}});
+  }
+  return out;
+}
+
 CompileResult failure(std::string kind, std::string message) {
   CompileResult r;
   r.errorKind = std::move(kind);
@@ -143,8 +185,10 @@ CompileResult emitVerified(ModuleOp module, const std::string &name,
                                         llvm::toString(program.takeError()));
   program->name = name;
   program->compilerVersion = compilerIdentity();
-  program->metadataJson =
-      nlohmann::json{{"target", target}}.dump();
+  nlohmann::json metadata{{"target", target}};
+  if (nlohmann::json bounds = integerInputs(module); !bounds.empty())
+    metadata["integer_inputs"] = std::move(bounds);
+  program->metadataJson = metadata.dump();
   // Self-check: the runtime refuses anything that fails this, so a failure
   // here is a compiler bug, reported as such rather than at load time.
   if (llvm::Error e = verifyProgram(*program))
@@ -232,6 +276,8 @@ CompileResult compileGraph(std::string_view graphJson,
   PipelineOptions pipeline;
   pipeline.target = options.target;
   buildCompilePipeline(pm, pipeline);
+  std::string failedPass;
+  pm.addInstrumentation(std::make_unique<FailedPass>(&failedPass));
   std::string irDump;
   llvm::raw_string_ostream irStream(irDump);
   if (options.captureIR) {
@@ -256,7 +302,10 @@ CompileResult compileGraph(std::string_view graphJson,
                    "trnc-compile{target=" +
                    options.target + "})' " + path + "\n";
     }
-    CompileResult r = failure("compile_error", message);
+    CompileResult r = failure(failedPass == "trnc-trn-integer-range"
+                                  ? "unsupported_integer_range"
+                                  : "compile_error",
+                              message);
     r.irDump = std::move(irDump);
     return r;
   }

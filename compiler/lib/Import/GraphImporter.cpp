@@ -276,6 +276,10 @@ void GraphBuilder::run() {
     BlockArgument arg = entry->getArgument(i);
     arg.setLoc(NameLoc::get(StringAttr::get(ctx, in.name)));
     func.setArgAttr(i, kStrideAttr, builder.getDenseI64ArrayAttr(in.meta.stride));
+    if (in.maxAbs >= 0) // the integer range check's bound for this input
+      func.setArgAttr(i, "trn.max_abs", builder.getF64FloatAttr(in.maxAbs));
+    if (in.fp32Exact)
+      func.setArgAttr(i, "trn.fp32_exact", builder.getUnitAttr());
     values[in.name] = {arg};
     if (!isSupportedDtype(in.meta.dtype))
       result.unsupportedDtypes.push_back({in.name, "", in.meta.dtype, {}});

@@ -387,6 +387,17 @@ bool Reader::read(const json &doc) {
         !readMeta((*inputs)[i], path, in.meta) ||
         !defineName(in.name, path, Producer{1, false, true, {true}}))
       return false;
+    if (const json *m = field((*inputs)[i], path, "max_abs", /*required=*/false)) {
+      if (!m->is_number() || !(m->get<double>() >= 0) ||
+          !std::isfinite(m->get<double>()))
+        return fail(path + ".max_abs", "expected a finite number >= 0");
+      in.maxAbs = m->get<double>();
+    }
+    if (const json *e = field((*inputs)[i], path, "fp32_exact", /*required=*/false)) {
+      if (!e->is_boolean())
+        return fail(path + ".fp32_exact", "expected a boolean");
+      in.fp32Exact = e->get<bool>();
+    }
     graph.inputs.push_back(std::move(in));
   }
 

@@ -71,6 +71,11 @@ struct Node {
 struct GraphInput {
   std::string name;
   TensorMeta meta;
+  /// Optional "max_abs": the largest magnitude the caller guarantees (a
+  /// lifted integer constant's, checked at every call); < 0 when absent.
+  double maxAbs = -1;
+  /// Optional "fp32_exact": every value survives the engines' fp32 reads.
+  bool fp32Exact = false;
 };
 
 struct GraphOutput {
