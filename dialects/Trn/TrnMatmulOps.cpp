@@ -96,6 +96,11 @@ LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q,
   return success();
 }
 
+/// [N, H, T, E] -> [N, T, H, E]: the layout attention writes its results in.
+SmallVector<int64_t> seqMajor(RankedTensorType t) {
+  return {t.getDimSize(0), t.getDimSize(2), t.getDimSize(1), t.getDimSize(3)};
+}
+
 LogicalResult expectType(Operation *op, StringRef what, RankedTensorType t,
                          ArrayRef<int64_t> shape, Type elt) {
   if (t.getShape() != shape || t.getElementType() != elt) {
@@ -132,9 +137,9 @@ LogicalResult AttentionGradOp::verify() {
   if (failed(expectType(*this, "dout", rankedType(getDout()), outShape, elt)) ||
       failed(expectType(*this, "out", rankedType(getOut()), outShape, elt)) ||
       failed(expectType(*this, "lse", rankedType(getLse()), {n, h, l}, f32)) ||
-      failed(expectType(*this, "dq", rankedType(getDq()), q.getShape(), elt)) ||
-      failed(expectType(*this, "dk", rankedType(getDk()), k.getShape(), elt)) ||
-      failed(expectType(*this, "dv", rankedType(getDv()), v.getShape(), elt)))
+      failed(expectType(*this, "dq", rankedType(getDq()), seqMajor(q), elt)) ||
+      failed(expectType(*this, "dk", rankedType(getDk()), seqMajor(k), elt)) ||
+      failed(expectType(*this, "dv", rankedType(getDv()), seqMajor(v), elt)))
     return failure();
   return success();
 }

@@ -105,14 +105,17 @@ def Trn_AttentionGradOp : Trn_Op<"attention_grad", [Pure]> {
     `dout` and `out` are [N, H, L, Ev] (any layout), `lse` the forward's
     [N, H, L] logsumexp. With P = exp(q k^T * scale - lse) (masked as the
     forward) and D = rowsum(dout * out): dv = P^T dout, dS = P * (dout v^T -
-    D), dq = dS k * scale, dk = dS^T q * scale. Results have the shapes and
-    element type of q, k, v.
+    D), dq = dS k * scale, dk = dS^T q * scale. Results have the element
+    type of q and the forward output's layout, sequence before heads: dq
+    [N, L, H, E], dk [N, S, H, E], dv [N, S, H, Ev] (the caller permutes
+    them to q, k, v's shapes as views; the gradient of the usual
+    `x.view(B, T, H, E).transpose(1, 2)` is then a view too, no copy).
 
     ```mlir
     %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.125 : f64}
         : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>,
            tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256xf32>)
-        -> (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>)
+        -> (tensor<1x256x2x64xf32>, tensor<1x256x2x64xf32>, tensor<1x256x2x64xf32>)
     ```
   }];
   let arguments = (ins Trn_FloatTensor:$dout, Trn_FloatTensor:$q,

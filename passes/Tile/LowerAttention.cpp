@@ -25,7 +25,8 @@
 //   dV_kb += P_c,kb^T dout  and  dK_kb += dS_c,kb^T Q   (fp32 SBUF sums)
 //   dQ    += dS_c,kb^T^T . K_kb           (PSUM, over the whole row)
 // then dq = scale * dQ; after the last block dk = scale * dK, dv = dV. The
-// key chunks are independent given lse and D, so any S is lowered.
+// key chunks are independent given lse and D, so any S is lowered. Results
+// are written sequence-major ([N, T, H, E], as the fused CPU kernel's out).
 //
 // Operands whose head dim is contiguous (the usual [.., seq, head] rows)
 // are loaded as rows and transposed on the Tensor Engine; PSUM is copied
@@ -407,6 +408,15 @@ void AttentionEmitter::backwardHead(const Matrix &dout, const Matrix &q,
   }
 }
 
+/// One head's [rows, cols] matrix of a sequence-major [N, T, H, C] view
+/// (attention's results).
+Matrix seqMajorMatrix(const HbmView &v, int64_t n, int64_t h) {
+  return Matrix{v.root,       v.offset + n * v.strides[0] + h * v.strides[2],
+                v.strides[1], v.strides[3],
+                v.shape[1],   v.shape[3],
+                v.elementType()};
+}
+
 /// The lse view [N, H, L] as the matrix of one head: 1 row of L columns.
 Matrix lseMatrix(const HbmView &v, int64_t n, int64_t h) {
   return Matrix{v.root, v.offset + n * v.strides[0] + h * v.strides[1],
@@ -458,16 +468,11 @@ LogicalResult trnc::tile::lowerAttention(LoweringContext &ctx, Operation *op) {
       return op->emitOpError("attention over an empty sequence is unsupported");
     AttentionEmitter em(ctx, loc, q->elementType(),
                         fwd.getScale().convertToDouble(), fwd.getCausal());
-    // out is [N, L, H, Ev]: one head is rows l (stride dim 1), cols dim 3.
     for (int64_t n = 0; n < q->shape[0]; ++n)
-      for (int64_t h = 0; h < q->shape[1]; ++h) {
-        Matrix o{out.root,       out.offset + n * out.strides[0] + h * out.strides[2],
-                 out.strides[1], out.strides[3],
-                 out.shape[1],   out.shape[3],
-                 out.elementType()};
+      for (int64_t h = 0; h < q->shape[1]; ++h)
         em.forwardHead(headMatrix(*q, n, h), headMatrix(*k, n, h),
-                       headMatrix(*v, n, h), o, lseMatrix(lse, n, h));
-      }
+                       headMatrix(*v, n, h), seqMajorMatrix(out, n, h),
+                       lseMatrix(lse, n, h));
     return success();
   }
   auto grad = cast<trn::AttentionGradOp>(op);
@@ -493,7 +498,7 @@ LogicalResult trnc::tile::lowerAttention(LoweringContext &ctx, Operation *op) {
       em.backwardHead(headMatrix(in[0], n, h), headMatrix(in[1], n, h),
                       headMatrix(in[2], n, h), headMatrix(in[3], n, h),
                       headMatrix(in[4], n, h), lseMatrix(in[5], n, h),
-                      headMatrix(dq, n, h), headMatrix(dk, n, h),
-                      headMatrix(dv, n, h));
+                      seqMajorMatrix(dq, n, h), seqMajorMatrix(dk, n, h),
+                      seqMajorMatrix(dv, n, h));
   return success();
 }

@@ -15,7 +15,8 @@ HBM. The CPU implementations below *are* the contract the lowering matches:
   output's [N, L, H, Ev] layout is the fused kernel's memory layout: callers
   permute it to [N, H, L, Ev] as a view.
 - ``attention_backward(grad_out, q, k, v, out, lse, causal, scale)
-  -> (dq, dk, dv)``: with ``p = exp(scores - lse)`` and
+  -> (dq[N,L,H,E], dk[N,S,H,E], dv[N,S,H,Ev])`` (the same sequence-major layout,
+  permuted back by callers): with ``p = exp(scores - lse)`` and
   ``D = rowsum(grad_out * out)``: ``dv = p^T grad_out``,
   ``ds = p (grad_out v^T - D)``, ``dq = ds k * scale``, ``dk = ds^T q * scale``.
 """
@@ -96,9 +97,9 @@ def attention_backward(
     ds = p * (torch.matmul(g, v.float().transpose(-2, -1)) - d)
     dq = torch.matmul(ds, k.float()) * scale
     dk = torch.matmul(ds.transpose(-2, -1), q.float()) * scale
-    return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)
+    return tuple(g.to(q.dtype).permute(0, 2, 1, 3).contiguous() for g in (dq, dk, dv))
 
 
 @attention_backward.register_fake
 def _(grad_out, q, k, v, out, lse, causal, scale):
-    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+    return tuple(t.new_empty((t.shape[0], t.shape[2], t.shape[1], t.shape[3])) for t in (q, k, v))

@@ -133,8 +133,11 @@ def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, 
     k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     if logsumexp.dim() == 3 and attn_mask is None and attention_ops.eligible(q, k, v, scale):
-        dq, dk, dv = torch.ops.trnc.attention_backward(
-            grad_out, q, k, v, out, logsumexp, bool(is_causal), float(scale)
+        dq, dk, dv = (
+            g.permute(0, 2, 1, 3)  # sequence-major results, as views
+            for g in torch.ops.trnc.attention_backward(
+                grad_out, q, k, v, out, logsumexp, bool(is_causal), float(scale)
+            )
         )
         return dq, _sum_heads(dk, hkv), _sum_heads(dv, hkv)
     if q.dtype in (torch.bfloat16, torch.float16):  # as the forward rule

@@ -54,6 +54,16 @@ def test_fused_attention_bfloat16():
     check_against_eager(sdpa(True), [q, k, v], atol=0.05, rtol=0.03)
 
 
+def test_gradients_are_sequence_major():
+    # dq, dk, dv come back [N, H, T, E] with [N, T, H, E] memory, so the gradient
+    # of a model's x.view(B, T, H, E).transpose(1, 2) is a view, not a copy.
+    q = rand(1, 3, 16, 8).requires_grad_()
+    out = compile_neuron(sdpa(True))(q, q, q)
+    (g,) = torch.autograd.grad(out.sum(), q)
+    expected = torch.autograd.grad(sdpa(True)(q, q, q).sum(), q)[0]
+    torch.testing.assert_close(g, expected, atol=2e-5, rtol=2e-5)
+
+
 def test_output_has_the_fused_kernels_layout():
     # [N, H, L, E] with [N, L, H, E] memory, as PyTorch's CPU flash kernel: the
     # model's transpose(1, 2).contiguous() after attention is then free.
@@ -70,7 +80,8 @@ def test_reference_operators_match_eager(causal):
     expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.25)
     torch.testing.assert_close(out.permute(0, 2, 1, 3), expected)
     g = torch.randn_like(expected)
-    dq, dk, dv = torch.ops.trnc.attention_backward(g, q, k, v, expected, lse, causal, 0.25)
+    grads = torch.ops.trnc.attention_backward(g, q, k, v, expected, lse, causal, 0.25)
+    dq, dk, dv = (t.permute(0, 2, 1, 3) for t in grads)  # sequence-major results
     torch.testing.assert_close((dq, dk, dv), torch.autograd.grad(expected, (q, k, v), g))
 
 

@@ -56,7 +56,7 @@ func.func @long_row(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x1024x16xf32>, %v: 
 // CHECK: nisa.activation copy
 // CHECK-NOT: nisa.dram_alloc
 // CHECK: return
-func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k: tensor<1x1x256x32xf32>, %v: tensor<1x1x256x32xf32>, %o: tensor<1x1x128x32xf32>, %lse: tensor<1x1x128xf32>) -> (tensor<1x1x128x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x256x32xf32>) {
-  %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.25 : f64} : (tensor<1x1x128x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x128xf32>) -> (tensor<1x1x128x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x256x32xf32>)
-  return %dq, %dk, %dv : tensor<1x1x128x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x256x32xf32>
+func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k: tensor<1x1x256x32xf32>, %v: tensor<1x1x256x32xf32>, %o: tensor<1x1x128x32xf32>, %lse: tensor<1x1x128xf32>) -> (tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>) {
+  %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.25 : f64} : (tensor<1x1x128x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x128xf32>) -> (tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>)
+  return %dq, %dk, %dv : tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>
 }

@@ -109,3 +109,11 @@ func.func @attention_grad_lse(%q: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xbf16>
   %dq, %dk, %dv = trn.attention_grad %q, %q, %q, %q, %q, %lse {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xbf16>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
   return
 }
+
+// -----
+
+func.func @attention_grad_layout(%q: tensor<1x2x8x16xf32>, %lse: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{dq must be 'tensor<1x8x2x16xf32>', got 'tensor<1x2x8x16xf32>'}}
+  %dq, %dk, %dv = trn.attention_grad %q, %q, %q, %q, %q, %lse {scale = 0.25 : f64} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>)
+  return
+}
