@@ -227,6 +227,10 @@ class CompiledGraph:
                 result.append(outputs[source[1]])
             elif source[0] == "input":
                 result.append(originals[source[1]])
+            elif source[0] == "view":  # a view of an input or of another output
+                _, kind, index, shape, stride, delta = source
+                base = originals[index] if kind == "input" else outputs[index]
+                result.append(base.as_strided(shape, stride, base.storage_offset() + delta))
             else:
                 result.append(None)
         return result

@@ -6,9 +6,12 @@ inputs with their tensor metadata, ``call_function`` nodes in topological
 order with encoded arguments, result metadata and the user's source location,
 and the outputs the compiled program writes.
 
-Outputs that are ``None`` or a graph input are not produced by the compiled
-program; ``ExportedGraph.output_plan`` tells the caller how to rebuild the
-graph's full result tuple from the program's outputs.
+Outputs that are ``None``, a graph input, or a view of a graph input or of
+another output (a saved ``t(W)``, a reshaped activation also returned whole)
+are not produced by the compiled program; ``ExportedGraph.output_plan`` tells
+the caller how to rebuild the graph's full result tuple from the program's
+outputs (views are rebuilt with ``as_strided`` on the same storage, as eager
+returns them).
 """
 
 from __future__ import annotations
@@ -67,7 +70,44 @@ class TensorSpec:
 
 # How the compiled callable rebuilds output i of the FX graph:
 # ("program", j): the program's output j; ("input", i): graph input i; ("none",): None.
-OutputSource = Union[tuple[str, int], tuple[str]]
+OutputSource = Union[tuple[str, int], tuple[str], tuple[str, str, int, tuple, tuple, int]]
+
+# Ops whose result is a view of their first argument's storage.
+_VIEW_OPS = {
+    torch.ops.aten.t.default,
+    torch.ops.aten.transpose.int,
+    torch.ops.aten.permute.default,
+    torch.ops.aten.view.default,
+    torch.ops.aten._unsafe_view.default,
+    torch.ops.aten.alias.default,
+    torch.ops.aten.expand.default,
+    torch.ops.aten.unsqueeze.default,
+    torch.ops.aten.squeeze.dim,
+    torch.ops.aten.squeeze.dims,
+    torch.ops.aten.slice.Tensor,
+    torch.ops.aten.select.int,
+}
+
+
+def _view_of(res: torch.fx.Node, sources: set) -> Optional[torch.fx.Node]:
+    """The node in ``sources`` whose storage ``res`` views through a chain of
+    view ops (checked on the fake tensors' storages too), or None."""
+    node = res
+    while node not in sources:
+        if node.op != "call_function" or node.target not in _VIEW_OPS or not node.args:
+            return None
+        node = node.args[0]
+        if not isinstance(node, torch.fx.Node):
+            return None
+    a, b = res.meta.get("val"), node.meta.get("val")
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.dtype != b.dtype:
+        return None
+    try:
+        if a.untyped_storage()._cdata != b.untyped_storage()._cdata:
+            return None
+    except (RuntimeError, NotImplementedError):
+        return None
+    return node
 
 
 @dataclass
@@ -320,20 +360,39 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             )
         elif node.op == "output":
             results = node.args[0]
-            for i, res in enumerate(results if isinstance(results, (list, tuple)) else [results]):
+            results = list(results) if isinstance(results, (list, tuple)) else [results]
+            direct = {r for r in results if isinstance(r, torch.fx.Node)}
+            plan_of: dict[torch.fx.Node, OutputSource] = {}
+
+            def produce(i, res):
+                ref = enc.encode(res)
+                key = (ref["node"], ref.get("index"))
+                if key not in program_output_of:
+                    spec = tensor_spec(res.meta.get("val"), name, f"output {i} ('{res.name}')")
+                    program_output_of[key] = len(program_outputs)
+                    program_outputs.append(spec)
+                    outputs_doc.append({**ref, **spec.to_json()})
+                return ("program", program_output_of[key])
+
+            for i, res in enumerate(results):
                 if res is None:
                     plan.append(("none",))
                 elif res in caller_index:
                     plan.append(("input", caller_index[res]))
                 elif isinstance(res, torch.fx.Node):
-                    ref = enc.encode(res)
-                    key = (ref["node"], ref.get("index"))
-                    if key not in program_output_of:
-                        spec = tensor_spec(res.meta.get("val"), name, f"output {i} ('{res.name}')")
-                        program_output_of[key] = len(program_outputs)
-                        program_outputs.append(spec)
-                        outputs_doc.append({**ref, **spec.to_json()})
-                    plan.append(("program", program_output_of[key]))
+                    base = _view_of(res, set(caller_index)) or _view_of(res, direct - {res})
+                    if base is not None:
+                        val, src = res.meta["val"], base.meta["val"]
+                        if base in caller_index:
+                            origin = ("input", caller_index[base])
+                        else:
+                            origin = plan_of.get(base) or produce(i, base)
+                            plan_of[base] = origin
+                        plan.append(("view", origin[0], origin[1], tuple(val.shape), tuple(val.stride()),
+                                     int(val.storage_offset() - src.storage_offset())))
+                        continue
+                    plan_of[res] = produce(i, res)
+                    plan.append(plan_of[res])
                 else:
                     raise CompileError(f"output {i} is the constant {res!r}; only tensors are supported", name)
         else:  # get_attr, call_module, call_method: not produced by AOTAutograd for us

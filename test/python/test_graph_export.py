@@ -104,6 +104,41 @@ def test_input_or_none_returned_as_output_is_not_compiled():
     assert len(graph.document["outputs"]) == 1
 
 
+def test_views_of_inputs_and_outputs_are_not_compiled():
+    # A saved t(W) and a reshaped activation also returned whole: rebuilt by
+    # the caller as views (as eager returns them), not copied by the program.
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def fn(w, x):
+        h = x * 2
+        return w.t(), h, h.view(2, 8), h[1:]
+
+    gm = make_fx(fn, tracing_mode="fake")(torch.randn(3, 5), torch.randn(16))
+    graph = export_graph(gm, "forward_0")
+    assert graph.output_plan == [
+        ("view", "input", 0, (5, 3), (1, 5), 0),
+        ("program", 0),
+        ("view", "program", 0, (2, 8), (8, 1), 0),
+        ("view", "program", 0, (15,), (1,), 1),
+    ]
+    assert len(graph.document["outputs"]) == 1
+
+
+def test_view_outputs_alias_like_eager():
+    from helpers import compile_neuron
+
+    def fn(w, x):
+        h = x * 2
+        return w.t(), h, h.view(2, 8)
+
+    w, x = torch.randn(3, 5), torch.randn(16)
+    wt, h, hv = compile_neuron(fn)(w, x)
+    torch.testing.assert_close(wt, w.t())
+    torch.testing.assert_close(hv, (x * 2).view(2, 8))
+    assert wt.data_ptr() == w.data_ptr() and wt.stride() == (1, 5)
+    assert hv.data_ptr() == h.data_ptr()
+
+
 def test_getitem_of_multi_output_node_is_an_index_reference():
     def fn(x):
         values, _ = torch.sort(x, dim=1)
