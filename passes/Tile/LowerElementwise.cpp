@@ -16,7 +16,7 @@
 // and only the outputs are stored: the chain's intermediates never reach HBM.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/ElementwiseSteps.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -31,13 +31,9 @@
 using namespace mlir;
 using namespace trnc;
 using namespace trnc::tile;
+using Ap = nisa::AccessPatternAttr;
 
 namespace {
-/// The instructions computing one tile: `ins` are the loaded operand tiles,
-/// `out` the tile to store. Null when the op is a pure copy or fill.
-using TileCompute = std::function<void(Location, ArrayRef<Value> ins,
-                                       Value out,
-                                       nisa::AccessPatternAttr ap)>;
 
 /// A source that broadcasts along free dims of the tile (stride 0 in HBM)
 /// is loaded once per distinct element and widened on chip: a DMA whose
@@ -243,16 +239,16 @@ std::optional<double> constantOf(Value v) {
 }
 
 TileCompute binary(LoweringContext &ctx, nisa::AluOp op) {
-  return [&ctx, op](Location loc, ArrayRef<Value> ins, Value out,
-                    nisa::AccessPatternAttr ap) {
-    ctx.tensorTensor(loc, op, out, ap, ins[0], ap, ins[1], ap);
+  return [&ctx, op](Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
+                    Value out, Ap ap) {
+    ctx.tensorTensor(loc, op, out, ap, ins[0], aps[0], ins[1], aps[1]);
   };
 }
 
 TileCompute scalar(LoweringContext &ctx, nisa::AluOp op, double value) {
-  return [&ctx, op, value](Location loc, ArrayRef<Value> ins, Value out,
-                           nisa::AccessPatternAttr ap) {
-    ctx.tensorScalar(loc, out, ap, ins[0], ap, op, value);
+  return [&ctx, op, value](Location loc, ArrayRef<Value> ins,
+                           ArrayRef<Ap> aps, Value out, Ap ap) {
+    ctx.tensorScalar(loc, out, ap, ins[0], aps[0], op, value);
   };
 }
 } // namespace
@@ -260,7 +256,6 @@ TileCompute scalar(LoweringContext &ctx, nisa::AluOp op, double value) {
 namespace {
 /// The ops that are not one table entry. Null for a cast (the DMA casts).
 TileCompute specialCompute(LoweringContext &ctx, Operation *op) {
-  using Ap = nisa::AccessPatternAttr;
   return TypeSwitch<Operation *, TileCompute>(op)
       .Case([&](trn::AddScalarOp s) {
         return scalar(ctx, nisa::AluOp::add, s.getValue().convertToDouble());
@@ -274,20 +269,21 @@ TileCompute specialCompute(LoweringContext &ctx, Operation *op) {
         // torch: where(input > threshold, grad, 0). mask over the input
         // tile, zeros, then a predicated copy of grad: inf/NaN grads where
         // the mask is 0 give 0, as in torch.
-        return [&ctx, threshold](Location loc, ArrayRef<Value> ins, Value out,
-                                 Ap ap) {
-          ctx.tensorScalar(loc, ins[1], ap, ins[1], ap, nisa::AluOp::is_gt,
-                           threshold);
+        return [&ctx, threshold](Location loc, ArrayRef<Value> ins,
+                                 ArrayRef<Ap> aps, Value out, Ap ap) {
+          ctx.tensorScalar(loc, ins[1], aps[1], ins[1], aps[1],
+                           nisa::AluOp::is_gt, threshold);
           ctx.memset(loc, out, ap, 0.0, nisa::Engine::vector);
-          ctx.copyPredicated(loc, out, ap, ins[1], ap, ins[0], ap);
+          ctx.copyPredicated(loc, out, ap, ins[1], aps[1], ins[0], aps[0]);
         };
       })
       .Case([&](trn::SelectOp) -> TileCompute {
         // out = on_false, then on_true where cond (both on Vector: the
         // predicated copy reads out after the copy in program order).
-        return [&ctx](Location loc, ArrayRef<Value> ins, Value out, Ap ap) {
-          ctx.copyOnVector(loc, out, ap, ins[2], ap);
-          ctx.copyPredicated(loc, out, ap, ins[0], ap, ins[1], ap);
+        return [&ctx](Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
+                      Value out, Ap ap) {
+          ctx.copyOnVector(loc, out, ap, ins[2], aps[2]);
+          ctx.copyPredicated(loc, out, ap, ins[0], aps[0], ins[1], aps[1]);
         };
       })
       .Case([&](trn::ClampOp c) -> TileCompute {
@@ -299,8 +295,8 @@ TileCompute specialCompute(LoweringContext &ctx, Operation *op) {
         double v0 = lo ? lo->convertToDouble() : 0.0;
         double v1 = hi ? hi->convertToDouble() : 0.0;
         return [&ctx, op0, op1, v0, v1](Location loc, ArrayRef<Value> ins,
-                                        Value out, Ap ap) {
-          ctx.tensorScalar(loc, out, ap, ins[0], ap, op0, v0, op1, v1);
+                                        ArrayRef<Ap> aps, Value out, Ap ap) {
+          ctx.tensorScalar(loc, out, ap, ins[0], aps[0], op0, v0, op1, v1);
         };
       })
       .Case([&](trn::LeakyReluOp l) -> TileCompute {
@@ -308,10 +304,10 @@ TileCompute specialCompute(LoweringContext &ctx, Operation *op) {
         double slope = l.getSlope().convertToDouble();
         nisa::AluOp pick = slope <= 1.0 ? nisa::AluOp::max : nisa::AluOp::min;
         return [&ctx, slope, pick](Location loc, ArrayRef<Value> ins,
-                                   Value out, Ap ap) {
-          ctx.tensorScalar(loc, out, ap, ins[0], ap, nisa::AluOp::multiply,
+                                   ArrayRef<Ap> aps, Value out, Ap ap) {
+          ctx.tensorScalar(loc, out, ap, ins[0], aps[0], nisa::AluOp::multiply,
                            slope);
-          ctx.tensorTensor(loc, pick, out, ap, ins[0], ap, out, ap);
+          ctx.tensorTensor(loc, pick, out, ap, ins[0], aps[0], out, ap);
         };
       })
       .Case([&](trn::LogicalNotOp) {
@@ -321,8 +317,9 @@ TileCompute specialCompute(LoweringContext &ctx, Operation *op) {
         // bool: x == 0; int: ~x = -x - 1 (exact in the fp32 datapath).
         if (b.getType().getElementType().isInteger(1))
           return scalar(ctx, nisa::AluOp::is_equal, 0.0);
-        return [&ctx](Location loc, ArrayRef<Value> ins, Value out, Ap ap) {
-          ctx.tensorScalar(loc, out, ap, ins[0], ap, nisa::AluOp::multiply,
+        return [&ctx](Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
+                      Value out, Ap ap) {
+          ctx.tensorScalar(loc, out, ap, ins[0], aps[0], nisa::AluOp::multiply,
                            -1.0, nisa::AluOp::subtract, 1.0);
         };
       })
@@ -348,15 +345,6 @@ void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
 }
 
 namespace {
-/// One op of a group: the operands it reads as tiles (an immediate
-/// constant dropped) and the instructions computing its tile. A null
-/// compute is a cast (the DMA casts an input; a tensor_copy a group value).
-struct ElementwiseStep {
-  Operation *op;
-  SmallVector<Value> operands;
-  TileCompute compute;
-};
-
 /// The operands an op reads as tiles: a binary ALU op with one constant
 /// operand is one tensor_scalar with the constant as immediate (reversed
 /// when it is the lhs).
@@ -378,8 +366,14 @@ TileOperands tileOperands(Operation *op) {
   }
   return t;
 }
+} // namespace
 
-FailureOr<ElementwiseStep> stepFor(LoweringContext &ctx, Operation *op) {
+SmallVector<Value> trnc::tile::tileOperandsOf(Operation *op) {
+  return tileOperands(op).operands;
+}
+
+FailureOr<ElementwiseStep> trnc::tile::elementwiseStep(LoweringContext &ctx,
+                                                       Operation *op) {
   TileOperands t = tileOperands(op);
   ElementwiseStep step{op, t.operands, nullptr};
   std::optional<nisa::AluOp> alu = lookup(kAluOps, op);
@@ -387,16 +381,16 @@ FailureOr<ElementwiseStep> stepFor(LoweringContext &ctx, Operation *op) {
   bool reverse = t.reverse;
   if (std::optional<nisa::ActFunc> act = lookup(kActivations, op)) {
     step.compute = [&ctx, f = *act](Location loc, ArrayRef<Value> ins,
-                                    Value out, nisa::AccessPatternAttr ap) {
-      ctx.activation(loc, f, out, ap, ins[0], ap);
+                                    ArrayRef<Ap> aps, Value out, Ap ap) {
+      ctx.activation(loc, f, out, ap, ins[0], aps[0]);
     };
   } else if (alu && imm) {
     step.compute = [&ctx, a = *alu, c = *imm, reverse](
-                       Location loc, ArrayRef<Value> ins, Value out,
-                       nisa::AccessPatternAttr ap) {
+                       Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
+                       Value out, Ap ap) {
       MLIRContext *m = ctx.b.getContext();
       ctx.b.create<nisa::TensorScalarOp>(
-          loc, out, ap, ins[0], ap, nisa::AluOpAttr::get(m, a),
+          loc, out, ap, ins[0], aps[0], nisa::AluOpAttr::get(m, a),
           ctx.b.getF32FloatAttr(c),
           nisa::AluOpAttr::get(m, nisa::AluOp::bypass),
           ctx.b.getF32FloatAttr(0.0),
@@ -411,15 +405,18 @@ FailureOr<ElementwiseStep> stepFor(LoweringContext &ctx, Operation *op) {
   }
   if (!step.compute && !isa<trn::ConvertOp>(op))
     return op->emitOpError("has no elementwise lowering");
+  step.inPlaceSafe =
+      step.compute && (lookup(kActivations, op) || alu ||
+                       isa<trn::AddScalarOp, trn::MulScalarOp, trn::ClampOp,
+                           trn::LogicalNotOp, trn::BitwiseNotOp>(op));
   return step;
 }
 
-/// Ops that may share a group: not fills (a memset per tile of their own)
-/// and not threshold_backward (it masks its input tile in place).
-bool groupable(Operation *op) {
+bool trnc::tile::isGroupableElementwise(Operation *op) {
   return isElementwiseOp(op) && !isa<trn::FullOp, trn::ThresholdBackwardOp>(op);
 }
 
+namespace {
 RankedTensorType resultType(Operation *op) {
   return cast<RankedTensorType>(op->getResult(0).getType());
 }
@@ -428,7 +425,7 @@ RankedTensorType resultType(Operation *op) {
 SmallVector<Operation *> trnc::tile::elementwiseGroup(LoweringContext &ctx,
                                                       Operation *first) {
   SmallVector<Operation *> group{first};
-  if (!groupable(first))
+  if (!isGroupableElementwise(first))
     return group;
   llvm::SmallPtrSet<Operation *, 16> members{first};
   ArrayRef<int64_t> shape = resultType(first).getShape();
@@ -439,7 +436,8 @@ SmallVector<Operation *> trnc::tile::elementwiseGroup(LoweringContext &ctx,
   for (Operation *op = first->getNextNode();
        op && !op->hasTrait<OpTrait::IsTerminator>() && seen < kLookahead;
        op = op->getNextNode(), ++seen) {
-    if (!groupable(op) || resultType(op).getShape() != shape)
+    if (!isGroupableElementwise(op) || ctx.rowGrouped.contains(op) ||
+        resultType(op).getShape() != shape)
       continue;
     bool available = llvm::all_of(tileOperands(op).operands, [&](Value v) {
       Operation *def = v.getDefiningOp();
@@ -465,7 +463,7 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   SmallVector<ElementwiseStep> steps;
   for (Operation *op : ops) {
-    FailureOr<ElementwiseStep> step = stepFor(ctx, op);
+    FailureOr<ElementwiseStep> step = elementwiseStep(ctx, op);
     if (failed(step))
       return failure();
     steps.push_back(std::move(*step));
@@ -564,8 +562,12 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
         continue;
       }
       Value t = ctx.allocSbuf(loc, p, f, out);
-      if (step.compute)
-        step.compute(step.op->getLoc(), ins, t, ctx.tileAp(t));
+      if (step.compute) {
+        SmallVector<Ap> aps;
+        for (Value in : ins)
+          aps.push_back(ctx.tileAp(in));
+        step.compute(step.op->getLoc(), ins, aps, t, ctx.tileAp(t));
+      }
       else
         ctx.copyOnVector(step.op->getLoc(), t, ctx.tileAp(t), ins[0],
                          ctx.tileAp(ins[0]));

@@ -3,23 +3,16 @@
 // One lowering for the four reductions; only the ALU op differs.
 // The input is viewed as [kept..., reduced...] (strides permuted, no copy).
 // Kept dims walk partitions (one kept element per partition row); reduced
-// dims are cut into free-axis chunks. The Vector engine's tensor_reduce
-// folds a group sequentially in fp32, so one long fold would lose accuracy
-// linearly in its length (eager's CPU sums are cascaded/pairwise). Instead
-// each chunk of a sum is reduced in blocks of kBlock elements (one grouped
-// tensor_reduce: [P, f/kBlock, kBlock] -> [P, f/kBlock] partial sums) into
-// an fp32 [P, n] partials tile, and the partials are reduced as a
-// kBlock-ary tree; a partials tile that fills up is folded into an fp32
-// accumulator. Each element passes through O(kBlock * log_kBlock(n))
-// roundings instead of O(n), reading the same elements (plus one small
-// reduce per level). max/min/prod reduce one group per chunk, the chunk
-// results in one more reduce.
+// dims are cut into free-axis chunks, folded per partition by a
+// BlockedReduction (blocked partial sums reduced as a tree, so a long sum
+// rounds O(log n) times per element, not O(n): BlockedReduction.h).
 //
 // A sum over the outer dim of a row-major tensor (the bias gradient over the
 // batch) instead runs on the Tensor Engine: ones[R, 1]^T @ X[R, C] in PSUM,
 // which reads X rows contiguously rather than gathering columns.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Tile/BlockedReduction.h"
 #include "passes/Tile/LoweringContext.h"
 
 #include "dialects/Trn/TrnOps.h"
@@ -93,113 +86,6 @@ nisa::AluOp combiningOp(Operation *op) {
 }
 } // namespace
 
-namespace {
-/// Elements one tensor_reduce group of a sum folds sequentially. 32 keeps a
-/// 2048-wide chunk at 32 + 64 sequential roundings (two levels) instead of
-/// 2048. max/min are exact in any order and a product's relative error
-/// grows with its length in any order: they fold a whole chunk per group.
-constexpr int64_t kBlock = 32;
-
-int64_t blockSize(nisa::AluOp alu) {
-  return alu == nisa::AluOp::add ? kBlock
-                                 : std::numeric_limits<int64_t>::max();
-}
-
-/// Groups (the last one possibly short) of f elements.
-int64_t blockCount(int64_t f, int64_t block) {
-  return f / block + (f % block ? 1 : 0);
-}
-
-/// An fp32 [P, 1] reduction of free-axis chunks, blocked (see the header).
-class BlockedReduction {
-public:
-  /// `maxPartials`: columns per partials tile; `totalBlocks`: the blocks all
-  /// add() calls will bring. A tile takes no more columns than remain, so a
-  /// reduction of one block is a single tensor_reduce into [P, 1].
-  BlockedReduction(LoweringContext &ctx, Location loc, nisa::AluOp alu,
-                   int64_t parts, int64_t maxPartials, int64_t totalBlocks)
-      : ctx(ctx), loc(loc), alu(alu), block(blockSize(alu)), parts(parts),
-        maxPartials(maxPartials), remaining(totalBlocks) {}
-
-  /// Folds the first `f` free elements of tile `t` ([parts, >= f]).
-  void add(Value t, int64_t f) {
-    int64_t groups = f / block, tail = f % block;
-    int64_t need = blockCount(f, block);
-    if (partials && used + need > capacity)
-      flush();
-    if (!partials) {
-      capacity = std::max(need, std::min(maxPartials, remaining));
-      partials = ctx.allocSbuf(loc, parts, capacity, ctx.b.getF32Type());
-      used = 0;
-    }
-    remaining -= need;
-    int64_t tFree = cast<nisa::TileType>(t.getType()).getFreeSize();
-    if (groups)
-      ctx.tensorReduce(loc, alu, partials, column(used, groups), t,
-                       ctx.ap(0, {tFree, block, 1}, {parts, groups, block}));
-    if (tail)
-      ctx.tensorReduce(loc, alu, partials, column(used + groups, 1), t,
-                       ctx.ap(groups * block, {tFree, 1}, {parts, tail}));
-    used += need;
-  }
-
-  /// The fp32 [parts, 1] result (at least one add() must have run).
-  Value finish() {
-    flush();
-    return acc;
-  }
-
-private:
-  nisa::AccessPatternAttr column(int64_t first, int64_t n) {
-    return ctx.ap(first, {capacity, 1}, {parts, n});
-  }
-
-  /// Reduces the partials tile to one value per partition (a block-ary
-  /// tree) and folds it into the accumulator.
-  void flush() {
-    if (!partials)
-      return;
-    Value level = partials;
-    int64_t n = used, stride = capacity;
-    while (n > 1) {
-      int64_t groups = n / block, tail = n % block;
-      int64_t next = groups + (tail ? 1 : 0);
-      Value out = ctx.allocSbuf(loc, parts, next, ctx.b.getF32Type());
-      if (groups)
-        ctx.tensorReduce(loc, alu, out, ctx.ap(0, {next, 1}, {parts, groups}),
-                         level,
-                         ctx.ap(0, {stride, block, 1}, {parts, groups, block}));
-      if (tail)
-        ctx.tensorReduce(loc, alu, out, ctx.ap(groups, {next, 1}, {parts, 1}),
-                         level, ctx.ap(groups * block, {stride, 1}, {parts, tail}));
-      level = out;
-      n = next;
-      stride = next;
-    }
-    if (!acc) {
-      acc = level;
-    } else {
-      Value sum = ctx.allocSbuf(loc, parts, 1, ctx.b.getF32Type());
-      ctx.tensorTensor(loc, alu, sum, ctx.tileAp(sum), acc, ctx.tileAp(acc),
-                       level, ctx.ap(0, {stride, 1}, {parts, 1}));
-      acc = sum;
-    }
-    partials = Value();
-    used = 0;
-  }
-
-  LoweringContext &ctx;
-  Location loc;
-  nisa::AluOp alu;
-  int64_t block, parts, maxPartials;
-  int64_t remaining; // blocks still to come
-  int64_t capacity = 0; // columns of the current partials tile
-  Value partials;       // fp32 [parts, capacity]; `used` columns hold partials
-  int64_t used = 0;
-  Value acc; // fp32 [parts, 1] (or a [parts, stride] leading column)
-};
-} // namespace
-
 LogicalResult trnc::tile::lowerReduce(LoweringContext &ctx, Operation *op) {
   nisa::AluOp alu = combiningOp(op);
   Value input = op->getOperand(0), result = op->getResult(0);
@@ -246,13 +132,13 @@ LogicalResult trnc::tile::lowerReduce(LoweringContext &ctx, Operation *op) {
 
   Type f32 = ctx.b.getF32Type();
   int64_t maxFree = ctx.maxFree({in.elementType(), f32});
-  int64_t totalBlocks = 0, block = blockSize(alu);
+  int64_t totalBlocks = 0, block = reductionBlockSize(alu);
   forEachFreeChunk(reduced.shape, reduced.strides[0], maxFree,
                    [&](int64_t, ArrayRef<int64_t>, ArrayRef<int64_t> counts) {
                      int64_t f = 1;
                      for (int64_t c : counts)
                        f *= c;
-                     totalBlocks += blockCount(f, block);
+                     totalBlocks += reductionBlockCount(f, block);
                    });
   // One kept element per partition (free size 1 over the kept space).
   forEachTile(keptSpace, ctx.partitions(), /*maxFree=*/1,

@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/LowerRowGroup.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -199,56 +200,86 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
 
   // Ops lowered ahead of their position, as members of an elementwise group.
   llvm::DenseSet<Operation *> grouped;
-  for (Operation &op : oldFunc.getBody().front().without_terminator()) {
-    if (grouped.contains(&op))
+  // View ops whose source is a row group member not lowered yet: derived
+  // once the group is.
+  SmallVector<Operation *> deferredViews;
+  auto lowerView = [&](Operation *o) -> LogicalResult {
+    if (ctx.resolveView(o->getResult(0))) // views always derive
+      return success();
+    Value in = o->getOperand(0);
+    if (!ctx.views.count(in) && !ctx.resolveView(in)) {
+      deferredViews.push_back(o);
+      return success();
+    }
+    auto r = dyn_cast<trn::ReshapeOp>(o);
+    if (!r)
+      return o->emitOpError("has no HBM view of its operand");
+    // Not expressible as strides: materialise row-major first.
+    HbmView copy = ctx.allocScratch(
+        r.getLoc(), cast<RankedTensorType>(r.getInput().getType()));
+    emitCopy(ctx, r.getLoc(), copy, ctx.views.lookup(in));
+    ctx.views[r.getResult()] = *reshapeView(copy, r.getType().getShape());
+    return success();
+  };
+  std::function<LogicalResult(Operation *)> lowerOp =
+      [&](Operation *o) -> LogicalResult {
+    if (grouped.contains(o))
+      return success();
+    if (isViewOp(o))
+      return lowerView(o);
+    return TypeSwitch<Operation *, LogicalResult>(o)
+        .Case([&](trn::ConcatOp) { return lowerConcat(ctx, o); })
+        .Case<trn::GatherRowsOp, trn::ScatterRowsOp>(
+            [&](Operation *o) { return lowerIndirect(ctx, o); })
+        .Case<trn::IotaOp, trn::TriangleOp>(
+            [&](Operation *o) { return lowerIndexPattern(ctx, o); })
+        .Case([&](trn::RandomOp) { return lowerRandom(ctx, o); })
+        .Case([&](trn::NkiKernelOp) { return lowerNkiKernel(ctx, o); })
+        .Case([&](trn::CollectiveOp) { return lowerCollective(ctx, o); })
+        .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, o); })
+        .Case([&](trn::Conv2dOp) { return lowerConv2d(ctx, o); })
+        .Case<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp,
+              trn::ReduceProdOp>(
+            [&](Operation *o) { return lowerReduce(ctx, o); })
+        .Case([&](trn::SoftmaxOp) { return lowerSoftmax(ctx, o); })
+        .Case<trn::AttentionOp, trn::AttentionGradOp>(
+            [&](Operation *o) { return lowerAttention(ctx, o); })
+        .Case<trn::CumsumOp, trn::CumprodOp>(
+            [&](Operation *o) { return lowerScan(ctx, o); })
+        .Default([&](Operation *o) -> LogicalResult {
+          if (isElementwiseOp(o)) { // LowerElementwise.cpp's list
+            SmallVector<Operation *> group = elementwiseGroup(ctx, o);
+            grouped.insert(group.begin(), group.end());
+            return lowerElementwiseGroup(ctx, group);
+          }
+          return o->emitOpError("has no lowering to nisa (supported: trn "
+                                "elementwise, matmul, reduce_sum, views)");
+        });
+  };
+
+  // Row groups lower at their last member; their members are skipped until
+  // then.
+  Block &body = oldFunc.getBody().front();
+  SmallVector<RowGroup> rowGroups = formRowGroups(body, ctx.machine);
+  llvm::DenseMap<Operation *, const RowGroup *> rowGroupAt;
+  for (const RowGroup &g : rowGroups) {
+    ctx.rowGrouped.insert(g.ops.begin(), g.ops.end());
+    rowGroupAt[g.point] = &g;
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (auto it = rowGroupAt.find(&op); it != rowGroupAt.end()) {
+      if (failed(lowerRowGroup(ctx, *it->second, lowerOp)))
+        return failure();
+      SmallVector<Operation *> pending = std::move(deferredViews);
+      deferredViews.clear();
+      for (Operation *v : pending)
+        if (failed(lowerView(v)))
+          return failure();
       continue;
-    LogicalResult result =
-        TypeSwitch<Operation *, LogicalResult>(&op)
-            .Case<trn::TransposeOp, trn::BroadcastOp, trn::SliceOp>(
-                [&](Operation *o) {
-                  ctx.resolveView(o->getResult(0)); // views always derive
-                  return success();
-                })
-            .Case([&](trn::ReshapeOp r) {
-              if (ctx.resolveView(r.getResult()))
-                return success();
-              HbmView in = ctx.views.lookup(r.getInput());
-              ArrayRef<int64_t> shape = r.getType().getShape();
-              // Not expressible as strides: materialise row-major first.
-              HbmView copy = ctx.allocScratch(
-                  r.getLoc(), cast<RankedTensorType>(r.getInput().getType()));
-              emitCopy(ctx, r.getLoc(), copy, in);
-              ctx.views[r.getResult()] = *reshapeView(copy, shape);
-              return success();
-            })
-            .Case([&](trn::ConcatOp) { return lowerConcat(ctx, &op); })
-            .Case<trn::GatherRowsOp, trn::ScatterRowsOp>(
-                [&](Operation *o) { return lowerIndirect(ctx, o); })
-            .Case<trn::IotaOp, trn::TriangleOp>(
-                [&](Operation *o) { return lowerIndexPattern(ctx, o); })
-            .Case([&](trn::RandomOp) { return lowerRandom(ctx, &op); })
-            .Case([&](trn::NkiKernelOp) { return lowerNkiKernel(ctx, &op); })
-            .Case([&](trn::CollectiveOp) { return lowerCollective(ctx, &op); })
-            .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, &op); })
-            .Case([&](trn::Conv2dOp) { return lowerConv2d(ctx, &op); })
-            .Case<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp,
-                  trn::ReduceProdOp>(
-                [&](Operation *o) { return lowerReduce(ctx, o); })
-            .Case([&](trn::SoftmaxOp) { return lowerSoftmax(ctx, &op); })
-            .Case<trn::AttentionOp, trn::AttentionGradOp>(
-                [&](Operation *o) { return lowerAttention(ctx, o); })
-            .Case<trn::CumsumOp, trn::CumprodOp>(
-                [&](Operation *o) { return lowerScan(ctx, o); })
-            .Default([&](Operation *o) -> LogicalResult {
-              if (isElementwiseOp(o)) { // LowerElementwise.cpp's list
-                SmallVector<Operation *> group = elementwiseGroup(ctx, o);
-                grouped.insert(group.begin(), group.end());
-                return lowerElementwiseGroup(ctx, group);
-              }
-              return o->emitOpError("has no lowering to nisa (supported: trn "
-                                    "elementwise, matmul, reduce_sum, views)");
-            });
-    if (failed(result))
+    }
+    if (ctx.rowGrouped.contains(&op))
+      continue;
+    if (failed(lowerOp(&op)))
       return failure();
   }
 

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace trnc::tile {
 
@@ -32,6 +33,9 @@ struct LoweringContext {
   llvm::DenseMap<mlir::Value, HbmView> resultDest;
   /// The identity tiles built so far (one per element type; identity()).
   llvm::DenseMap<mlir::Type, mlir::Value> identities;
+  /// Ops claimed by a row group (LowerRowGroup.cpp), lowered together at the
+  /// group's last op: no elementwise group may take them.
+  llvm::DenseSet<mlir::Operation *> rowGrouped;
 
   // --- Limits ---------------------------------------------------------------
   int64_t partitions() const { return machine.numPartitions; }

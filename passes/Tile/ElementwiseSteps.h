@@ -1,0 +1,52 @@
+//===- ElementwiseSteps.h - one elementwise trn op as tile instructions -*- C++ -*-===//
+//
+// The per-tile instructions of an elementwise trn op, shared by the two
+// fusion groups that compute on tiles: elementwise groups (one shape,
+// LowerElementwise.cpp) and row groups (rows with their reductions,
+// LowerRowGroup.cpp). Each operand tile comes with its own access pattern,
+// so a [P, 1] per-row value can be read broadcast along a [P, N] row
+// (stride 0) without being widened first.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "passes/Tile/LoweringContext.h"
+
+#include <functional>
+
+namespace trnc::tile {
+
+/// The instructions computing one tile: `ins` are the operand tiles read
+/// through `inAps`, `out` the result tile written through `outAp`.
+using TileCompute = std::function<void(
+    mlir::Location, llvm::ArrayRef<mlir::Value> ins,
+    llvm::ArrayRef<nisa::AccessPatternAttr> inAps, mlir::Value out,
+    nisa::AccessPatternAttr outAp)>;
+
+/// One op of a group: the operands it reads as tiles (an immediate
+/// constant dropped) and the instructions computing its tile. A null
+/// compute is a cast (the DMA casts an input; a tensor_copy a group value).
+struct ElementwiseStep {
+  mlir::Operation *op;
+  llvm::SmallVector<mlir::Value> operands;
+  TileCompute compute;
+  /// One instruction that reads every operand before writing: the result
+  /// may overwrite an operand's tile (select, leaky_relu, threshold_backward
+  /// write the result before reading all operands).
+  bool inPlaceSafe = false;
+};
+
+/// The step of an elementwise op (isElementwiseOp); an error on the op when
+/// it has no tile lowering.
+mlir::FailureOr<ElementwiseStep> elementwiseStep(LoweringContext &ctx,
+                                                 mlir::Operation *op);
+
+/// Ops that may share a group: elementwise, but not fills (a memset per tile
+/// of their own) and not threshold_backward (it masks its input in place).
+bool isGroupableElementwise(mlir::Operation *op);
+
+/// The operands `op` reads as tiles: a binary ALU op with one constant
+/// operand reads only the other (the constant is its immediate).
+llvm::SmallVector<mlir::Value> tileOperandsOf(mlir::Operation *op);
+
+} // namespace trnc::tile

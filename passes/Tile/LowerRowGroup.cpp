@@ -1,0 +1,796 @@
+//===- LowerRowGroup.cpp - rows and their reductions as one loop ----------===//
+//
+// A row group is the part of a graph that works on the rows of one [K..., N]
+// space: elementwise ops on [K..., N] values ("full") and on per-row values
+// of shape [K...] or [K..., 1] ("row"), reductions over the row
+// (reduce_sum/max/min over the last dim: full -> row), the reshapes and
+// broadcasts between them (row -> full along N), and sums over the rows
+// (reduce_sum over every dim but the last: full -> [N], or of a row value to
+// a scalar). Layer norm forward and backward (with its weight and bias
+// gradients), RMS norm, the cross-entropy loss and its gradient are each one
+// group: per tile of 128 rows every input is loaded once, a whole row sits in
+// one partition, the row reductions are Vector folds into [P, 1] tiles that
+// later ops read broadcast (stride 0) along the row, the sums over rows
+// accumulate on the Tensor Engine (ones^T @ tile) in PSUM across the tiles,
+// and only values read outside the group are stored.
+//
+// Formation (formRowGroups) starts at each row reduction, floods through
+// compatible ops along def-use edges, and lowers the group at its last op.
+// Ops are pure, so moving the members there is legal when nothing outside
+// the group reads a member before that point: the group is cut before the
+// first op that would (a matmul reading a normalised activation). When the
+// group does not fit SBUF (its rows are too long for the tiles it keeps
+// live) or its rows do not walk one partition dim, it falls back to lowering
+// each member on its own, in order, at that point.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Tile/BlockedReduction.h"
+#include "passes/Tile/ElementwiseSteps.h"
+#include "passes/Tile/LowerRowGroup.h"
+
+#include "dialects/Trn/TrnOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <deque>
+
+#define DEBUG_TYPE "trnc-tile-lower-to-nisa"
+
+using namespace mlir;
+using namespace trnc;
+using namespace trnc::tile;
+
+namespace {
+using Ap = nisa::AccessPatternAttr;
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+Type eltOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+int64_t eltBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+/// The [K..., N] space of a group.
+struct RowSpace {
+  SmallVector<int64_t> full; // [K..., N]
+  ArrayRef<int64_t> kept() const { return ArrayRef(full).drop_back(); }
+  int64_t n() const { return full.back(); }
+
+  bool isFull(Value v) const { return shapeOf(v) == ArrayRef(full); }
+  /// [K...] or [K..., 1]: one value per row.
+  bool isRow(Value v) const {
+    ArrayRef<int64_t> s = shapeOf(v);
+    if (s == kept())
+      return true;
+    return s.size() == full.size() && s.drop_back() == kept() && s.back() == 1;
+  }
+};
+
+enum class Role { none, elementwise, reduceRow, sumRows, alias };
+
+bool reducesExactly(Operation *op, ArrayRef<int64_t> dims) {
+  auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(op->getAttr("dims"));
+  return attr && attr.asArrayRef() == dims;
+}
+
+/// What `op` would be in a group over `space` (none: not a member).
+Role roleOf(Operation *op, const RowSpace &space) {
+  if (op->getNumResults() != 1 || !isa<RankedTensorType>(op->getResult(0).getType()))
+    return Role::none;
+  Value r = op->getResult(0);
+  int64_t rank = space.full.size();
+  if (isGroupableElementwise(op)) {
+    // int64 is computed as int32 on chip; only a cast from it (a load) joins.
+    if (eltOf(r).isInteger(64) ||
+        (!isa<trn::ConvertOp>(op) &&
+         llvm::any_of(op->getOperands(),
+                      [](Value v) { return eltOf(v).isInteger(64); })))
+      return Role::none;
+    return space.isFull(r) || space.isRow(r) ? Role::elementwise : Role::none;
+  }
+  if (isa<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp>(op)) {
+    Value in = op->getOperand(0);
+    if (!isa<FloatType>(eltOf(in)))
+      return Role::none;
+    if (space.isFull(in) && reducesExactly(op, {rank - 1}) &&
+        shapeOf(r) == space.kept())
+      return Role::reduceRow;
+    if (!isa<trn::ReduceSumOp>(op))
+      return Role::none;
+    SmallVector<int64_t> outer;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      outer.push_back(d);
+    if (space.isFull(in) && reducesExactly(op, outer) &&
+        shapeOf(r) == ArrayRef<int64_t>{space.n()})
+      return Role::sumRows;
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < (int64_t)shapeOf(in).size(); ++d)
+      all.push_back(d);
+    if (space.isRow(in) && reducesExactly(op, all) && shapeOf(r).empty())
+      return Role::sumRows;
+    return Role::none;
+  }
+  if (auto reshape = dyn_cast<trn::ReshapeOp>(op))
+    return space.isRow(reshape.getInput()) && space.isRow(r) ? Role::alias
+                                                             : Role::none;
+  if (auto bcast = dyn_cast<trn::BroadcastOp>(op)) {
+    ArrayRef<int64_t> in = shapeOf(bcast.getInput());
+    return in.size() == space.full.size() && in.drop_back() == space.kept() &&
+                   in.back() == 1 && space.isFull(r)
+               ? Role::alias
+               : Role::none;
+  }
+  return Role::none;
+}
+
+bool isViewOp(Operation *op) {
+  return isa<trn::TransposeOp, trn::BroadcastOp, trn::SliceOp, trn::ReshapeOp>(
+      op);
+}
+
+/// Builds the groups of one block in program order of their seeds.
+class RowGroupFormation {
+public:
+  RowGroupFormation(Block &body, int64_t maxRow) : maxRow(maxRow) {
+    for (Operation &op : body.without_terminator())
+      index[&op] = index.size();
+  }
+
+  SmallVector<RowGroup> run(Block &body) {
+    for (Operation &op : body.without_terminator()) {
+      if (groupOf.count(&op) || !isa<trn::ReduceSumOp, trn::ReduceMaxOp,
+                                      trn::ReduceMinOp>(op))
+        continue;
+      RowSpace space{SmallVector<int64_t>(shapeOf(op.getOperand(0)))};
+      if (space.full.size() < 2 || space.n() < 2 || space.n() > maxRow ||
+          roleOf(&op, space) != Role::reduceRow)
+        continue;
+      std::optional<RowGroup> g = form(&op, space);
+      if (!g)
+        continue;
+      for (Operation *m : g->ops)
+        groupOf[m] = groups.size();
+      groups.push_back(std::move(*g));
+    }
+    return groups;
+  }
+
+private:
+  /// The members reachable from `seed` through `candidates` (or through any
+  /// compatible op when `candidates` is null).
+  llvm::SetVector<Operation *>
+  flood(Operation *seed, const RowSpace &space,
+        const llvm::SetVector<Operation *> *candidates) {
+    llvm::SetVector<Operation *> members;
+    std::deque<Operation *> work{seed};
+    members.insert(seed);
+    auto consider = [&](Operation *op) {
+      if (!op || members.contains(op) || !index.count(op) ||
+          groupOf.count(op))
+        return;
+      if (candidates ? !candidates->contains(op) : !admissible(op, space))
+        return;
+      members.insert(op);
+      work.push_back(op);
+    };
+    while (!work.empty()) {
+      Operation *op = work.front();
+      work.pop_front();
+      // Producers, and the other readers of what it reads (an input loaded
+      // once for all of them).
+      for (Value v : op->getOperands()) {
+        consider(v.getDefiningOp());
+        for (Operation *sibling : v.getUsers())
+          consider(sibling);
+      }
+      if (roleOf(op, space) == Role::sumRows)
+        continue; // complete only after the last tile: read outside only
+      for (Operation *user : op->getUsers())
+        consider(user);
+    }
+    return members;
+  }
+
+  bool admissible(Operation *op, const RowSpace &space) {
+    Role role = roleOf(op, space);
+    if (role == Role::none)
+      return false;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && roleOf(def, space) == Role::sumRows)
+        return false;
+      // An alias reads a member (an alias of an outside value is simply an
+      // outside view).
+      if (role == Role::alias &&
+          (!def || groupOf.count(def) || roleOf(def, space) == Role::none))
+        return false;
+    }
+    return true;
+  }
+
+  /// When an op outside `members` that reads them is lowered (a view is
+  /// seen through to the ops reading it).
+  void readers(Value v, const llvm::SetVector<Operation *> &members,
+               SmallVectorImpl<Operation *> &out) {
+    for (Operation *user : v.getUsers()) {
+      if (members.contains(user))
+        continue;
+      if (isViewOp(user))
+        readers(user->getResult(0), members, out);
+      else
+        out.push_back(user);
+    }
+  }
+
+  size_t timeOf(Operation *op) {
+    auto it = index.find(op);
+    if (it == index.end())
+      return SIZE_MAX; // the terminator
+    auto g = groupOf.find(op);
+    return g == groupOf.end() ? it->second : index[groups[g->second].point];
+  }
+
+  std::optional<RowGroup> form(Operation *seed, const RowSpace &space) {
+    llvm::SetVector<Operation *> members = flood(seed, space, nullptr);
+    while (true) {
+      size_t point = 0;
+      for (Operation *m : members)
+        point = std::max(point, index[m]);
+      size_t cut = SIZE_MAX;
+      Operation *early = nullptr; // read outside before the seed
+      for (Operation *m : members) {
+        SmallVector<Operation *> outside;
+        readers(m->getResult(0), members, outside);
+        for (Operation *u : outside) {
+          size_t t = timeOf(u);
+          if (t > point)
+            continue;
+          cut = std::min(cut, t);
+          if (t <= index[seed] && !early)
+            early = m;
+        }
+      }
+      if (cut == SIZE_MAX)
+        break;
+      llvm::SetVector<Operation *> kept;
+      if (early) {
+        // A member read outside before the seed (a residual sum read by a
+        // matmul, pulled in as a sibling) cannot be moved to the group's
+        // end: it and what it is computed from stay out, lowered at their
+        // place.
+        llvm::DenseSet<Operation *> upstream;
+        SmallVector<Operation *> work{early};
+        while (!work.empty()) {
+          Operation *op = work.pop_back_val();
+          if (!upstream.insert(op).second)
+            continue;
+          for (Value v : op->getOperands())
+            if (Operation *def = v.getDefiningOp(); def && members.contains(def))
+              work.push_back(def);
+        }
+        for (Operation *m : members)
+          if (!upstream.contains(m))
+            kept.insert(m);
+      } else {
+        for (Operation *m : members)
+          if (index[m] < cut)
+            kept.insert(m);
+      }
+      if (!kept.contains(seed))
+        return std::nullopt;
+      members = flood(seed, space, &kept);
+    }
+    int compute = 0;
+    for (Operation *m : members)
+      compute += roleOf(m, space) != Role::alias;
+    if (compute < 2)
+      return std::nullopt;
+    RowGroup g;
+    g.ops.assign(members.begin(), members.end());
+    llvm::sort(g.ops, [&](Operation *a, Operation *b) {
+      return index[a] < index[b];
+    });
+    g.point = g.ops.back();
+    g.fullShape = space.full;
+    return g;
+  }
+
+  int64_t maxRow;
+  llvm::DenseMap<Operation *, size_t> index;
+  llvm::DenseMap<Operation *, size_t> groupOf;
+  SmallVector<RowGroup> groups;
+};
+} // namespace
+
+SmallVector<RowGroup> trnc::tile::formRowGroups(Block &body,
+                                                const MachineModel &machine) {
+  return RowGroupFormation(body, maxSoftmaxRow(machine)).run(body);
+}
+
+namespace {
+/// A tile of a row group in one task: [P, N] (full) or [P, 1] (row).
+struct RowTileValue {
+  Value tile;
+  bool full = false;
+};
+
+/// An input of the group (a value computed before it), with the load type.
+struct External {
+  Value value;
+  Type loadType;
+  HbmView kept;          // its [K...] walk
+  int64_t rowStride = 0; // along N; 0 when read as one value per row
+  bool full = false;     // a [P, N] load
+  bool invariant = false; // the same tile for every task
+};
+
+/// The plan of one group, then its emission.
+class RowGroupLowering {
+public:
+  RowGroupLowering(LoweringContext &ctx, const RowGroup &group)
+      : ctx(ctx), group(group), space{group.fullShape},
+        members(group.ops.begin(), group.ops.end()), loc(group.point->getLoc()) {}
+
+  /// Lowers the group, or returns false when it cannot be one loop (then
+  /// nothing was emitted).
+  FailureOr<bool> run();
+
+private:
+  Role role(Operation *op) { return roleOf(op, space); }
+  bool internal(Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && members.count(def);
+  }
+  /// The member a value is an alias of (itself when it is computed).
+  Value rootOf(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!members.count(def) || role(def) != Role::alias)
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  }
+  /// Operand values a member reads as tiles.
+  SmallVector<Value> tileOperands(Operation *op) {
+    if (role(op) == Role::elementwise)
+      return tileOperandsOf(op);
+    return {op->getOperand(0)};
+  }
+  /// The [K...] walk of a full or row view (its last dim dropped when it
+  /// is N or 1).
+  HbmView keptView(const HbmView &v) {
+    HbmView k{v.root, v.offset, {}, {}};
+    size_t rank = space.kept().size();
+    k.shape.assign(v.shape.begin(), v.shape.begin() + rank);
+    k.strides.assign(v.strides.begin(), v.strides.begin() + rank);
+    return k;
+  }
+  /// The type a member value's tile holds.
+  Type tileType(Value v) {
+    auto it = fusedType.find(v);
+    return it != fusedType.end() ? it->second : eltOf(v);
+  }
+  LogicalResult plan();
+  /// The [K...] walks of the externals, then of the outputs (where they
+  /// will be written).
+  SmallVector<HbmView> keptViews();
+  bool fits();
+  /// Whether member `i` (`op`) may write its result over operand `v`'s
+  /// tile: one instruction, v's last reader, same [P, N] tile type, a tile
+  /// of its own (not an output, not shared with a cast, not kept for all
+  /// tasks).
+  bool reusable(size_t i, Operation *op, Value v);
+  void emit();
+  Value load(External &e, int64_t p, int64_t offset, int64_t partStride);
+  Ap readAp(const RowTileValue &t, bool asFull, int64_t p);
+
+  LoweringContext &ctx;
+  const RowGroup &group;
+  RowSpace space;
+  llvm::DenseSet<Operation *> members;
+  Location loc;
+
+  SmallVector<External> externals;
+  llvm::DenseMap<std::pair<Value, Type>, unsigned> externalIndex;
+  SmallVector<Value> outputs;       // stored per task (full or row)
+  SmallVector<HbmView> outputViews; // their destinations
+  SmallVector<Operation *> sums;    // sumRows members
+  /// A convert whose operand's tile is computed straight in its type.
+  llvm::DenseMap<Value, Type> fusedType;
+  llvm::DenseMap<Operation *, ElementwiseStep> steps;
+  /// The last member reading each value (its root, through aliases);
+  /// outputs are read after the group.
+  llvm::DenseMap<Value, size_t> lastUse;
+};
+
+LogicalResult RowGroupLowering::plan() {
+  for (auto [i, op] : llvm::enumerate(group.ops))
+    for (Value v : op->getOperands())
+      lastUse[rootOf(v)] = i;
+  for (Operation *op : group.ops) {
+    Role r = role(op);
+    if (r == Role::alias)
+      continue;
+    bool isCast = isa<trn::ConvertOp>(op);
+    for (Value v : tileOperands(op)) {
+      if (internal(v))
+        continue;
+      Type loadType = isCast ? eltOf(op->getResult(0)) : eltOf(v);
+      if (externalIndex.count({v, loadType}))
+        continue;
+      if (!ctx.resolveView(v))
+        return op->emitOpError("operand has no lowered HBM view");
+      const HbmView &view = ctx.views.find(v)->second;
+      External e{v, loadType, keptView(view), 0, false, false};
+      if (space.isFull(v)) {
+        e.rowStride = view.strides.back();
+        e.full = e.rowStride != 0 || space.n() == 1;
+      } else if (!space.isRow(v)) {
+        return op->emitOpError("row group operand of unexpected shape");
+      }
+      e.invariant = llvm::all_of(e.kept.strides, [](int64_t s) { return s == 0; });
+      externalIndex[{v, loadType}] = externals.size();
+      externals.push_back(e);
+    }
+    if (r == Role::sumRows) {
+      sums.push_back(op);
+      continue;
+    }
+    // A result read outside (itself or through an alias) is stored.
+    Value res = op->getResult(0);
+    std::function<bool(Value)> readOutside = [&](Value v) {
+      for (Operation *u : v.getUsers()) {
+        if (!members.count(u))
+          return true;
+        if (role(u) == Role::alias && readOutside(u->getResult(0)))
+          return true;
+      }
+      return false;
+    };
+    if (readOutside(res))
+      outputs.push_back(res);
+    // convert(f32 value) whose only reader is the convert: the engines
+    // compute in fp32 and round on output, so writing the convert's type
+    // directly is the same value.
+    if (auto cvt = dyn_cast<trn::ConvertOp>(op)) {
+      Value in = cvt.getOperand();
+      Operation *def = in.getDefiningOp();
+      if (internal(in) && in.hasOneUse() && eltOf(in).isF32() &&
+          isa<FloatType>(eltOf(res)) && role(def) == Role::elementwise &&
+          !isa<trn::ConvertOp>(def))
+        fusedType[in] = eltOf(res);
+    }
+  }
+  for (Value v : outputs)
+    lastUse[v] = SIZE_MAX;
+  return success();
+}
+
+bool RowGroupLowering::reusable(size_t i, Operation *op, Value v) {
+  auto step = steps.find(op);
+  Value res = op->getResult(0), r = rootOf(v);
+  if (step == steps.end() || !step->second.inPlaceSafe || !space.isFull(res) ||
+      !space.isFull(r) || lastUse.lookup(r) != i)
+    return false;
+  if (internal(r)) {
+    auto producer = steps.find(r.getDefiningOp());
+    return producer != steps.end() && producer->second.compute &&
+           !fusedType.count(r) && tileType(r) == tileType(res);
+  }
+  auto e = externalIndex.find({v, eltOf(v)});
+  if (e == externalIndex.end())
+    return false;
+  const External &ext = externals[e->second];
+  return ext.full && !ext.invariant && ext.loadType == tileType(res);
+}
+
+SmallVector<HbmView> RowGroupLowering::keptViews() {
+  SmallVector<HbmView> kept;
+  for (const External &e : externals)
+    kept.push_back(e.kept);
+  for (Value v : outputs) {
+    auto dest = ctx.resultDest.find(v);
+    ArrayRef<int64_t> shape = shapeOf(v);
+    kept.push_back(keptView(dest != ctx.resultDest.end()
+                                ? dest->second
+                                : HbmView{Value(), 0, SmallVector<int64_t>(shape),
+                                          contiguousStrides(shape)}));
+  }
+  return kept;
+}
+
+/// Whether the tiles one task keeps live fit two thirds of a partition
+/// (room for the next task's first loads: a cross-entropy gradient over a
+/// vocabulary of 8192 keeps 112 KiB live): loads live from first to last
+/// use, invariant loads throughout.
+bool RowGroupLowering::fits() {
+  auto bytesOf = [&](Value v) -> int64_t {
+    return space.isFull(v) ? space.n() * eltBytes(tileType(v)) : 4;
+  };
+  int64_t invariantBytes = 0;
+  for (const External &e : externals)
+    if (e.invariant && e.full)
+      invariantBytes += space.n() * eltBytes(e.loadType);
+  llvm::DenseMap<Value, int64_t> live;
+  int64_t peak = 0;
+  for (auto [i, op] : llvm::enumerate(group.ops)) {
+    for (Value v : op->getOperands())
+      if (!internal(v) && !live.count(v) && space.isFull(v))
+        live[v] = bytesOf(v);
+    bool inPlace = llvm::any_of(op->getOperands(),
+                                [&](Value v) { return reusable(i, op, v); });
+    if (role(op) != Role::alias && role(op) != Role::sumRows)
+      live[op->getResult(0)] = inPlace ? 0 : bytesOf(op->getResult(0));
+    int64_t now = invariantBytes;
+    for (auto &[v, b] : live)
+      now += b;
+    peak = std::max(peak, now);
+    SmallVector<Value> dead;
+    for (auto &[v, b] : live)
+      if (lastUse.lookup(rootOf(v)) <= i)
+        dead.push_back(v);
+    for (Value v : dead)
+      live.erase(v);
+  }
+  return peak <= (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3;
+}
+
+Value RowGroupLowering::load(External &e, int64_t p, int64_t offset,
+                             int64_t partStride) {
+  int64_t f = e.full ? space.n() : 1;
+  int64_t rowStride = e.full ? e.rowStride : 1;
+  const HbmView &view = ctx.views.find(e.value)->second;
+  // int64 reaches chip only as int32 (Isa.h DType).
+  bool viaI32 = view.elementType().isInteger(64) &&
+                !e.loadType.isInteger(64) && !e.loadType.isInteger(32);
+  Value t = ctx.allocSbuf(loc, p, f, viaI32 ? ctx.b.getI32Type() : e.loadType);
+  ctx.dma(loc, t, ctx.tileAp(t), view.root,
+          ctx.ap(offset, {partStride, rowStride}, {p, f}));
+  if (viaI32) {
+    Value c = ctx.allocSbuf(loc, p, f, e.loadType);
+    ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
+    t = c;
+  }
+  return t;
+}
+
+Ap RowGroupLowering::readAp(const RowTileValue &t, bool asFull, int64_t p) {
+  auto type = cast<nisa::TileType>(t.tile.getType());
+  if (asFull && !t.full) // one value per row, read along the row
+    return ctx.ap(0, {type.getFreeSize(), 0}, {p, space.n()});
+  return ctx.tileAp(t.tile, p, t.full ? space.n() : 1);
+}
+
+void RowGroupLowering::emit() {
+  int64_t n = space.n();
+  Type f32 = ctx.b.getF32Type();
+  int64_t maxN = ctx.machine.matmulMaxN;
+  // Sums over rows: PSUM accumulators ([1, <= 512] f32 blocks) across the
+  // tasks, and a column of ones per operand type (the stationary operand).
+  struct SumAcc {
+    Operation *op;
+    int64_t width;
+    SmallVector<Value> blocks;
+  };
+  SmallVector<SumAcc> accs;
+  llvm::DenseMap<Type, Value> ones;
+  for (Operation *op : sums) {
+    Value in = op->getOperand(0);
+    SumAcc a{op, space.isFull(in) ? n : 1, {}};
+    for (int64_t c0 = 0; c0 < a.width; c0 += maxN)
+      a.blocks.push_back(ctx.allocTile(loc, nisa::MemorySpace::psum, 1,
+                                       std::min(maxN, a.width - c0), f32));
+    accs.push_back(std::move(a));
+    Type elt = tileType(in);
+    if (!ones.count(elt)) {
+      Value one = ctx.allocSbuf(loc, ctx.partitions(), 1, elt);
+      ctx.memset(loc, one, ctx.tileAp(one), 1.0);
+      ones[elt] = one;
+    }
+  }
+  for (Value v : outputs) {
+    outputViews.push_back(ctx.destination(loc, v));
+    ctx.views[v] = outputViews.back();
+  }
+  SmallVector<HbmView> walks = keptViews();
+  SmallVector<const HbmView *> ptrs;
+  for (const HbmView &v : walks)
+    ptrs.push_back(&v);
+  JointSpace kept = JointSpace::build(ptrs);
+
+  llvm::DenseMap<unsigned, Value> invariantTiles;
+  bool firstTask = true;
+  forEachTile(kept, ctx.partitions(), /*maxFree=*/1, [&](const TileTask &task) {
+    int64_t p = task.partitions;
+    auto partStride = [&](unsigned v) {
+      return task.strides[v].empty() ? 0 : task.strides[v][0];
+    };
+    llvm::DenseMap<Value, RowTileValue> tileOf;
+    llvm::DenseMap<unsigned, Value> loaded;
+    auto external = [&](Value v, Type loadType) -> RowTileValue {
+      unsigned i = externalIndex.lookup({v, loadType});
+      External &e = externals[i];
+      auto &cache = e.invariant ? invariantTiles : loaded;
+      auto it = cache.find(i);
+      if (it == cache.end() ||
+          cast<nisa::TileType>(it->second.getType()).getPartitions() < p)
+        it = cache.insert_or_assign(i, load(e, p, task.offsets[i], partStride(i)))
+                 .first;
+      return {it->second, e.full};
+    };
+    auto operandTile = [&](Operation *op, Value v) -> RowTileValue {
+      if (internal(v))
+        return tileOf.lookup(v);
+      Type loadType = isa<trn::ConvertOp>(op) ? eltOf(op->getResult(0)) : eltOf(v);
+      return external(v, loadType);
+    };
+    // A [P, N] tile of a value that may be one per row (a reduction's input).
+    auto asFullTile = [&](RowTileValue t, Type elt) {
+      if (t.full)
+        return t.tile;
+      Value w = ctx.allocSbuf(loc, p, n, elt);
+      ctx.copyOnVector(loc, w, ctx.tileAp(w), t.tile, readAp(t, true, p));
+      return w;
+    };
+
+    for (auto [i, op] : llvm::enumerate(group.ops)) {
+      Value res = op->getResult(0);
+      Location opLoc = op->getLoc();
+      switch (role(op)) {
+      case Role::alias: {
+        RowTileValue t = tileOf.lookup(rootOf(op->getOperand(0)));
+        tileOf[res] = t; // a broadcast reads the [P, 1] tile along the row
+        break;
+      }
+      case Role::elementwise: {
+        ElementwiseStep *step = &steps.find(op)->second;
+        bool full = space.isFull(res);
+        SmallVector<Value> ins;
+        SmallVector<Ap> aps;
+        for (Value v : step->operands) {
+          RowTileValue t = operandTile(op, v);
+          ins.push_back(t.tile);
+          aps.push_back(readAp(t, full, p));
+        }
+        if (!step->compute) { // a cast
+          Value in = step->operands[0];
+          if (!internal(in) || fusedType.count(in)) {
+            tileOf[res] = operandTile(op, in); // loaded or computed in type
+            break;
+          }
+        }
+        Value out;
+        for (auto [k, v] : llvm::enumerate(step->operands))
+          if (!out && step->compute && reusable(i, op, v))
+            out = ins[k]; // v's last reader: overwrite its tile
+        if (!out)
+          out = ctx.allocSbuf(opLoc, p, full ? n : 1, tileType(res));
+        Ap outAp = ctx.tileAp(out);
+        if (step->compute)
+          step->compute(opLoc, ins, aps, out, outAp);
+        else
+          ctx.copyOnVector(opLoc, out, outAp, ins[0], aps[0]);
+        tileOf[res] = {out, full};
+        break;
+      }
+      case Role::reduceRow: {
+        Value in = op->getOperand(0);
+        RowTileValue t = operandTile(op, in);
+        Value x = asFullTile(t, eltOf(in));
+        nisa::AluOp alu = isa<trn::ReduceMaxOp>(op)   ? nisa::AluOp::max
+                          : isa<trn::ReduceMinOp>(op) ? nisa::AluOp::min
+                                                      : nisa::AluOp::add;
+        BlockedReduction red(ctx, opLoc, alu, p, n,
+                             reductionBlockCount(n, reductionBlockSize(alu)));
+        red.add(x, n);
+        Value r = red.finish();
+        if (!eltOf(res).isF32()) {
+          Value c = ctx.allocSbuf(opLoc, p, 1, eltOf(res));
+          ctx.copyOnVector(opLoc, c, ctx.tileAp(c), r, ctx.tileAp(r, p, 1));
+          r = c;
+        }
+        tileOf[res] = {r, false};
+        break;
+      }
+      case Role::sumRows: {
+        Value in = op->getOperand(0);
+        RowTileValue t = operandTile(op, in);
+        Type elt = cast<nisa::TileType>(t.tile.getType()).getElementType();
+        SumAcc &acc = *llvm::find_if(accs, [&](SumAcc &a) { return a.op == op; });
+        Value x = acc.width == 1 ? t.tile : asFullTile(t, elt);
+        Value one = ones.lookup(elt);
+        int64_t xFree = cast<nisa::TileType>(x.getType()).getFreeSize();
+        for (auto [b, psum] : llvm::enumerate(acc.blocks)) {
+          int64_t c0 = b * maxN;
+          int64_t cn = cast<nisa::TileType>(psum.getType()).getFreeSize();
+          ctx.matmul(opLoc, psum, ctx.tileAp(psum), one, ctx.tileAp(one, p, 1),
+                     x, ctx.ap(c0, {xFree, 1}, {p, cn}),
+                     /*accumulate=*/!firstTask);
+        }
+        break;
+      }
+      case Role::none:
+        break;
+      }
+    }
+    for (auto [i, v] : llvm::enumerate(outputs)) {
+      RowTileValue t = tileOf.lookup(v);
+      unsigned view = externals.size() + i;
+      const HbmView &dst = outputViews[i];
+      bool full = space.isFull(v);
+      Value tile = full ? asFullTile(t, tileType(v)) : t.tile;
+      int64_t f = full ? n : 1;
+      int64_t rowStride = full ? dst.strides.back() : 1;
+      ctx.dma(loc, dst.root,
+              ctx.ap(task.offsets[view], {partStride(view), rowStride}, {p, f}),
+              tile, ctx.tileAp(tile, p, f));
+    }
+    firstTask = false;
+  });
+
+  // The sums over rows: PSUM -> SBUF (with the cast) -> HBM.
+  for (SumAcc &acc : accs) {
+    Value res = acc.op->getResult(0);
+    HbmView dst = ctx.destination(loc, res);
+    ctx.views[res] = dst;
+    int64_t stride = dst.strides.empty() ? 1 : dst.strides[0];
+    for (auto [b, psum] : llvm::enumerate(acc.blocks)) {
+      int64_t cn = cast<nisa::TileType>(psum.getType()).getFreeSize();
+      Value out = ctx.allocSbuf(loc, 1, cn, eltOf(res));
+      ctx.copyOnScalar(loc, out, ctx.tileAp(out), psum, ctx.tileAp(psum));
+      ctx.dma(loc, dst.root,
+              ctx.ap(dst.offset + b * maxN * stride, {cn * stride, stride},
+                     {1, cn}),
+              out, ctx.tileAp(out));
+    }
+  }
+}
+
+FailureOr<bool> RowGroupLowering::run() {
+  for (Operation *op : group.ops) {
+    if (role(op) != Role::elementwise)
+      continue;
+    FailureOr<ElementwiseStep> step = elementwiseStep(ctx, op);
+    if (failed(step))
+      return failure();
+    steps.try_emplace(op, std::move(*step));
+  }
+  // Planning emits nothing (operand views derive without instructions).
+  if (failed(plan()))
+    return failure();
+  SmallVector<HbmView> walks = keptViews();
+  SmallVector<const HbmView *> ptrs;
+  for (const HbmView &v : walks)
+    ptrs.push_back(&v);
+  if (JointSpace::build(ptrs).shape.size() != 1 || !fits())
+    return false;
+  emit();
+  return true;
+}
+} // namespace
+
+LogicalResult trnc::tile::lowerRowGroup(
+    LoweringContext &ctx, const RowGroup &group,
+    function_ref<LogicalResult(Operation *)> lowerOne) {
+  FailureOr<bool> lowered = RowGroupLowering(ctx, group).run();
+  if (failed(lowered))
+    return failure();
+  if (*lowered) {
+    // Aliases read outside derive from the stored values they alias.
+    for (Operation *op : group.ops)
+      if (isViewOp(op))
+        ctx.resolveView(op->getResult(0));
+    return success();
+  }
+  // Not one loop: each member on its own, in program order, here.
+  for (Operation *op : group.ops)
+    ctx.rowGrouped.erase(op);
+  for (Operation *op : group.ops)
+    if (failed(lowerOne(op)))
+      return failure();
+  return success();
+}

@@ -1,0 +1,153 @@
+// Ops on the rows of one [K..., N] space lower as one row group: per tile of
+// 128 rows each input is loaded once, the row reductions fold on Vector into
+// [P, 1] tiles that later ops read broadcast along the row (stride 0), sums
+// over the rows accumulate in PSUM across the tiles, and only values read
+// outside the group are stored.
+// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
+// The output must pass the nisa verifiers when read back.
+// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
+
+// Layer norm forward (mean, centred variance, normalise, scale, shift): x
+// is loaded once per tile, cast in the DMA; the mean is read broadcast; the
+// result is computed straight in bf16 (the convert is fused); the weight
+// row is loaded once for all tiles (partition stride 0); only y, mean and
+// rstd reach HBM.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-COUNT-1: nisa.dram_alloc : memref<256xf32>
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.dma_copy %[[X:[0-9]+]] <0, [256, 1], [128, 256]>, %arg2 <0, [256, 1], [128, 256]> : !nisa.tile<sbuf, 128, 256, f32>, memref<65536xbf16>
+// CHECK: nisa.tensor_reduce add %{{.*}}, %[[X]] <0, [256, 32, 1], [128, 8, 32]>
+// CHECK: nisa.tensor_reduce add %[[S:[0-9]+]] <0, [1, 1], [128, 1]>
+// CHECK: nisa.tensor_scalar %[[MEAN:[0-9]+]] {{.*}}, %[[S]] {{.*}} multiply 3.906250e-03
+// CHECK: nisa.tensor_tensor subtract %[[C:[0-9]+]] {{.*}}, %[[X]] <0, [256, 1], [128, 256]>, %[[MEAN]] <0, [1, 0], [128, 256]>
+// CHECK: nisa.activation rsqrt %[[R:[0-9]+]]
+// CHECK: nisa.tensor_tensor multiply %[[N:[0-9]+]] {{.*}}, %[[C]] {{.*}}, %[[R]] <0, [1, 0], [128, 256]>
+// CHECK: nisa.dma_copy %[[W:[0-9]+]] <0, [256, 1], [128, 256]>, %{{.*}} <0, [0, 1], [128, 256]>
+// CHECK: nisa.tensor_tensor multiply %[[Y:[0-9]+]] {{.*}}, %[[N]] {{.*}}, %[[W]] {{.*}} : <sbuf, 128, 256, bf16>
+// CHECK: nisa.dma_copy %arg4 <0, [1, 1], [128, 1]>, %[[MEAN]]
+// CHECK: nisa.dma_copy %arg5 <0, [1, 1], [128, 1]>, %[[R]]
+// CHECK: nisa.dma_copy %arg3 <0, [256, 1], [128, 256]>, %[[Y]]
+// The second tile reuses the weight row.
+// CHECK: nisa.dma_copy %{{.*}}, %arg2 <32768, [256, 1], [128, 256]>
+// CHECK-NOT: <0, [0, 1], [128, 256]>
+// CHECK: nisa.dma_copy %arg3 <32768, [256, 1], [128, 256]>
+// CHECK: return
+func.func @layer_norm(%w: tensor<256xf32>, %unused: tensor<256xf32>, %x: tensor<256x256xbf16>) -> (tensor<256x256xbf16>, tensor<256x1xf32>, tensor<256x1xf32>) {
+  %0 = trn.convert %x : tensor<256x256xbf16> -> tensor<256x256xf32>
+  %1 = trn.reduce_sum %0 dims = [1] : tensor<256x256xf32> -> tensor<256xf32>
+  %2 = trn.reshape %1 : tensor<256xf32> -> tensor<256x1xf32>
+  %3 = trn.mul_scalar %2, 3.906250e-03 : tensor<256x1xf32>
+  %4 = trn.broadcast %3 : tensor<256x1xf32> -> tensor<256x256xf32>
+  %5 = trn.sub %0, %4 : tensor<256x256xf32>
+  %6 = trn.mul %5, %5 : tensor<256x256xf32>
+  %7 = trn.reduce_sum %6 dims = [1] : tensor<256x256xf32> -> tensor<256xf32>
+  %8 = trn.reshape %7 : tensor<256xf32> -> tensor<256x1xf32>
+  %9 = trn.mul_scalar %8, 3.906250e-03 : tensor<256x1xf32>
+  %10 = trn.add_scalar %9, 1.000000e-05 : tensor<256x1xf32>
+  %11 = trn.rsqrt %10 : tensor<256x1xf32>
+  %12 = trn.broadcast %11 : tensor<256x1xf32> -> tensor<256x256xf32>
+  %13 = trn.mul %5, %12 : tensor<256x256xf32>
+  %14 = trn.exp %w : tensor<256xf32>
+  %15 = trn.broadcast %14 : tensor<256xf32> -> tensor<256x256xf32>
+  %16 = trn.mul %13, %15 : tensor<256x256xf32>
+  %17 = trn.convert %16 : tensor<256x256xf32> -> tensor<256x256xbf16>
+  return %17, %3, %11 : tensor<256x256xbf16>, tensor<256x1xf32>, tensor<256x1xf32>
+}
+
+// -----
+
+// Sums over the rows (a layer norm's weight and bias gradients) are one
+// matmul of a column of ones per 512-wide block and tile, accumulated in
+// PSUM over the tiles (the first starts the group), copied out once.
+// CHECK-LABEL: func.func @sums_over_rows
+// CHECK: nisa.memset %[[ONES:[0-9]+]] <0, [1, 1], [128, 1]>, 1.000000e+00
+// CHECK: nisa.tensor_reduce add
+// CHECK: nisa.tensor_tensor multiply %[[P:[0-9]+]]
+// CHECK: nisa.matmul %[[A0:[0-9]+]] <0, [512, 1], [1, 512]>, %[[ONES]] <0, [1, 1], [128, 1]>, %[[P]] <0, [1024, 1], [128, 512]> :
+// CHECK: nisa.matmul %[[A1:[0-9]+]] <0, [512, 1], [1, 512]>, %[[ONES]] <0, [1, 1], [128, 1]>, %[[P]] <512, [1024, 1], [128, 512]> :
+// CHECK: nisa.matmul %[[A0]] {{.*}} accumulate
+// CHECK: nisa.matmul %[[A1]] {{.*}} accumulate
+// CHECK: nisa.tensor_copy %[[O:[0-9]+]] <0, [512, 1], [1, 512]>, %[[A0]] {{.*}} on scalar : <sbuf, 1, 512, f32>, <psum, 1, 512, f32>
+// CHECK: nisa.dma_copy %arg3 <0, [512, 1], [1, 512]>, %[[O]]
+// CHECK: nisa.dma_copy %arg3 <512, [512, 1], [1, 512]>
+func.func @sums_over_rows(%dy: tensor<256x1024xf32>, %x: tensor<256x1024xf32>) -> (tensor<256x1024xf32>, tensor<1024xf32>) {
+  %0 = trn.reduce_sum %dy dims = [1] : tensor<256x1024xf32> -> tensor<256xf32>
+  %1 = trn.reshape %0 : tensor<256xf32> -> tensor<256x1xf32>
+  %2 = trn.broadcast %1 : tensor<256x1xf32> -> tensor<256x1024xf32>
+  %3 = trn.sub %dy, %2 : tensor<256x1024xf32>
+  %4 = trn.mul %3, %x : tensor<256x1024xf32>
+  %5 = trn.reduce_sum %4 dims = [0] : tensor<256x1024xf32> -> tensor<1024xf32>
+  return %3, %5 : tensor<256x1024xf32>, tensor<1024xf32>
+}
+
+// -----
+
+// A member read outside before the group's end cuts the group there: the
+// normalised rows feed a matmul, so the op after it (reading the row sum)
+// is not moved past the matmul; the sum is stored for it.
+// CHECK-LABEL: func.func @cut_before_reader
+// CHECK: nisa.tensor_reduce add
+// CHECK: nisa.tensor_tensor subtract
+// CHECK: nisa.dma_copy %[[SUM:[0-9]+]] <0, [1, 1], [128, 1]>
+// CHECK: nisa.matmul
+// CHECK: nisa.dma_copy %{{.*}}, %[[SUM]] <0, [1, 1], [128, 1]>
+// CHECK: nisa.tensor_scalar {{.*}} multiply 2.0
+// CHECK: return
+func.func @cut_before_reader(%x: tensor<128x128xf32>, %w: tensor<128x128xf32>) -> (tensor<128x128xf32>, tensor<128x1xf32>) {
+  %0 = trn.reduce_sum %x dims = [1] : tensor<128x128xf32> -> tensor<128xf32>
+  %1 = trn.reshape %0 : tensor<128xf32> -> tensor<128x1xf32>
+  %2 = trn.broadcast %1 : tensor<128x1xf32> -> tensor<128x128xf32>
+  %3 = trn.sub %x, %2 : tensor<128x128xf32>
+  %4 = trn.matmul %3, %w : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %5 = trn.mul_scalar %1, 2.0 : tensor<128x1xf32>
+  return %4, %5 : tensor<128x128xf32>, tensor<128x1xf32>
+}
+
+// -----
+
+// Rows too long for the tiles a group keeps live (x, exp, sin, cos and their
+// sum, 9000 fp32 elements each, are live together: 180 KB, more than two
+// thirds of a partition) are lowered op by op: the intermediates go
+// through HBM.
+// CHECK-LABEL: func.func @rows_too_long
+// CHECK: nisa.dram_alloc : memref<18000xf32>
+// CHECK: return
+func.func @rows_too_long(%x: tensor<2x9000xf32>) -> tensor<2x9000xf32> {
+  %0 = trn.exp %x : tensor<2x9000xf32>
+  %1 = trn.sin %x : tensor<2x9000xf32>
+  %2 = trn.cos %x : tensor<2x9000xf32>
+  %3 = trn.mul %0, %1 : tensor<2x9000xf32>
+  %4 = trn.reduce_sum %3 dims = [1] : tensor<2x9000xf32> -> tensor<2xf32>
+  %5 = trn.reshape %4 : tensor<2xf32> -> tensor<2x1xf32>
+  %6 = trn.broadcast %5 : tensor<2x1xf32> -> tensor<2x9000xf32>
+  %7 = trn.add %0, %1 : tensor<2x9000xf32>
+  %8 = trn.add %7, %2 : tensor<2x9000xf32>
+  %9 = trn.sub %8, %x : tensor<2x9000xf32>
+  %10 = trn.add %9, %6 : tensor<2x9000xf32>
+  %11 = trn.mul %10, %0 : tensor<2x9000xf32>
+  %12 = trn.mul %11, %1 : tensor<2x9000xf32>
+  %13 = trn.mul %12, %2 : tensor<2x9000xf32>
+  %14 = trn.mul %13, %7 : tensor<2x9000xf32>
+  return %14 : tensor<2x9000xf32>
+}
+
+// -----
+
+// A one-instruction op that is the last reader of a [P, N] tile writes its
+// result over it (softmax's normalisation overwrites the exponentials); a
+// select, which writes before it reads all operands, never does.
+// CHECK-LABEL: func.func @in_place
+// CHECK: nisa.activation exp %[[E:[0-9]+]]
+// CHECK: nisa.tensor_tensor divide %[[E]] <0, [512, 1], [128, 512]>, %[[E]] <0, [512, 1], [128, 512]>, %{{[0-9]+}} <0, [1, 0], [128, 512]>
+// CHECK: nisa.tensor_copy %[[SEL:[0-9]+]]
+// CHECK-NOT: %[[E]]
+// CHECK: nisa.copy_predicated %[[SEL]]
+func.func @in_place(%x: tensor<128x512xf32>, %m: tensor<128x512xi1>) -> tensor<128x512xf32> {
+  %0 = trn.exp %x : tensor<128x512xf32>
+  %1 = trn.reduce_sum %0 dims = [1] : tensor<128x512xf32> -> tensor<128xf32>
+  %2 = trn.reshape %1 : tensor<128xf32> -> tensor<128x1xf32>
+  %3 = trn.broadcast %2 : tensor<128x1xf32> -> tensor<128x512xf32>
+  %4 = trn.div %0, %3 : tensor<128x512xf32>
+  %5 = trn.select %m, %4, %x : tensor<128x512xi1>, tensor<128x512xf32>
+  return %5 : tensor<128x512xf32>
+}
