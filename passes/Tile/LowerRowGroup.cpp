@@ -192,6 +192,17 @@ private:
       for (Operation *user : op->getUsers())
         consider(user);
     }
+    // An alias whose source is not a member (cut away) is an outside view:
+    // drop it and what is no longer reachable without it.
+    for (Operation *m : members)
+      if (roleOf(m, space) == Role::alias) {
+        Operation *def = m->getOperand(0).getDefiningOp();
+        if (!def || !members.contains(def)) {
+          llvm::SetVector<Operation *> rest(members);
+          rest.remove(m);
+          return flood(seed, space, &rest);
+        }
+      }
     return members;
   }
 
@@ -206,7 +217,7 @@ private:
       // An alias reads a member (an alias of an outside value is simply an
       // outside view).
       if (role == Role::alias &&
-          (!def || groupOf.count(def) || roleOf(def, space) == Role::none))
+          (!def || groupOf.count(def) || !admissible(def, space)))
         return false;
     }
     return true;

@@ -134,25 +134,33 @@ void LoweringContext::matmul(Location loc, Value psum,
                            DenseI64ArrayAttr(), IntegerAttr());
 }
 
+/// The one ActivationOp builder: a bias tile (with its pattern) or an
+/// immediate bias.
+static void buildActivation(OpBuilder &b, Location loc, nisa::ActFunc func,
+                            Value dst, nisa::AccessPatternAttr dstAp, Value src,
+                            nisa::AccessPatternAttr srcAp, Value biasTile,
+                            nisa::AccessPatternAttr biasAp, double scale,
+                            double bias) {
+  b.create<nisa::ActivationOp>(
+      loc, nisa::ActFuncAttr::get(b.getContext(), func), dst, dstAp, src,
+      srcAp, biasTile, biasAp, b.getF32FloatAttr(scale),
+      b.getF32FloatAttr(bias), DenseI64ArrayAttr(), IntegerAttr());
+}
+
 void LoweringContext::activation(Location loc, nisa::ActFunc func, Value dst,
                                  nisa::AccessPatternAttr dstAp, Value src,
                                  nisa::AccessPatternAttr srcAp, double scale,
                                  double bias) {
-  b.create<nisa::ActivationOp>(
-      loc, nisa::ActFuncAttr::get(b.getContext(), func), dst, dstAp, src,
-      srcAp, /*src1=*/Value(), nisa::AccessPatternAttr(),
-      b.getF32FloatAttr(scale), b.getF32FloatAttr(bias), DenseI64ArrayAttr(),
-      IntegerAttr());
+  buildActivation(b, loc, func, dst, dstAp, src, srcAp, Value(),
+                  nisa::AccessPatternAttr(), scale, bias);
 }
 
 void LoweringContext::activation(Location loc, nisa::ActFunc func, Value dst,
                                  nisa::AccessPatternAttr dstAp, Value src,
                                  nisa::AccessPatternAttr srcAp, Value bias,
                                  double scale) {
-  b.create<nisa::ActivationOp>(
-      loc, nisa::ActFuncAttr::get(b.getContext(), func), dst, dstAp, src,
-      srcAp, bias, tileAp(bias), b.getF32FloatAttr(scale),
-      b.getF32FloatAttr(0.0), DenseI64ArrayAttr(), IntegerAttr());
+  buildActivation(b, loc, func, dst, dstAp, src, srcAp, bias, tileAp(bias),
+                  scale, 0.0);
 }
 
 void LoweringContext::copyPredicated(Location loc, Value dst,

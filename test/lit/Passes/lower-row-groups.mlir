@@ -151,3 +151,22 @@ func.func @in_place(%x: tensor<128x512xf32>, %m: tensor<128x512xi1>) -> tensor<1
   %5 = trn.select %m, %4, %x : tensor<128x512xi1>, tensor<128x512xf32>
   return %5 : tensor<128x512xf32>
 }
+
+// -----
+
+// An alias of a value from outside the group (a reshaped argument, then
+// broadcast along the rows) is an outside view, not a member: the eq reads
+// it as an input loaded once per row (the shape of amax's gradient).
+// CHECK-LABEL: func.func @alias_of_outside_value
+// CHECK: nisa.dma_copy %[[M:[0-9]+]] <0, [1, 1], [6, 1]>, %arg1
+// CHECK: nisa.tensor_tensor is_equal %{{[0-9]+}} {{.*}}, %[[M]] <0, [1, 0], [6, 2]>
+// CHECK: return
+func.func @alias_of_outside_value(%x: tensor<3x2x1x2xf32>, %m: tensor<3x2x1xf32>) -> tensor<3x2x1xf32> {
+  %0 = trn.reshape %m : tensor<3x2x1xf32> -> tensor<3x2x1x1xf32>
+  %1 = trn.broadcast %0 : tensor<3x2x1x1xf32> -> tensor<3x2x1x2xf32>
+  %2 = trn.eq %1, %x : tensor<3x2x1x2xf32> -> tensor<3x2x1x2xi1>
+  %3 = trn.convert %2 : tensor<3x2x1x2xi1> -> tensor<3x2x1x2xf32>
+  %4 = trn.reduce_sum %3 dims = [3] : tensor<3x2x1x2xf32> -> tensor<3x2x1xf32>
+  %5 = trn.mul %4, %m : tensor<3x2x1xf32>
+  return %5 : tensor<3x2x1xf32>
+}
