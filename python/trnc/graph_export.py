@@ -362,7 +362,7 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             results = node.args[0]
             results = list(results) if isinstance(results, (list, tuple)) else [results]
             direct = {r for r in results if isinstance(r, torch.fx.Node)}
-            inputs = set(caller_index)
+            input_nodes = set(caller_index)
             plan_of: dict[torch.fx.Node, OutputSource] = {}
 
             def produce(i, res):
@@ -381,7 +381,7 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
                 elif res in caller_index:
                     plan.append(("input", caller_index[res]))
                 elif isinstance(res, torch.fx.Node):
-                    base = _view_of(res, inputs) or _view_of(res, direct - {res})
+                    base = _view_of(res, input_nodes) or _view_of(res, direct - {res})
                     if base is not None:
                         val, src = res.meta["val"], base.meta["val"]
                         if base in caller_index:
