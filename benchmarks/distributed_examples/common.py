@@ -24,6 +24,9 @@ def init(description: str, steps: int = 3) -> argparse.Namespace:
     ap.add_argument("--steps", type=int, default=steps, help="training steps")
     ap.add_argument("--check", action="store_true",
                     help="also train the eager reference and fail unless the runs agree")
+    ap.add_argument("--trace", metavar="DIR",
+                    help="write each rank's simulated timeline of the last step to DIR/rank<N>.json "
+                         "(Chrome trace: chrome://tracing or Perfetto)")
     args = ap.parse_args()
     missing = [k for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ]
     if missing:
@@ -34,11 +37,15 @@ def init(description: str, steps: int = 3) -> argparse.Namespace:
     return args
 
 
-def simulated_step(step) -> tuple[object, dict]:
+def simulated_step(args: argparse.Namespace, step) -> tuple[object, dict]:
     """Runs step() once under a profile capture: its result, and the simulated
-    time of the compiled graphs it ran (this rank's NeuronCore)."""
-    with trnc.profiling.capture() as cap:
+    time of the compiled graphs it ran (this rank's NeuronCore); with
+    --trace, writes their timeline."""
+    with trnc.profiling.capture(trace=bool(args.trace)) as cap:
         out = step()
+    if args.trace:
+        os.makedirs(args.trace, exist_ok=True)
+        cap.write_trace(os.path.join(args.trace, f"rank{args.rank}.json"))
     return out, {"simulated_ms": cap.total_ns / 1e6, "collective_us": cap.collective_ns / 1e3,
                  "exposed_collective_us": cap.exposed_collective_ns / 1e3}
 
@@ -87,7 +94,7 @@ def fit(args: argparse.Namespace, next_batch: Callable, step: Callable, referenc
     for i in range(args.steps):
         batch = next_batch()
         if i == args.steps - 1:
-            loss, timing = simulated_step(lambda: step(batch))
+            loss, timing = simulated_step(args, lambda: step(batch))
         else:
             loss = step(batch)
         losses.append(float(loss))

@@ -5,6 +5,7 @@ environment (docs/distributed.md). The training modes run the scripts of
 benchmarks/distributed_examples with --check (each fails unless it matches
 the eager run) and the test checks what they report."""
 
+import json
 import os
 import subprocess
 import sys
@@ -67,16 +68,21 @@ def test_fsdp2_example():
     assert result["graphs"]["forward"] >= 1 and result["graphs"]["backward"] >= 1, result["graphs"]
 
 
-def test_tensor_parallel_example():
+def test_tensor_parallel_example(tmp_path):
     """DTensor ColwiseParallel/RowwiseParallel on attention and MLP: the
     collectives are inside the compiled forward and backward (one frame),
-    losses and gathered parameters equal one unsharded process."""
-    result = example("tensor_parallel")
+    losses and gathered parameters equal one unsharded process; --trace
+    writes each rank's timeline with the collectives on their DMA queue."""
+    result = example("tensor_parallel", 2, "--trace", str(tmp_path))
     _trained(result, 2)
     assert result["frames"] == 1, f"graph breaks: {result['frames']} frames"
     assert result["graphs"]["collectives"] > 0, "no collective inside the compiled graphs"
     assert 0 < result["collective_us"] and 0 <= result["exposed_collective_us"] <= result["collective_us"]
     assert result["max_param_diff"] < 1e-5, result
+    for rank in range(2):
+        events = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        assert any("collective" in str(e.get("name", "")) for e in events), f"rank {rank}: no collective slice"
 
 
 def test_example_without_torchrun_says_so():
