@@ -33,15 +33,21 @@ class CompilerOptions:
             off by ``TRNC_DISABLE_CACHE=1``.
         cache_dir: the cache directory for this compile (else
             ``$TRNC_CACHE_DIR``, else ``~/.cache/trnc``).
+        lnc: logical NeuronCore degree, the physical cores one program
+            spans. 1 (one program per physical core: what trnc compiles)
+            is the only degree implemented; 2 is refused naming it (its
+            design: docs/distributed.md, "LNC=2").
 
     ``cache`` and ``cache_dir`` only say where to cache: they are not part of
-    the cache key, nor of the JSON the compiler reads.
+    the cache key, nor of the JSON the compiler reads; neither is ``lnc``,
+    whose one accepted value is what every artifact is.
     """
 
     target: str = DEFAULT_TARGET
     dump_dir: Optional[str] = None
     cache: bool = True
     cache_dir: Optional[str] = None
+    lnc: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.target, str):
@@ -50,6 +56,13 @@ class CompilerOptions:
             raise TrncError(f"trnc: option 'cache' must be True or False, got {self.cache!r}")
         if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
             raise TrncError(f"trnc: option 'cache_dir' must be a path, got {self.cache_dir!r}")
+        if self.lnc == 2 and not isinstance(self.lnc, bool):
+            raise TrncError(
+                "trnc: option lnc=2 (one program over two physical NeuronCores) is not implemented: "
+                "compile with lnc=1 and run one rank per physical core (docs/distributed.md, \"LNC=2\")"
+            )
+        if self.lnc != 1 or isinstance(self.lnc, bool):
+            raise TrncError(f"trnc: option 'lnc' must be 1 or 2 (the Neuron LNC degrees), got {self.lnc!r}")
         # Validation needs the extension; without it compilation fails later
         # with the "not built" message anyway.
         if available():

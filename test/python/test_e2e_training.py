@@ -96,6 +96,22 @@ def test_options_reach_the_backend():
     torch.testing.assert_close(out, model(x))
 
 
+@pytest.mark.parametrize("lnc, message", [(2, "lnc=2 .* is not implemented"), (3, "must be 1 or 2"),
+                                          (True, "must be 1 or 2")])
+def test_lnc_other_than_one_is_refused_by_name(lnc, message):
+    compiled = torch.compile(torch.nn.Linear(4, 4), backend=BACKEND, dynamic=False, options={"lnc": lnc})
+    with pytest.raises(Exception, match=message):
+        compiled(torch.randn(2, 4))
+
+
+def test_lnc_one_is_todays_program():
+    model = torch.nn.Linear(16, 8)
+    x = torch.randn(4, 16)
+    out = torch.compile(model, backend=BACKEND, dynamic=False, options={"lnc": 1})(x)
+    torch.testing.assert_close(out, model(x))
+    assert "lnc" not in trnc.CompilerOptions(lnc=1).to_json()  # not in the key: every artifact is LNC=1
+
+
 def test_unknown_option_is_an_error():
     compiled = torch.compile(torch.nn.Linear(4, 4), backend=BACKEND, dynamic=False, options={"tarjet": "trn2"})
     with pytest.raises(Exception, match="unknown option"):

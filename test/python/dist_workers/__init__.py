@@ -1,45 +1,39 @@
-"""Worker functions for test_distributed*.py: each runs in one rank's process
-(torch.multiprocessing.spawn, gloo on localhost) and raises on a mismatch;
-``launch`` starts the ranks and fails the test with the first rank's error."""
+"""Launching ranks for test_distributed*.py the way users do: ``torchrun``
+(``python -m torch.distributed.run --standalone``: the environment
+rendezvous on a free local port, one process per rank, each joining gloo
+with ``init_process_group("gloo")`` from the environment). ``launch`` runs
+a rank body of this package on every rank; ``example`` runs a script of
+benchmarks/distributed_examples with --check and returns its RESULT."""
 
+import json
 import os
-import socket
-import traceback
+import subprocess
+import sys
 
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "..", "benchmarks", "distributed_examples")
 
 
-def _entry(rank: int, world: int, port: int, fn, args, errors) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                      WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
-    torch.set_num_threads(1)  # two ranks share the machine's cores
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    try:
-        fn(rank, world, *args)
-    except BaseException:
-        errors.put((rank, traceback.format_exc()))
-        raise
-    finally:
-        dist.destroy_process_group()
+def torchrun(argv: list, world: int, timeout: float = 240) -> str:
+    """Runs `torchrun --standalone --nproc-per-node world argv...`; its output,
+    or an AssertionError with the failing ranks' output."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={world}", *argv]
+    proc = subprocess.run(cmd, cwd=os.path.dirname(HERE), capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} on {world} ranks exited {proc.returncode}:\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
+    return proc.stdout
 
 
-def launch(fn, *args, world: int = 2) -> None:
-    """Runs fn(rank, world, *args) in `world` spawned ranks."""
-    ctx = mp.get_context("spawn")
-    errors = ctx.SimpleQueue()
-    try:
-        mp.start_processes(_entry, args=(world, _free_port(), fn, args, errors), nprocs=world,
-                           join=True, start_method="spawn")
-    except mp.ProcessRaisedException:
-        pass
-    if not errors.empty():
-        rank, text = errors.get()
-        raise AssertionError(f"rank {rank} failed:\n{text}")
+def launch(fn, world: int = 2) -> None:
+    """Runs fn(rank, world) (a function of this package) on `world` ranks."""
+    torchrun(["-m", "dist_workers.rank", f"{fn.__module__}:{fn.__name__}"], world)
+
+
+def example(name: str, world: int = 2, *flags: str) -> dict:
+    """Runs benchmarks/distributed_examples/<name>.py --check on `world`
+    ranks; rank 0's RESULT dict."""
+    out = torchrun([os.path.join(EXAMPLES, f"{name}.py"), "--check", *flags], world)
+    results = [line[len("RESULT "):] for line in out.splitlines() if line.startswith("RESULT ")]
+    assert len(results) == 1, f"{name}.py printed {len(results)} RESULT lines:\n{out}"
+    return json.loads(results[0])

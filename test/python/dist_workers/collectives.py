@@ -1,5 +1,6 @@
-"""Rank bodies: functional collectives in a compiled function (forward and
-backward) exactly equal to eager gloo, and refusals by name."""
+"""Rank bodies (run on every rank by dist_workers.rank under torchrun):
+functional collectives in a compiled function (forward and backward)
+exactly equal to eager gloo, and refusals by name."""
 
 import torch
 import torch.distributed as dist
