@@ -12,6 +12,8 @@
 
 #include "passes/Tile/LoweringContext.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 #include <functional>
 
 namespace trnc::tile {
@@ -44,6 +46,40 @@ mlir::FailureOr<ElementwiseStep> elementwiseStep(LoweringContext &ctx,
 /// Ops that may share a group: elementwise, but not fills (a memset per tile
 /// of their own) and not threshold_backward (it masks its input in place).
 bool isGroupableElementwise(mlir::Operation *op);
+
+/// An elementwise group's steps, inputs and outputs, and the instructions of
+/// one of its tiles (LowerElementwise.cpp): shared by the elementwise groups
+/// and the matmul epilogues (MatmulEpilogue.cpp).
+struct ElementwiseGroupPlan {
+  llvm::SmallPtrSet<mlir::Operation *, 16> members;
+  llvm::SmallVector<ElementwiseStep> steps;
+  /// Inputs from outside, one per (value, load type): a convert of an input
+  /// is that input loaded with the cast.
+  llvm::SmallVector<std::pair<mlir::Value, mlir::Type>> sources;
+  llvm::DenseMap<std::pair<mlir::Value, mlir::Type>, unsigned> sourceIndex;
+  /// Results read outside the group (or returned).
+  llvm::SmallVector<mlir::Value> outputs;
+  /// Casts whose result is their operand's tile (no instruction), and the
+  /// values whose tile is in another type than theirs (a cast's, fused).
+  llvm::DenseSet<mlir::Value> sameTile;
+  llvm::DenseMap<mlir::Value, mlir::Type> tileType;
+
+  static mlir::FailureOr<ElementwiseGroupPlan>
+  build(LoweringContext &ctx, llvm::ArrayRef<mlir::Operation *> ops);
+  bool internal(mlir::Value v) const;
+  /// The type `step` reads outside operand `v` in.
+  static mlir::Type loadType(const ElementwiseStep &step, mlir::Value v);
+  /// Element types of the group's tiles (for tile sizing).
+  llvm::SmallVector<mlir::Type> tileTypes() const;
+  /// Tiles one task keeps live at once: its loads, and the group values
+  /// between definition and last use.
+  int64_t liveTiles() const;
+  /// Computes one task on [p, f] tiles, `loaded[i]` holding source i;
+  /// returns the outputs' tiles.
+  llvm::SmallVector<mlir::Value>
+  computeTile(LoweringContext &ctx, mlir::Location loc, int64_t p, int64_t f,
+              llvm::ArrayRef<mlir::Value> loaded) const;
+};
 
 /// The operands `op` reads as tiles: a binary ALU op with one constant
 /// operand reads only the other (the constant is its immediate).

@@ -451,79 +451,79 @@ SmallVector<Operation *> trnc::tile::elementwiseGroup(LoweringContext &ctx,
   return group;
 }
 
-LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
-                                                ArrayRef<Operation *> ops) {
-  Location loc = ops.front()->getLoc();
-  if (auto full = dyn_cast<trn::FullOp>(ops.front())) {
-    HbmView dst = ctx.destination(loc, full.getResult());
-    ctx.views[full.getResult()] = dst;
-    lowerFull(ctx, loc, dst, full.getValue().convertToDouble());
-    return success();
-  }
-  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  SmallVector<ElementwiseStep> steps;
+bool ElementwiseGroupPlan::internal(Value v) const {
+  Operation *def = v.getDefiningOp();
+  return def && members.contains(def);
+}
+
+Type ElementwiseGroupPlan::loadType(const ElementwiseStep &step, Value v) {
+  return step.compute ? cast<RankedTensorType>(v.getType()).getElementType()
+                      : resultType(step.op).getElementType();
+}
+
+FailureOr<ElementwiseGroupPlan>
+ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
+  ElementwiseGroupPlan plan;
+  plan.members.insert(ops.begin(), ops.end());
   for (Operation *op : ops) {
     FailureOr<ElementwiseStep> step = elementwiseStep(ctx, op);
     if (failed(step))
       return failure();
-    steps.push_back(std::move(*step));
+    plan.steps.push_back(std::move(*step));
   }
-  auto internal = [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    return def && members.contains(def);
-  };
-
-  // External inputs, one per (value, load type): a convert of an input is
-  // that input loaded with the cast.
-  SmallVector<HbmView> srcs;
-  SmallVector<Type> loadTypes;
-  llvm::DenseMap<std::pair<Value, Type>, unsigned> srcIndex;
-  auto source = [&](Value v, Type loadType) -> FailureOr<unsigned> {
-    auto [it, inserted] = srcIndex.try_emplace({v, loadType}, srcs.size());
-    if (inserted) {
-      auto view = ctx.views.find(v);
-      if (view == ctx.views.end())
-        return ops.front()->emitOpError("operand has no lowered HBM view");
-      srcs.push_back(view->second);
-      loadTypes.push_back(loadType);
-    }
-    return it->second;
-  };
-  SmallVector<Type> types;
-  for (const ElementwiseStep &step : steps) {
-    Type out = resultType(step.op).getElementType();
-    types.push_back(out);
+  for (const ElementwiseStep &step : plan.steps)
     for (Value v : step.operands) {
-      if (internal(v))
+      if (plan.internal(v))
         continue;
-      Type loadType = step.compute ? cast<RankedTensorType>(v.getType())
-                                         .getElementType()
-                                   : out;
-      if (failed(source(v, loadType)))
-        return failure();
-      types.push_back(loadType);
-      types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+      std::pair<Value, Type> key{v, loadType(step, v)};
+      if (plan.sourceIndex.try_emplace(key, plan.sources.size()).second)
+        plan.sources.push_back(key);
     }
-  }
-
-  // Outputs: results read outside the group (or returned).
-  SmallVector<Value> outputs;
-  SmallVector<HbmView> dsts;
   for (Operation *op : ops) {
     Value r = op->getResult(0);
     if (llvm::any_of(r.getUsers(),
-                     [&](Operation *u) { return !members.contains(u); })) {
-      outputs.push_back(r);
-      dsts.push_back(ctx.destination(loc, r));
-      ctx.views[r] = dsts.back();
+                     [&](Operation *u) { return !plan.members.contains(u); }))
+      plan.outputs.push_back(r);
+  }
+  // Casts between group values that need no instruction. The engines read
+  // any float type and compute in fp32, rounding on output: a widening
+  // float cast (bf16 -> f32) is exact, so its readers read the narrow tile;
+  // a narrowing cast of an fp32 value read only by it is the same value as
+  // the producer writing the cast's type.
+  for (const ElementwiseStep &step : plan.steps) {
+    if (step.compute || !plan.internal(step.operands[0]))
+      continue;
+    Value in = step.operands[0], out = step.op->getResult(0);
+    auto from = dyn_cast<FloatType>(cast<RankedTensorType>(in.getType()).getElementType());
+    auto to = dyn_cast<FloatType>(resultType(step.op).getElementType());
+    if (!from || !to)
+      continue;
+    if (to.isF32() && (from.isBF16() || from.isF16()))
+      plan.sameTile.insert(out);
+    auto producer = llvm::find_if(plan.steps, [&](const ElementwiseStep &s) {
+      return s.op == in.getDefiningOp();
+    });
+    if (from.isF32() && in.hasOneUse() && producer->compute &&
+        !plan.sameTile.contains(in)) {
+      plan.tileType[in] = to;
+      plan.sameTile.insert(out);
     }
   }
-  if (outputs.empty())
-    return success(); // nothing reads the group (dead code)
+  return plan;
+}
 
-  // Tiles live at once per task: the loads plus the group values between
-  // their definition and last use; big groups get narrower tiles so a few
-  // tasks still fit SBUF side by side.
+SmallVector<Type> ElementwiseGroupPlan::tileTypes() const {
+  SmallVector<Type> types;
+  for (const ElementwiseStep &step : steps)
+    types.push_back(resultType(step.op).getElementType());
+  for (auto [v, t] : sources) {
+    types.push_back(t);
+    types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  }
+  return types;
+}
+
+int64_t ElementwiseGroupPlan::liveTiles() const {
   llvm::DenseMap<Value, unsigned> lastUse;
   for (auto [i, step] : llvm::enumerate(steps))
     for (Value v : step.operands)
@@ -538,48 +538,82 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
       if (internal(v) && lastUse[v] == i)
         --live;
   }
-  int64_t tiles = srcs.size() + peak;
-  int64_t maxFree = ctx.maxFree(types) / std::max<int64_t>(1, (tiles + 5) / 6);
+  return sources.size() + peak;
+}
 
-  auto body = [&](Location, int64_t p, int64_t f, ArrayRef<Value> loaded) {
-    llvm::DenseMap<Value, Value> tileOf;
-    for (const ElementwiseStep &step : steps) {
-      Value result = step.op->getResult(0);
-      Type out = resultType(step.op).getElementType();
-      SmallVector<Value> ins;
-      for (Value v : step.operands) {
-        if (internal(v)) {
-          ins.push_back(tileOf.lookup(v));
-        } else {
-          Type loadType = step.compute ? cast<RankedTensorType>(v.getType())
-                                             .getElementType()
-                                       : out;
-          ins.push_back(loaded[srcIndex.lookup({v, loadType})]);
-        }
-      }
-      if (!step.compute && !internal(step.operands[0])) {
-        tileOf[result] = ins[0]; // loaded with the cast
-        continue;
-      }
-      Value t = ctx.allocSbuf(loc, p, f, out);
-      if (step.compute) {
-        SmallVector<Ap> aps;
-        for (Value in : ins)
-          aps.push_back(ctx.tileAp(in));
-        step.compute(step.op->getLoc(), ins, aps, t, ctx.tileAp(t));
-      }
-      else
-        ctx.copyOnVector(step.op->getLoc(), t, ctx.tileAp(t), ins[0],
-                         ctx.tileAp(ins[0]));
-      tileOf[result] = t;
+SmallVector<Value> ElementwiseGroupPlan::computeTile(
+    LoweringContext &ctx, Location loc, int64_t p, int64_t f,
+    ArrayRef<Value> loaded) const {
+  llvm::DenseMap<Value, Value> tileOf;
+  for (const ElementwiseStep &step : steps) {
+    Value result = step.op->getResult(0);
+    Type out = resultType(step.op).getElementType();
+    SmallVector<Value> ins;
+    for (Value v : step.operands)
+      ins.push_back(internal(v)
+                        ? tileOf.lookup(v)
+                        : loaded[sourceIndex.lookup({v, loadType(step, v)})]);
+    if (!step.compute &&
+        (!internal(step.operands[0]) || sameTile.contains(result))) {
+      tileOf[result] = ins[0]; // loaded with the cast, or no cast needed
+      continue;
     }
-    SmallVector<Value> outs;
-    for (Value v : outputs)
-      outs.push_back(tileOf.lookup(v));
-    return outs;
-  };
+    Value t = ctx.allocSbuf(loc, p, f, tileType.lookup(result) ? tileType.lookup(result) : out);
+    if (step.compute) {
+      SmallVector<Ap> aps;
+      for (Value in : ins)
+        aps.push_back(ctx.tileAp(in, p, f));
+      step.compute(step.op->getLoc(), ins, aps, t, ctx.tileAp(t));
+    } else {
+      ctx.copyOnVector(step.op->getLoc(), t, ctx.tileAp(t), ins[0],
+                       ctx.tileAp(ins[0], p, f));
+    }
+    tileOf[result] = t;
+  }
+  SmallVector<Value> outs;
+  for (Value v : outputs)
+    outs.push_back(tileOf.lookup(v));
+  return outs;
+}
+
+LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
+                                                ArrayRef<Operation *> ops) {
+  Location loc = ops.front()->getLoc();
+  if (auto full = dyn_cast<trn::FullOp>(ops.front())) {
+    HbmView dst = ctx.destination(loc, full.getResult());
+    ctx.views[full.getResult()] = dst;
+    lowerFull(ctx, loc, dst, full.getValue().convertToDouble());
+    return success();
+  }
+  FailureOr<ElementwiseGroupPlan> plan = ElementwiseGroupPlan::build(ctx, ops);
+  if (failed(plan))
+    return failure();
+  SmallVector<HbmView> srcs;
+  SmallVector<Type> loadTypes;
+  for (auto [v, t] : plan->sources) {
+    auto view = ctx.views.find(v);
+    if (view == ctx.views.end())
+      return ops.front()->emitOpError("operand has no lowered HBM view");
+    srcs.push_back(view->second);
+    loadTypes.push_back(t);
+  }
+  if (plan->outputs.empty())
+    return success(); // nothing reads the group (dead code)
+  SmallVector<HbmView> dsts;
+  for (Value r : plan->outputs) {
+    dsts.push_back(ctx.destination(loc, r));
+    ctx.views[r] = dsts.back();
+  }
+  // Big groups get narrower tiles so a few tasks still fit SBUF side by
+  // side.
+  int64_t tiles = plan->liveTiles();
+  int64_t maxFree = ctx.maxFree(plan->tileTypes()) /
+                    std::max<int64_t>(1, (tiles + 5) / 6);
   forEachElementwiseTile(
-      ctx, loc, dsts, srcs, loadTypes, maxFree, body,
+      ctx, loc, dsts, srcs, loadTypes, maxFree,
+      [&](Location, int64_t p, int64_t f, ArrayRef<Value> loaded) {
+        return plan->computeTile(ctx, loc, p, f, loaded);
+      },
       /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(ops.front()));
   return success();
 }

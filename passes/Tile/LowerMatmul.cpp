@@ -23,9 +23,15 @@
 // result's store is emitted after the next tile's loads and matmuls, so the
 // in-order DMA stream does not hold those loads behind it.
 //
+// With an epilogue (MatmulEpilogue.h) each tile copied out of PSUM goes on
+// through the epilogue's elementwise ops (its other inputs loaded per tile,
+// a bias row once per column block), and only the epilogue's outputs, and
+// the result when something else reads it, are stored.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
 #include "passes/Tile/MatmulBlocking.h"
+#include "passes/Tile/MatmulEpilogue.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -53,8 +59,8 @@ struct KMajorOperand {
 class MatrixProductEmitter {
 public:
   MatrixProductEmitter(LoweringContext &ctx, Location loc,
-                       const MatmulPlan &plan)
-      : ctx(ctx), loc(loc), plan(plan) {}
+                       const MatmulPlan &plan, const MatmulEpilogue *epilogue)
+      : ctx(ctx), loc(loc), plan(plan), epilogue(epilogue) {}
 
   void emit(const KMajorOperand &a, const KMajorOperand &b, const HbmView &c,
             int64_t m, int64_t k, int64_t n);
@@ -71,8 +77,11 @@ private:
                          ctx.b.getF32Type());
   }
   void copyFromPsum(Value dst, nisa::AccessPatternAttr dstAp, Value psum);
-  void retire(Value psum, int64_t m0, int64_t n0, Type outElt);
-  void flushStores(const HbmView &c);
+  void retire(Value psum, const HbmView &c, int64_t m0, int64_t n0);
+  /// The epilogue on the result tile C[m0:, n0:] (`out`, C's type): queues
+  /// the stores of its outputs.
+  void applyEpilogue(Value out, int64_t m0, int64_t n0);
+  void flushStores();
 
   void stationaryResident(const KMajorOperand &a, const KMajorOperand &b,
                           const HbmView &c, int64_t m, int64_t k, int64_t n);
@@ -84,13 +93,19 @@ private:
   LoweringContext &ctx;
   Location loc;
   const MatmulPlan &plan;
+  const MatmulEpilogue *epilogue;
   bool nextOnVector = false;
-  /// Results copied out of PSUM whose store is not emitted yet.
+  /// Tiles copied out of PSUM (or computed from them) whose store is not
+  /// emitted yet: `dst` is an [M, N] view.
   struct PendingStore {
     Value tile;
+    HbmView dst;
     int64_t m0, n0;
   };
   SmallVector<PendingStore> pending;
+  /// Epilogue inputs that are the same for every row tile (a bias row),
+  /// by (source, n0, rows).
+  DenseMap<std::tuple<unsigned, int64_t, int64_t>, Value> rowInvariant;
 };
 
 /// Calls fn(i, tile) for the k tiles i = 0.. of X[k0:k1, f0:f0+w] in
@@ -169,21 +184,67 @@ void MatrixProductEmitter::copyFromPsum(Value dst,
 
 /// Copies an accumulated PSUM tile (C[m0:, n0:]) to SBUF in C's type right
 /// away (freeing its bank); its store waits for flushStores().
-void MatrixProductEmitter::retire(Value psum, int64_t m0, int64_t n0,
-                                  Type outElt) {
+void MatrixProductEmitter::retire(Value psum, const HbmView &c, int64_t m0,
+                                  int64_t n0) {
   auto type = cast<nisa::TileType>(psum.getType());
   Value out = ctx.allocSbuf(loc, type.getPartitions(), type.getFreeSize(),
-                            outElt);
+                            c.elementType());
   copyFromPsum(out, ctx.tileAp(out), psum);
-  pending.push_back({out, m0, n0});
+  if (!epilogue || epilogue->storesResult)
+    pending.push_back({out, c, m0, n0});
+  if (epilogue)
+    applyEpilogue(out, m0, n0);
+}
+
+void MatrixProductEmitter::applyEpilogue(Value out, int64_t m0, int64_t n0) {
+  auto type = cast<nisa::TileType>(out.getType());
+  int64_t mt = type.getPartitions(), nt = type.getFreeSize();
+  SmallVector<Value> loaded;
+  for (auto [i, source] : llvm::enumerate(epilogue->plan.sources)) {
+    auto [v, loadType] = source;
+    if (epilogue->resultViews.contains(v)) { // the tile itself
+      Value t = out;
+      if (loadType != type.getElementType()) {
+        t = ctx.allocSbuf(loc, mt, nt, loadType);
+        ctx.copyOnVector(loc, t, ctx.tileAp(t), out, ctx.tileAp(out));
+      }
+      loaded.push_back(t);
+      continue;
+    }
+    const HbmView &x = epilogue->sourceViews[i];
+    // A row broadcast along M is loaded once per column block while its
+    // row fits 16 KiB per partition (all blocks stay live).
+    bool invariant =
+        x.strides[0] == 0 &&
+        x.shape[1] * int64_t((loadType.getIntOrFloatBitWidth() + 7) / 8) <=
+            16 * 1024;
+    auto key = std::make_tuple(unsigned(i), n0, mt);
+    if (invariant)
+      if (Value t = rowInvariant.lookup(key)) {
+        loaded.push_back(t);
+        continue;
+      }
+    Value t = ctx.allocSbuf(loc, mt, nt, loadType);
+    ctx.dma(loc, t, ctx.tileAp(t), x.root,
+            ctx.ap(x.offset + m0 * x.strides[0] + n0 * x.strides[1],
+                   {x.strides[0], x.strides[1]}, {mt, nt}));
+    if (invariant)
+      rowInvariant[key] = t;
+    loaded.push_back(t);
+  }
+  SmallVector<Value> outs =
+      epilogue->plan.computeTile(ctx, loc, mt, nt, loaded);
+  for (auto [j, t] : llvm::enumerate(outs))
+    pending.push_back({t, epilogue->outputViews[j], m0, n0});
 }
 
 /// Emits the stores of the retired tiles. Called after the next tile's
 /// loads and matmuls, so that in the in-order DMA stream those loads are not
 /// queued behind stores that wait for this tile's copy-out.
-void MatrixProductEmitter::flushStores(const HbmView &c) {
+void MatrixProductEmitter::flushStores() {
   for (const PendingStore &p : pending) {
     auto type = cast<nisa::TileType>(p.tile.getType());
+    const HbmView &c = p.dst;
     ctx.dma(loc, c.root,
             ctx.ap(c.offset + p.m0 * c.strides[0] + p.n0 * c.strides[1],
                    {c.strides[0], c.strides[1]},
@@ -212,9 +273,9 @@ void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
                      ctx.ap(j * plan.tileM, {mw, 1}, {kk, partitionsOf(ps)}),
                      bt, ctx.tileAp(bt), /*accumulate=*/i > 0);
       });
-      flushStores(c);
+      flushStores();
       for (auto [j, ps] : llvm::enumerate(psums))
-        retire(ps, mb0 + j * plan.tileM, n0, c.elementType());
+        retire(ps, c, mb0 + j * plan.tileM, n0);
     }
   }
 }
@@ -238,8 +299,8 @@ void MatrixProductEmitter::movingResident(const KMajorOperand &a,
                      ctx.ap(n0 - nb0, {nw, 1}, {kk, nt}),
                      /*accumulate=*/i > 0);
         }
-        flushStores(c);
-        retire(ps, m0, n0, c.elementType());
+        flushStores();
+        retire(ps, c, m0, n0);
       }
     }
   }
@@ -261,8 +322,8 @@ void MatrixProductEmitter::streamed(const KMajorOperand &a,
                      ctx.tileAp(bt), /*accumulate=*/c0 > 0 || i > 0);
         });
       }
-      flushStores(c);
-      retire(ps, m0, n0, c.elementType());
+      flushStores();
+      retire(ps, c, m0, n0);
     }
   }
 }
@@ -281,7 +342,7 @@ void MatrixProductEmitter::emit(const KMajorOperand &a, const KMajorOperand &b,
     streamed(a, b, c, m, k, n);
     break;
   }
-  flushStores(c);
+  flushStores();
 }
 
 int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
@@ -294,7 +355,8 @@ HbmView batchSlice(const HbmView &v, int64_t i) {
 
 } // namespace
 
-LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op) {
+LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op,
+                                      const MatmulEpilogue *epilogue) {
   auto mm = cast<trn::MatmulOp>(op);
   auto lhsIt = ctx.views.find(mm.getLhs()), rhsIt = ctx.views.find(mm.getRhs());
   if (lhsIt == ctx.views.end() || rhsIt == ctx.views.end())
@@ -324,7 +386,7 @@ LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op) {
   problem.b = {k, n, b0.strides[0], b0.strides[1]};
   MatmulPlan plan = planMatmul(ctx.machine, problem);
 
-  MatrixProductEmitter emitter(ctx, op->getLoc(), plan);
+  MatrixProductEmitter emitter(ctx, op->getLoc(), plan, epilogue);
   for (int64_t i = 0; i < batches; ++i) {
     HbmView ai = slice(a, i), bi = slice(b, i), ci = slice(c, i);
     KMajorOperand at{ai.root, ai.offset, ai.strides[1], ai.strides[0],

@@ -223,15 +223,16 @@ private:
     return true;
   }
 
-  /// When an op outside `members` that reads them is lowered (a view is
-  /// seen through to the ops reading it).
+  /// The ops that read `v` from outside the group: a view outside is seen
+  /// through to the ops reading it, and a member reading a member through
+  /// such a view counts too (its HBM view exists only after the group).
   void readers(Value v, const llvm::SetVector<Operation *> &members,
-               SmallVectorImpl<Operation *> &out) {
+               SmallVectorImpl<Operation *> &out, bool viaView = false) {
     for (Operation *user : v.getUsers()) {
-      if (members.contains(user))
+      if (members.contains(user) && !viaView)
         continue;
-      if (isViewOp(user))
-        readers(user->getResult(0), members, out);
+      if (isViewOp(user) && !members.contains(user))
+        readers(user->getResult(0), members, out, /*viaView=*/true);
       else
         out.push_back(user);
     }

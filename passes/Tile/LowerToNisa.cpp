@@ -12,6 +12,7 @@
 #include "passes/TargetModel.h"
 #include "passes/Tile/LoweringContext.h"
 #include "passes/Tile/LowerRowGroup.h"
+#include "passes/Tile/MatmulEpilogue.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -236,7 +237,14 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
         .Case([&](trn::RandomOp) { return lowerRandom(ctx, o); })
         .Case([&](trn::NkiKernelOp) { return lowerNkiKernel(ctx, o); })
         .Case([&](trn::CollectiveOp) { return lowerCollective(ctx, o); })
-        .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, o); })
+        .Case([&](trn::MatmulOp mm) {
+          std::optional<MatmulEpilogue> epilogue = formMatmulEpilogue(
+              ctx, mm, [&](Operation *e) { return grouped.contains(e); });
+          if (!epilogue)
+            return lowerMatmul(ctx, o);
+          grouped.insert(epilogue->ops.begin(), epilogue->ops.end());
+          return lowerMatmul(ctx, o, &*epilogue);
+        })
         .Case([&](trn::Conv2dOp) { return lowerConv2d(ctx, o); })
         .Case<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp,
               trn::ReduceProdOp>(

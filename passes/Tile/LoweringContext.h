@@ -161,7 +161,11 @@ mlir::LogicalResult lowerElementwiseGroup(LoweringContext &ctx,
                                           llvm::ArrayRef<mlir::Operation *> ops);
 /// The trn ops lowerElementwise handles (the list lives with it).
 bool isElementwiseOp(mlir::Operation *op);
-mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op);
+struct MatmulEpilogue;
+/// trn.matmul on the Tensor Engine (LowerMatmul.cpp), with the elementwise
+/// ops of `epilogue` (MatmulEpilogue.h) computed on its output tiles.
+mlir::LogicalResult lowerMatmul(LoweringContext &ctx, mlir::Operation *op,
+                                const MatmulEpilogue *epilogue = nullptr);
 /// trn.conv2d as implicit GEMM (LowerConv.cpp).
 mlir::LogicalResult lowerConv2d(LoweringContext &ctx, mlir::Operation *op);
 /// trn.reduce_{sum,max,min,prod} (LowerReduction.cpp).

@@ -4,15 +4,17 @@
 // RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
 
 // A bf16 chain computed in fp32 (the shape of a GELU backward): two cast
-// loads, one store, no HBM scratch.
+// loads, one store, no HBM scratch. The last op writes bf16 itself (the
+// engines compute in fp32 and round on output: the final convert is the
+// same value without its own copy).
 // CHECK-LABEL: func.func @chain
 // CHECK-NOT: nisa.dram_alloc
 // CHECK: nisa.dma_copy %[[A:[0-9]+]] {{.*}}, %arg0 {{.*}} : !nisa.tile<sbuf, 128, 512, f32>, memref<65536xbf16>
 // CHECK: nisa.dma_copy %[[B:[0-9]+]] {{.*}}, %arg1 {{.*}} : !nisa.tile<sbuf, 128, 512, f32>, memref<65536xbf16>
 // CHECK: nisa.tensor_tensor multiply %[[M:[0-9]+]] {{.*}}, %[[A]] {{.*}}, %[[B]]
-// CHECK: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}}, %[[M]] {{.*}} add 1.0
-// CHECK: nisa.tensor_copy %[[C:[0-9]+]] {{.*}}, %[[S]] {{.*}} : <sbuf, 128, 512, bf16>, <sbuf, 128, 512, f32>
-// CHECK: nisa.dma_copy %arg2 {{.*}}, %[[C]]
+// CHECK: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}}, %[[M]] {{.*}} add 1.0{{.*}} : <sbuf, 128, 512, bf16>, <sbuf, 128, 512, f32>
+// CHECK-NOT: nisa.tensor_copy
+// CHECK: nisa.dma_copy %arg2 {{.*}}, %[[S]]
 // CHECK-NOT: nisa.dma_copy
 // CHECK: return
 func.func @chain(%a: tensor<128x512xbf16>, %b: tensor<128x512xbf16>) -> tensor<128x512xbf16> {
@@ -78,4 +80,19 @@ func.func @late_broadcast(%x: tensor<128x512xf32>, %b: tensor<512xf32>) -> tenso
   %1 = trn.broadcast %b : tensor<512xf32> -> tensor<128x512xf32>
   %2 = trn.add %0, %1 : tensor<128x512xf32>
   return %2 : tensor<128x512xf32>
+}
+
+// -----
+
+// A widening cast of a group value (bf16 -> f32) is exact, so its reader
+// reads the bf16 tile: no copy.
+// CHECK-LABEL: func.func @widening_cast_is_free
+// CHECK: nisa.tensor_scalar %[[H:[0-9]+]] {{.*}} : <sbuf, 128, 512, bf16>, <sbuf, 128, 512, bf16>
+// CHECK-NOT: nisa.tensor_copy
+// CHECK: nisa.activation exp %{{[0-9]+}} {{.*}}, %[[H]]
+func.func @widening_cast_is_free(%a: tensor<128x512xbf16>) -> (tensor<128x512xbf16>, tensor<128x512xf32>) {
+  %0 = trn.mul_scalar %a, 2.0 : tensor<128x512xbf16>
+  %1 = trn.convert %0 : tensor<128x512xbf16> -> tensor<128x512xf32>
+  %2 = trn.exp %1 : tensor<128x512xf32>
+  return %0, %2 : tensor<128x512xbf16>, tensor<128x512xf32>
 }

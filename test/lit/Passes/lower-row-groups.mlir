@@ -170,3 +170,25 @@ func.func @alias_of_outside_value(%x: tensor<3x2x1x2xf32>, %m: tensor<3x2x1xf32>
   %5 = trn.mul %4, %m : tensor<3x2x1xf32>
   return %5 : tensor<3x2x1xf32>
 }
+
+// -----
+
+// A member read by another through a view that is not a member (a row sum
+// broadcast along the other axis, as sort's ranks are) cuts the group: the
+// sum is stored first, and the ops reading its view form their own group.
+// CHECK-LABEL: func.func @member_through_outside_view
+// CHECK: nisa.dram_alloc : memref<4xf32>
+// CHECK: nisa.tensor_reduce add
+// CHECK: nisa.dma_copy %[[SUM:[0-9]+]] <0, [1, 1], [4, 1]>
+// CHECK: nisa.dma_copy %{{[0-9]+}} {{.*}}, %[[SUM]] <0, [0, 1], [4, 4]>
+// CHECK: nisa.tensor_tensor subtract
+// CHECK: return
+func.func @member_through_outside_view(%x: tensor<4x4xf32>) -> tensor<4xf32> {
+  %0 = trn.exp %x : tensor<4x4xf32>
+  %1 = trn.reduce_sum %0 dims = [1] : tensor<4x4xf32> -> tensor<4xf32>
+  %2 = trn.reshape %1 : tensor<4xf32> -> tensor<1x4xf32>
+  %3 = trn.broadcast %2 : tensor<1x4xf32> -> tensor<4x4xf32>
+  %4 = trn.sub %x, %3 : tensor<4x4xf32>
+  %5 = trn.reduce_sum %4 dims = [1] : tensor<4x4xf32> -> tensor<4xf32>
+  return %5 : tensor<4xf32>
+}

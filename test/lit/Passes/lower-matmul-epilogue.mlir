@@ -1,0 +1,65 @@
+// A matmul's elementwise consumers (bias, activation, residual, through a
+// [..., N] reshape) run on each output tile as it leaves PSUM: the result
+// reaches HBM only when something else reads it.
+// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
+// The output must pass the nisa verifiers when read back.
+// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
+
+// Bias add and GELU of a linear layer: the bias row is loaded once per
+// column block (partition stride 0) and reused by the next row tile; only
+// the pre-activation (returned) and the activation are stored, never the
+// bare product.
+// CHECK-LABEL: func.func @linear_gelu
+// CHECK: nisa.tensor_copy %[[C:[0-9]+]] <0, [512, 1], [128, 512]>, %{{[0-9]+}} {{.*}} : <sbuf, 128, 512, bf16>, <psum, 128, 512, f32>
+// CHECK: nisa.dma_copy %[[B:[0-9]+]] <0, [512, 1], [128, 512]>, %arg2 <0, [0, 1], [128, 512]>
+// CHECK: nisa.tensor_tensor add %[[H:[0-9]+]] {{.*}}, %[[C]] {{.*}}, %[[B]]
+// CHECK: nisa.activation gelu %[[G:[0-9]+]] {{.*}}, %[[H]] {{.*}} : <sbuf, 128, 512, bf16>, <sbuf, 128, 512, bf16>
+// CHECK: nisa.tensor_tensor add %{{[0-9]+}} {{.*}}, %[[B]]
+// CHECK: nisa.dma_copy %arg3 <0, [1024, 1], [128, 512]>, %[[H]]
+// CHECK: nisa.dma_copy %arg4 <0, [1024, 1], [128, 512]>, %[[G]]
+// CHECK-NOT: nisa.dma_copy %{{[0-9]+}} <{{.*}}>, %{{[0-9]+}} <{{.*}}> : memref<262144xbf16>
+// CHECK: return
+func.func @linear_gelu(%x: tensor<256x256xbf16>, %w: tensor<256x1024xbf16>, %b: tensor<1024xbf16>) -> (tensor<2x128x1024xbf16>, tensor<2x128x1024xbf16>) {
+  %0 = trn.matmul %x, %w : (tensor<256x256xbf16>, tensor<256x1024xbf16>) -> tensor<256x1024xbf16>
+  %1 = trn.reshape %0 : tensor<256x1024xbf16> -> tensor<2x128x1024xbf16>
+  %2 = trn.broadcast %b : tensor<1024xbf16> -> tensor<2x128x1024xbf16>
+  %3 = trn.add %1, %2 : tensor<2x128x1024xbf16>
+  %4 = trn.convert %3 : tensor<2x128x1024xbf16> -> tensor<2x128x1024xf32>
+  %5 = trn.gelu %4 : tensor<2x128x1024xf32>
+  %6 = trn.convert %5 : tensor<2x128x1024xf32> -> tensor<2x128x1024xbf16>
+  return %3, %6 : tensor<2x128x1024xbf16>, tensor<2x128x1024xbf16>
+}
+
+// -----
+
+// A residual add: the other input is loaded per tile. The product is also
+// returned, so it is stored too.
+// CHECK-LABEL: func.func @residual
+// CHECK: nisa.matmul
+// CHECK: nisa.dma_copy %[[R:[0-9]+]] {{.*}}, %arg2 <0, [128, 1], [128, 128]>
+// CHECK: nisa.tensor_tensor add %[[S:[0-9]+]] {{.*}}, %[[C:[0-9]+]] {{.*}}, %[[R]]
+// CHECK-DAG: nisa.dma_copy %arg3 <0, [128, 1], [128, 128]>, %[[C]]
+// CHECK-DAG: nisa.dma_copy %arg4 <0, [128, 1], [128, 128]>, %[[S]]
+func.func @residual(%x: tensor<128x128xf32>, %w: tensor<128x128xf32>, %r: tensor<128x128xf32>) -> (tensor<128x128xf32>, tensor<128x128xf32>) {
+  %0 = trn.matmul %x, %w : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %1 = trn.add %0, %r : tensor<128x128xf32>
+  return %0, %1 : tensor<128x128xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// An op that also reads a value computed after the matmul (a second
+// matmul) is not part of the first one's epilogue: the first result is
+// stored, and the op is the second matmul's epilogue.
+// CHECK-LABEL: func.func @needs_later_value
+// CHECK: nisa.matmul
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 128]>, %{{[0-9]+}} <0, [128, 1], [128, 128]> : memref<16384xf32>
+// CHECK: nisa.matmul
+// CHECK: nisa.tensor_tensor multiply
+// CHECK: return
+func.func @needs_later_value(%x: tensor<128x128xf32>, %w: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %0 = trn.matmul %x, %w : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %1 = trn.matmul %w, %x : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %2 = trn.mul %0, %1 : tensor<128x128xf32>
+  return %2 : tensor<128x128xf32>
+}
