@@ -2,8 +2,8 @@
 // loaded once, transposed on the Tensor Engine, the scores stay in PSUM and
 // SBUF (no HBM scratch), causal blocks are masked by affine_select and key
 // chunks above the diagonal are never computed.
-// Rows longer than one softmax block (four PSUM banks, 2048 keys) walk their
-// blocks with a running max and sum (online softmax).
+// Rows longer than four PSUM banks (2048 keys) walk blocks of two banks with
+// a running max and sum (online softmax).
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
 // No function of this file declares HBM scratch (the scores never reach HBM).
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s --check-prefix=NOHBM
@@ -66,27 +66,27 @@ func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k:
   return %dq, %dk, %dv : tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>
 }
 
-// 4096 keys: two softmax blocks of four 512-key chunks. The first sets the
-// row max and sum and moves its P V out of PSUM; the second takes the larger
-// max, rescales the sum and the fp32 output by exp(scale * (m - m')) and adds
-// its own, then out = O / s once.
+// 4096 keys: four softmax blocks of two 512-key chunks. The first sets the
+// row max and sum and moves its P V out of PSUM; each later one takes the
+// larger max, rescales the sum and the fp32 output by exp(scale * (m - m'))
+// and adds its own, then out = O / s once.
 // CHECK-LABEL: func.func @online_softmax
-// CHECK-COUNT-4: nisa.tensor_reduce max %[[PART0:[0-9]+]] <{{[0-3]}}, [4, 1], [128, 1]>
+// CHECK-COUNT-2: nisa.tensor_reduce max %[[PART0:[0-9]+]] <{{[01]}}, [2, 1], [128, 1]>
 // CHECK: nisa.tensor_reduce max %[[M0:[0-9]+]] <0, [1, 1], [128, 1]>, %[[PART0]]
 // CHECK: nisa.tensor_scalar %[[B0:[0-9]+]] {{.*}}, %[[M0]] {{.*}} multiply -1.250000e-01
-// CHECK-COUNT-4: nisa.activation exp %[[P0:[0-9]+]] <{{[0-9]+}}, [2048, 1], [128, 512]>, %{{.*}} bias %[[B0]]
+// CHECK-COUNT-2: nisa.activation exp %[[P0:[0-9]+]] <{{[0-9]+}}, [1024, 1], [128, 512]>, %{{.*}} bias %[[B0]]
 // CHECK: nisa.tensor_reduce add %[[S0:[0-9]+]] {{.*}}, %[[P0]]
 // CHECK: nisa.matmul %[[O0:[0-9]+]] <0, [64, 1], [128, 64]>
 // CHECK: nisa.matmul %[[O0]] <0, [64, 1], [128, 64]>{{.*}} accumulate
 // CHECK: %[[ACC:[0-9]+]] = nisa.alloc : <sbuf, 128, 64, f32>
 // CHECK: %[[ACC]] <0, [64, 1], [128, 64]>, %[[O0]]
-// Second block: scores of keys 2048.. (K^T columns from 2048).
-// CHECK: nisa.matmul {{.*}} <2048, [4096, 1], [64, 512]>
-// CHECK-COUNT-4: nisa.tensor_reduce max %[[PART1:[0-9]+]] <{{[0-3]}}, [4, 1], [128, 1]>
+// Second block: scores of keys 1024.. (K^T columns from 1024).
+// CHECK: nisa.matmul {{.*}} <1024, [4096, 1], [64, 512]>
+// CHECK-COUNT-2: nisa.tensor_reduce max %[[PART1:[0-9]+]] <{{[01]}}, [2, 1], [128, 1]>
 // CHECK: nisa.tensor_reduce max %[[BM1:[0-9]+]] <0, [1, 1], [128, 1]>, %[[PART1]]
 // CHECK: nisa.tensor_tensor max %[[M1:[0-9]+]] {{.*}}, %[[M0]] {{.*}}, %[[BM1]]
 // CHECK: nisa.tensor_scalar %[[B1:[0-9]+]] {{.*}}, %[[M1]] {{.*}} multiply -1.250000e-01
-// CHECK-COUNT-4: nisa.activation exp %[[P1:[0-9]+]] <{{[0-9]+}}, [2048, 1], [128, 512]>, %{{.*}} bias %[[B1]]
+// CHECK-COUNT-2: nisa.activation exp %[[P1:[0-9]+]] <{{[0-9]+}}, [1024, 1], [128, 512]>, %{{.*}} bias %[[B1]]
 // CHECK: nisa.tensor_reduce add %[[S1:[0-9]+]] {{.*}}, %[[P1]]
 // CHECK: nisa.matmul %[[O1:[0-9]+]] <0, [64, 1], [128, 64]>
 // CHECK: nisa.activation exp %[[F:[0-9]+]] <0, [1, 1], [128, 1]>, %[[M0]] <0, [1, 1], [128, 1]> bias %[[B1]] {{.*}}scale = 1.250000e-01
@@ -94,8 +94,15 @@ func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k:
 // CHECK: nisa.tensor_tensor add %[[S:[0-9]+]] {{.*}}, %[[T]] {{.*}}, %[[S1]]
 // CHECK: nisa.tensor_tensor multiply %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[F]] <0, [1, 0], [128, 64]>
 // CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[O1]]
-// CHECK: nisa.tensor_tensor divide %{{.*}}, %[[ACC]] {{.*}}, %[[S]] <0, [1, 0], [128, 64]>
-// CHECK: nisa.activation log %{{.*}}, %[[S]]
+// Blocks three and four: the same, into the same output sum.
+// CHECK: nisa.matmul {{.*}} <2048, [4096, 1], [64, 512]>
+// CHECK: nisa.tensor_tensor max
+// CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]]
+// CHECK: nisa.matmul {{.*}} <3072, [4096, 1], [64, 512]>
+// CHECK: nisa.tensor_tensor max
+// CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]]
+// CHECK: nisa.tensor_tensor divide %{{.*}}, %[[ACC]] {{.*}}, %[[SN:[0-9]+]] <0, [1, 0], [128, 64]>
+// CHECK: nisa.activation log %{{.*}}, %[[SN]]
 // CHECK-NOT: nisa.tensor_tensor divide
 // CHECK: return
 func.func @online_softmax(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x4096x64xbf16>, %v: tensor<1x1x4096x64xbf16>) -> (tensor<1x128x1x64xbf16>, tensor<1x1x128xf32>) {
@@ -104,7 +111,7 @@ func.func @online_softmax(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x4096x64xbf
 }
 
 // Causal, 2176 queries and keys: the first 16 query blocks reach <= 2048
-// keys (one softmax block each, no rescaling); the last one's second block is
+// keys (one softmax block each, no rescaling); the last one's third block is
 // the 128 keys 2048..2175, masked on its diagonal (keep where p - f >= 0).
 // CHECK-LABEL: func.func @online_causal
 // CHECK-NOT: nisa.tensor_tensor max
