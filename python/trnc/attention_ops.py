@@ -25,17 +25,50 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["attention", "attention_backward", "eligible"]
+__all__ = ["attention", "attention_backward", "eligible", "max_keys"]
 
-# The lowering keeps a row's scores in four fp32 PSUM banks of 512 and puts
-# the head dim on the 128 partitions (passes/Tile/LowerAttention.cpp).
-MAX_KEYS = 2048
+# The lowering (passes/Tile/LowerAttention.cpp) puts the head dim on the 128
+# partitions and walks any number of keys with an online softmax, keeping one
+# head's keys and values resident in SBUF: the key count is bounded by that
+# residency (resident_bytes, mirroring residentBytes there) within the
+# smallest target's SBUF partition (trn1: 192 KiB) less what the lowering
+# keeps for its working tiles (kWorkingBytes).
 MAX_HEAD = 128
+PARTITIONS = 128
+SBUF_PARTITION_BYTES = 192 * 1024
+WORKING_BYTES = 64 * 1024
 
 
-def eligible(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> bool:
-    """Whether the fused operators take this attention (else the caller
-    decomposes it into matmuls and a softmax)."""
+def resident_bytes(s: int, e: int, ev: int, elt_bytes: int, backward: bool) -> int:
+    """SBUF bytes per partition one head's resident tiles take: K^T [E, S] and
+    the [<= 128, E] row blocks of K and V; the gradient adds V^T and the fp32
+    dK, dV sums of every key block."""
+    blocks = -(-s // PARTITIONS)
+    rows = blocks * (e + ev) * elt_bytes
+    if not backward:
+        return s * elt_bytes + rows
+    return 2 * s * elt_bytes + rows + blocks * (e + ev) * 4
+
+
+def max_keys(e: int, ev: int, dtype: torch.dtype, backward: bool = False) -> int:
+    """The most keys the fused operators take for these head sizes and dtype."""
+    budget, elt = SBUF_PARTITION_BYTES - WORKING_BYTES, torch.finfo(dtype).bits // 8
+    s = budget // elt  # resident_bytes grows with s: search below this bound
+    lo, hi = 0, s
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if resident_bytes(mid, e, ev, elt, backward) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def eligible(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, backward: bool = False
+) -> bool:
+    """Whether the fused operator (the gradient's with `backward`) takes this
+    attention (else the caller decomposes it into matmuls and a softmax)."""
     return (
         q.dim() == 4
         and k.dim() == 4
@@ -47,9 +80,9 @@ def eligible(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) ->
         and k.shape[2] == v.shape[2]
         and q.shape[3] == k.shape[3]
         and 0 < q.shape[2]
-        and 0 < k.shape[2] <= MAX_KEYS
         and q.shape[3] <= MAX_HEAD
         and v.shape[3] <= MAX_HEAD
+        and 0 < k.shape[2] <= max_keys(q.shape[3], v.shape[3], q.dtype, backward)
         and scale > 0
     )
 

@@ -10,7 +10,7 @@
   ``scaled_dot_product_attention`` becomes on CPU) without a mask or dropout:
   the fused ``trnc.attention`` (attention_ops.py; one group on the device, the
   scores never reach HBM) where its limits allow (``attention_ops.eligible``:
-  head dims <= 128, <= 2048 keys), else
+  head dims <= 128, keys and values of a head resident in SBUF), else
   ``softmax(q k^T * scale) v`` in matmuls and the fused softmax, the causal mask
   as an additive ``triu(full(min), 1)`` bias (no ``where``/``arange``);
   grouped-query attention (fewer kv heads, ``enable_gqa``) repeats each kv
@@ -132,7 +132,7 @@ def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, 
     hkv = k.shape[1]
     k, v = _repeat_heads(k, q.shape[1]), _repeat_heads(v, q.shape[1])
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    if logsumexp.dim() == 3 and attn_mask is None and attention_ops.eligible(q, k, v, scale):
+    if logsumexp.dim() == 3 and attn_mask is None and attention_ops.eligible(q, k, v, scale, backward=True):
         dq, dk, dv = (
             g.permute(0, 2, 1, 3)  # sequence-major results, as views
             for g in torch.ops.trnc.attention_backward(

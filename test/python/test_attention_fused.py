@@ -1,10 +1,11 @@
 """Fused attention (trnc.attention / trnc.attention_backward, one group each on
 the device) against eager scaled_dot_product_attention, forward and backward.
 
-Also: the operators' CPU contract (attention_ops.py) against eager, that the
-scores never reach HBM (the profile's DMA bytes stay below one [L, S] score
-matrix), and that attention beyond the fused limits still compiles through the
-unfused decomposition.
+Also: rows beyond one softmax block (online softmax), the operators' CPU
+contract (attention_ops.py) against eager, that the scores never reach HBM (the
+profile's DMA bytes stay below one [L, S] score matrix), that the key limit of
+eligible() fits trn1's SBUF, and that attention beyond the fused limits still
+compiles through the unfused decomposition.
 """
 
 import pytest
@@ -42,6 +43,37 @@ def sdpa(causal, scale=None):
 def test_fused_attention_matches_eager(n, h, l, s, e, ev, causal):
     q, k, v = rand(n, h, l, e), rand(n, h, s, e), rand(n, h, s, ev)
     check_against_eager(sdpa(causal), [q, k, v], atol=2e-5, rtol=2e-5)
+
+
+# Beyond one softmax block (2048 keys, four PSUM banks) the forward walks its
+# key blocks with a running max and sum: a partial last block and chunk,
+# L != S, a causal row whose second block starts inside its query block.
+@pytest.mark.parametrize(
+    "l,s,e,causal",
+    [
+        (130, 4200, 64, False),
+        (2300, 2300, 32, True),
+        (200, 2600, 16, True),
+    ],
+)
+def test_online_softmax_matches_eager(l, s, e, causal):
+    q, k, v = rand(1, 1, l, e), rand(1, 1, s, e), rand(1, 1, s, e)
+    assert attention_ops.eligible(q, k, v, 0.5, backward=True)
+    check_against_eager(sdpa(causal), [q, k, v], atol=2e-5, rtol=2e-5)
+
+
+def test_online_softmax_bfloat16():
+    q, k, v = (rand(1, 1, 4096, 64, dtype=torch.bfloat16) for _ in range(3))
+    check_against_eager(sdpa(True), [q, k, v], atol=0.05, rtol=0.03)
+
+
+def test_online_softmax_rescales_a_later_larger_max():
+    # Row 0's largest score by far is in the second key block: the first
+    # block's sum and output, taken against its own smaller max, must shrink
+    # by exp(scale * (m - m')) (about e^-20 here) before the second's add on.
+    q, k, v = rand(1, 1, 64, 16), rand(1, 1, 3000, 16), rand(1, 1, 3000, 16)
+    k[..., 2500, :] = q[..., 0, :].sign() * 8
+    check_against_eager(sdpa(False), [q, k, v], grad=False, atol=2e-5, rtol=2e-5)
 
 
 def test_fused_attention_explicit_scale():
@@ -85,8 +117,9 @@ def test_reference_operators_match_eager(causal):
     torch.testing.assert_close((dq, dk, dv), torch.autograd.grad(expected, (q, k, v), g))
 
 
-def test_scores_never_reach_hbm():
-    n, h, l, e = 1, 2, 512, 64
+@pytest.mark.parametrize("l", [512, 4096])
+def test_scores_never_reach_hbm(l):
+    n, h, e = 1, 2 if l <= 512 else 1, 64
     q, k, v = rand(n, h, l, e), rand(n, h, l, e), rand(n, h, l, e)
     c = compile_neuron(sdpa(True))
     with torch.no_grad():
@@ -100,10 +133,37 @@ def test_scores_never_reach_hbm():
 
 
 def test_rows_beyond_the_fused_limit_decompose():
-    s = attention_ops.MAX_KEYS + 32
+    s = attention_ops.max_keys(8, 8, torch.float32) + 32
     q, k, v = rand(1, 1, 4, 8), rand(1, 1, s, 8), rand(1, 1, s, 8)
     assert not attention_ops.eligible(q, k, v, 0.3)
     check_against_eager(sdpa(False), [q, k, v], atol=2e-5, rtol=2e-5)
+
+
+def test_gradient_beyond_its_limit_decomposes_after_a_fused_forward():
+    # The gradient keeps more of a head resident than the forward: between the
+    # two limits the forward is fused and the gradient is the textbook one,
+    # from the fused forward's logsumexp.
+    s = attention_ops.max_keys(128, 128, torch.float32, backward=True) + 128
+    q, k, v = rand(1, 1, 8, 128), rand(1, 1, s, 128), rand(1, 1, s, 128)
+    assert attention_ops.eligible(q, k, v, 0.3)
+    assert not attention_ops.eligible(q, k, v, 0.3, backward=True)
+    check_against_eager(sdpa(False), [q, k, v], atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_largest_eligible_head_fits_the_smallest_sbuf(backward):
+    # eligible() bounds the keys by the lowering's SBUF residency on trn1 (the
+    # smallest SBUF): the largest fp32 head it admits must allocate there.
+    s = attention_ops.max_keys(128, 128, torch.float32, backward=backward)
+    q, k, v = (rand(1, 1, 128, 128).requires_grad_(backward), rand(1, 1, s, 128), rand(1, 1, s, 128))
+    assert attention_ops.eligible(q, k, v, 0.3, backward=backward)
+    fn = torch.compile(sdpa(False), backend="neuron", dynamic=False, options={"target": "trn1"})
+    out = fn(q, k, v)
+    torch.testing.assert_close(out, sdpa(False)(q, k, v), atol=2e-5, rtol=2e-5)
+    if backward:
+        (g,) = torch.autograd.grad(out.sum(), q)
+        (expected,) = torch.autograd.grad(sdpa(False)(q, k, v).sum(), q)
+        torch.testing.assert_close(g, expected, atol=1e-4, rtol=1e-4)
 
 
 def test_eligibility_rules():

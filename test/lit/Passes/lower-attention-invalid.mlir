@@ -9,8 +9,21 @@ func.func @head_too_wide(%q: tensor<1x1x8x160xf32>) -> (tensor<1x8x1x160xf32>, t
 
 // -----
 
-func.func @row_too_long(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x2050x16xf32>) -> (tensor<1x8x1x16xf32>, tensor<1x1x8xf32>) {
-  // expected-error @+1 {{attention rows of 2050 keys exceed four PSUM banks (2048)}}
-  %o, %lse = trn.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x1x8x16xf32>, tensor<1x1x2050x16xf32>, tensor<1x1x2050x16xf32>) -> (tensor<1x8x1x16xf32>, tensor<1x1x8xf32>)
-  return %o, %lse : tensor<1x8x1x16xf32>, tensor<1x1x8xf32>
+// One head's keys and values stay resident in SBUF: fp32 K^T [128, 16384] and
+// the K, V row blocks are 192 KiB per partition, above trn2's 224 KiB less
+// the 64 KiB kept for working tiles.
+func.func @keys_beyond_sbuf(%q: tensor<1x1x8x128xf32>, %k: tensor<1x1x16384x128xf32>) -> (tensor<1x8x1x128xf32>, tensor<1x1x8xf32>) {
+  // expected-error @+1 {{attention over 16384 keys keeps 196608 bytes per partition of keys and values in SBUF, above the 163840 the target leaves beside the working tiles}}
+  %o, %lse = trn.attention %q, %k, %k {scale = 0.25 : f64} : (tensor<1x1x8x128xf32>, tensor<1x1x16384x128xf32>, tensor<1x1x16384x128xf32>) -> (tensor<1x8x1x128xf32>, tensor<1x1x8xf32>)
+  return %o, %lse : tensor<1x8x1x128xf32>, tensor<1x1x8xf32>
+}
+
+// -----
+
+// The gradient also keeps V^T and the fp32 dK, dV sums: 8192 fp32 keys of
+// head size 128 need 192 KiB per partition.
+func.func @gradient_keys_beyond_sbuf(%q: tensor<1x1x8x128xf32>, %k: tensor<1x1x8192x128xf32>, %lse: tensor<1x1x8xf32>) -> (tensor<1x8x1x128xf32>, tensor<1x8192x1x128xf32>, tensor<1x8192x1x128xf32>) {
+  // expected-error @+1 {{attention over 8192 keys keeps 196608 bytes per partition}}
+  %dq, %dk, %dv = trn.attention_grad %q, %q, %k, %k, %q, %lse {scale = 0.25 : f64} : (tensor<1x1x8x128xf32>, tensor<1x1x8x128xf32>, tensor<1x1x8192x128xf32>, tensor<1x1x8192x128xf32>, tensor<1x1x8x128xf32>, tensor<1x1x8xf32>) -> (tensor<1x8x1x128xf32>, tensor<1x8192x1x128xf32>, tensor<1x8192x1x128xf32>)
+  return %dq, %dk, %dv : tensor<1x8x1x128xf32>, tensor<1x8192x1x128xf32>, tensor<1x8192x1x128xf32>
 }
