@@ -89,15 +89,39 @@ _VIEW_OPS = {
 }
 
 
+# Ops returning several views of their input (reached through getitem).
+_MULTI_VIEW_OPS = {
+    torch.ops.aten.split.Tensor,
+    torch.ops.aten.split_with_sizes.default,
+    torch.ops.aten.unbind.int,
+}
+
+
+def _view_source(node: torch.fx.Node) -> Optional[torch.fx.Node]:
+    """The tensor ``node`` is a view of, when it is a view op (or one result
+    of a split), else None."""
+    if node.op != "call_function" or not node.args:
+        return None
+    if node.target is operator.getitem:
+        multi = node.args[0]
+        if (isinstance(multi, torch.fx.Node) and multi.op == "call_function"
+                and multi.target in _MULTI_VIEW_OPS and multi.args):
+            node = multi
+        else:
+            return None
+    elif node.target not in _VIEW_OPS:
+        return None
+    src = node.args[0]
+    return src if isinstance(src, torch.fx.Node) else None
+
+
 def _view_of(res: torch.fx.Node, sources: set) -> Optional[torch.fx.Node]:
     """The node in ``sources`` whose storage ``res`` views through a chain of
     view ops (checked on the fake tensors' storages too), or None."""
     node = res
     while node not in sources:
-        if node.op != "call_function" or node.target not in _VIEW_OPS or not node.args:
-            return None
-        node = node.args[0]
-        if not isinstance(node, torch.fx.Node):
+        node = _view_source(node)
+        if node is None:
             return None
     a, b = res.meta.get("val"), node.meta.get("val")
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor) or a.dtype != b.dtype:
@@ -108,6 +132,15 @@ def _view_of(res: torch.fx.Node, sources: set) -> Optional[torch.fx.Node]:
     except (RuntimeError, NotImplementedError):
         return None
     return node
+
+
+def _view_root(res: torch.fx.Node) -> Optional[torch.fx.Node]:
+    """The first node under ``res``'s chain of view ops when ``res`` views its
+    storage (``res`` itself is not a view: None)."""
+    node = res
+    while (src := _view_source(node)) is not None:
+        node = src
+    return None if node is res else _view_of(res, {node})
 
 
 @dataclass
@@ -363,6 +396,13 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
             results = list(results) if isinstance(results, (list, tuple)) else [results]
             direct = {r for r in results if isinstance(r, torch.fx.Node)}
             input_nodes = set(caller_index)
+            # Several outputs viewing one computed tensor that is not itself
+            # returned (q, k and v split from one projection, saved for the
+            # backward): the tensor is returned once and each output rebuilt
+            # as a view of it, instead of one strided copy per output.
+            roots = {r: _view_root(r) for r in direct}
+            shared = {t for t in roots.values() if t is not None and t not in input_nodes
+                      and sum(1 for u in roots.values() if u is t) > 1}
             plan_of: dict[torch.fx.Node, OutputSource] = {}
 
             def produce(i, res):
@@ -382,6 +422,8 @@ def export_graph(gm: torch.fx.GraphModule, name: str) -> ExportedGraph:
                     plan.append(("input", caller_index[res]))
                 elif isinstance(res, torch.fx.Node):
                     base = _view_of(res, input_nodes) or _view_of(res, direct - {res})
+                    if base is None and roots.get(res) in shared:
+                        base = roots[res]
                     if base is not None:
                         val, src = res.meta["val"], base.meta["val"]
                         if base in caller_index:

@@ -124,6 +124,40 @@ def test_views_of_inputs_and_outputs_are_not_compiled():
     assert len(graph.document["outputs"]) == 1
 
 
+def test_views_of_one_unreturned_tensor_share_one_program_output():
+    # q, k and v split from one projection and saved: the projection is
+    # returned once and each split rebuilt as a view of it, not copied.
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def fn(x):
+        qkv = x * 2
+        q, k, v = qkv.split(4, dim=1)
+        return q.t(), k, v
+
+    gm = make_fx(fn, tracing_mode="fake")(torch.randn(3, 12))
+    graph = export_graph(gm, "forward_0")
+    assert graph.output_plan == [
+        ("view", "program", 0, (4, 3), (1, 12), 0),
+        ("view", "program", 0, (3, 4), (12, 1), 4),
+        ("view", "program", 0, (3, 4), (12, 1), 8),
+    ]
+    assert [o["shape"] for o in graph.document["outputs"]] == [[3, 12]]
+
+
+def test_split_outputs_match_eager():
+    from helpers import compile_neuron
+
+    def fn(x):
+        q, k, v = (x * 2).split(4, dim=1)
+        return q, k + 0, v
+
+    x = torch.randn(3, 12)
+    q, k, v = compile_neuron(fn)(x)
+    for a, b in zip((q, k, v), fn(x)):
+        torch.testing.assert_close(a, b)
+    assert q.data_ptr() + 8 * 4 == v.data_ptr()  # views of one buffer, as eager
+
+
 def test_view_outputs_alias_like_eager():
     from helpers import compile_neuron
 
