@@ -77,6 +77,9 @@ TEST_CASE("summary: totals, engines, FLOPs, memory, histogram, top lists", "[sum
   CHECK(contains(s, "96 KiB moved by DMA"));
   CHECK(contains(s, "MBU"));
   CHECK(contains(s, "semaphore wait: 50 ns"));
+  // The allocator's peak: the two SBUF tiles are never live together.
+  CHECK(contains(s, "on-chip memory (peak live, per partition): SBUF 512 B of 224 KiB (0.2%), "
+                    "PSUM 512 B of 16 KiB (3.1%)"));
   CHECK(contains(s, "32K-64K:1  64K-128K:1"));
   CHECK(contains(s, "dma dma_copy"));
   CHECK(contains(s, "aten.mm.default 'mm' at model.py:12"));
