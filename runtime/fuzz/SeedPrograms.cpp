@@ -219,16 +219,21 @@ std::vector<Program> seedPrograms() {
 }
 
 void fixChecksums(std::vector<uint8_t> &bytes) {
-  // Artifact.cpp's layout: a 24-byte header, then 9 table entries of 32
-  // bytes (u32 kind, u32 0, u64 offset, u64 size, u64 xxh3).
-  constexpr size_t kTable = 24, kEntry = 32, kSections = 9;
-  auto get = [&](size_t at) {
+  // Artifact.cpp's layout: a 24-byte header (u32 section count at byte 16),
+  // then one 32-byte table entry per section (u32 kind, u32 0, u64 offset,
+  // u64 size, u64 xxh3). The count is the header's, so every section a
+  // format version has gets its checksum fixed.
+  constexpr size_t kTable = 24, kEntry = 32;
+  auto get = [&](size_t at, int n = 8) {
     uint64_t v = 0;
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < n; ++i)
       v |= uint64_t(bytes[at + i]) << (8 * i);
     return v;
   };
-  for (size_t i = 0; i < kSections; ++i) {
+  if (bytes.size() < kTable)
+    return;
+  uint64_t sections = get(16, 4);
+  for (size_t i = 0; i < sections; ++i) {
     size_t entry = kTable + i * kEntry;
     if (entry + kEntry > bytes.size())
       return;
