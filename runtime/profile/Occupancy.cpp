@@ -58,4 +58,16 @@ std::vector<std::pair<double, double>> occupancySteps(const Program &program,
   return steps;
 }
 
+double peakOfSteps(std::vector<std::pair<double, double>> steps) {
+  std::sort(steps.begin(), steps.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  double live = 0, peak = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    live += steps[i].second;
+    if (i + 1 == steps.size() || steps[i + 1].first != steps[i].first)
+      peak = std::max(peak, live);
+  }
+  return peak;
+}
+
 } // namespace trnc::profile

@@ -29,4 +29,8 @@ std::vector<std::pair<double, double>> occupancySteps(const Program &program,
                                                       const Profile &profile,
                                                       Allocation::Space space);
 
+/// The most bytes live at once in occupancySteps' (ns, change) steps (the
+/// changes at one time applied together).
+double peakOfSteps(std::vector<std::pair<double, double>> steps);
+
 } // namespace trnc::profile
