@@ -55,12 +55,8 @@ for fuzzer in "${ALL[@]}"; do
     cp compiler/fuzz/seeds/*.json "$corpus/"  # real exported graphs
     # Debian's MLIR/LLVM are static and not instrumented: their inline
     # allocators never unpoison what our instrumented copies poison, nor
-    # annotate containers. The conv seeds are 22 KB. A compile allocates
-    # heavily: recording 5 stack frames per allocation (not 30) ran the seed
-    # corpus 10% faster; detection is unchanged, and a reproducer re-run
-    # under the default options gives full stacks.
-    asan=detect_container_overflow=0:allow_user_poisoning=0:malloc_context_size=5
-    max_len=32768
+    # annotate containers. The conv seeds are 22 KB.
+    asan=detect_container_overflow=0:allow_user_poisoning=0 max_len=32768
   else
     corpus="$BUILD/corpus/$fuzzer"
     binary="$BUILD/runtime/fuzz/$fuzzer"
