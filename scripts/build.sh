@@ -11,6 +11,9 @@ PYTHON=${PYTHON:-python3}
 if [ -z "${CXX:-}" ] && command -v clang++-19 >/dev/null && command -v clang-19 >/dev/null; then
   export CC=clang-19 CXX=clang++-19
 fi
+# ccache (CMakeLists.txt) keyed on paths relative to the checkout, so that
+# another build tree of it (scripts/install_test.sh's build-install/) hits.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 # --no-build-isolation: an isolated build env would resolve a (CUDA) torch, so
 # the build requirements must be installed already (scripts/setup.sh).
 for module in scikit_build_core pybind11; do

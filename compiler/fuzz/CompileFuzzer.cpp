@@ -2,8 +2,9 @@
 //
 // Graph JSON is what anyone who can hand trnc a graph controls (a file for
 // trnc compile-graph, or a document a tool writes). Each input is one graph
-// document fed to compileGraph: the JSON reader, the importer, the trn
-// verifiers, the whole MLIR pipeline, the emitter and the artifact verifier.
+// document, parsed once here and fed to compileGraph: the JSON reader, the
+// importer, the trn verifiers, the whole MLIR pipeline, the emitter and the
+// artifact verifier.
 // A compile must end ok or with an error kind and a message; a crash, a
 // sanitizer report, or a failure the driver itself calls an internal error
 // (a program that fails its own verification) is a finding. Documents whose
@@ -70,7 +71,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       return -1;
   }
   trnc::CompileOptions options; // trn2
-  trnc::CompileResult result = trnc::compileGraph(text, options);
+  // Parsed once: a malformed document takes the text path (the reader's
+  // parse error), a parsed one is compiled as is.
+  trnc::CompileResult result = doc.is_discarded()
+                                   ? trnc::compileGraph(text, options)
+                                   : trnc::compileGraph(doc, options);
   if (!result.ok && result.errorKind.empty()) {
     std::fprintf(stderr, "compile failed without an error kind: %s\n",
                  result.message.c_str());

@@ -10,6 +10,7 @@
 #include "ProfileBindings.h"
 
 #include "profile/ChromeTrace.h"
+#include "profile/Occupancy.h"
 #include "profile/Summary.h"
 
 #include <pybind11/stl.h>
@@ -132,6 +133,10 @@ py::dict toDict(const PyProfile &pp) {
   d["program_input_bytes"] = regionBytes(*pp.program, Region::Kind::Input);
   d["program_output_bytes"] = regionBytes(*pp.program, Region::Kind::Output);
   d["program_instructions"] = programInstructions(*pp.program);
+  // The allocator's peak bytes per partition (0 for a program without an
+  // allocation table).
+  d["sbuf_peak_bytes"] = profile::peakAllocatedBytes(*pp.program, Allocation::Space::Sbuf);
+  d["psum_peak_bytes"] = profile::peakAllocatedBytes(*pp.program, Allocation::Space::Psum);
   d["peak_hbm_bytes_per_second"] = p.peakHbmBytesPerSecond;
   d["mbu"] = p.mbu;
   d["semaphore_wait_ns"] = p.semaphoreWaitNs;

@@ -14,6 +14,10 @@
 //     stream e  u32 count, u32 0, count x 320-byte instruction words
 //     constants the constant regions' bytes, each 64-byte aligned
 //     sources   u32 count, then per source: strings op, node, file, u32 line
+//     allocations (format 2) u32 count, u32 0, then per tile 48 bytes: u8
+//               space, u8 first engine, u8 last engine, u8 0, u32
+//               partitions, u64 address, u64 bytes, u64 first, u64 last,
+//               u32 first index, u32 last index
 //   (a string is u32 length + bytes)
 // Every section kind appears exactly once. The reader checks each step and
 // never trusts a length before comparing it with the bytes that remain.
@@ -24,6 +28,7 @@
 
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -39,9 +44,11 @@ enum class SectionKind : uint32_t {
   Regions = 2,
   Constants = 3,
   Sources = 4,
+  Allocations = 5,
   StreamBase = 16, // + engine number
 };
-constexpr uint32_t kNumSections = 4 + isa::kNumEngines;
+constexpr uint32_t kNumSections = 5 + isa::kNumEngines;
+constexpr uint64_t kAllocationBytes = 48;
 
 std::string sectionName(uint32_t kind) {
   switch (kind) {
@@ -49,6 +56,7 @@ std::string sectionName(uint32_t kind) {
   case 2: return "regions";
   case 3: return "constants";
   case 4: return "sources";
+  case 5: return "allocations";
   }
   if (kind >= 16 && kind < 16 + isa::kNumEngines)
     return std::string(isa::engineName(isa::Engine(kind - 16))) + " stream";
@@ -57,7 +65,7 @@ std::string sectionName(uint32_t kind) {
 
 /// The kinds in file order.
 uint32_t sectionKindAt(uint32_t i) {
-  static constexpr uint32_t order[] = {1, 2, 16, 17, 18, 19, 20, 3, 4};
+  static constexpr uint32_t order[] = {1, 2, 16, 17, 18, 19, 20, 3, 4, 5};
   static_assert(sizeof(order) / sizeof(order[0]) == kNumSections, "");
   return order[i];
 }
@@ -141,6 +149,23 @@ std::vector<uint8_t> writeSection(const Program &p, uint32_t kind,
       w.str(s.node);
       w.str(s.file);
       w.u32(s.line);
+    }
+    break;
+  case uint32_t(SectionKind::Allocations):
+    w.u32(uint32_t(p.allocations.size()));
+    w.u32(0);
+    for (const Allocation &a : p.allocations) {
+      w.u8(uint8_t(a.space));
+      w.u8(uint8_t(a.firstAt.engine));
+      w.u8(uint8_t(a.lastAt.engine));
+      w.u8(0);
+      w.u32(a.partitions);
+      w.u64(a.address);
+      w.u64(a.bytes);
+      w.u64(a.first);
+      w.u64(a.last);
+      w.u32(a.firstAt.index);
+      w.u32(a.lastAt.index);
     }
     break;
   default: {
@@ -336,6 +361,46 @@ llvm::Error readSources(ByteReader &r, Program &p) {
   return r.finish();
 }
 
+/// Decodes the table only; verifyProgram checks the values against the
+/// streams and the memories.
+llvm::Error readAllocations(ByteReader &r, Program &p) {
+  uint32_t n, pad;
+  TRY(r.u32(n));
+  TRY(r.u32(pad));
+  if (pad != 0)
+    return r.error("reserved bytes not zero");
+  TRY(r.fits(n, kAllocationBytes, "allocation"));
+  p.allocations.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Allocation &a = p.allocations[i];
+    uint8_t space, firstEngine, lastEngine, zero;
+    TRY(r.u8(space));
+    TRY(r.u8(firstEngine));
+    TRY(r.u8(lastEngine));
+    TRY(r.u8(zero));
+    TRY(r.u32(a.partitions));
+    TRY(r.u64(a.address));
+    TRY(r.u64(a.bytes));
+    TRY(r.u64(a.first));
+    TRY(r.u64(a.last));
+    TRY(r.u32(a.firstAt.index));
+    TRY(r.u32(a.lastAt.index));
+    if (zero != 0)
+      return r.error("allocation " + std::to_string(i) + " reserved byte not zero");
+    if (space > uint8_t(Allocation::Space::Psum))
+      return r.error("allocation " + std::to_string(i) + " has memory space " +
+                     std::to_string(space) + " (0 SBUF, 1 PSUM)");
+    if (firstEngine >= isa::kNumEngines || lastEngine >= isa::kNumEngines)
+      return r.error("allocation " + std::to_string(i) + " names engine " +
+                     std::to_string(std::max(firstEngine, lastEngine)) + ", engines are 0.." +
+                     std::to_string(isa::kNumEngines - 1));
+    a.space = Allocation::Space(space);
+    a.firstAt.engine = isa::Engine(firstEngine);
+    a.lastAt.engine = isa::Engine(lastEngine);
+  }
+  return r.finish();
+}
+
 #undef TRY
 
 } // namespace
@@ -399,7 +464,10 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
   if (format != kArtifactFormatVersion)
     return fail("format version " + std::to_string(format) +
                 " found, this runtime reads version " +
-                std::to_string(kArtifactFormatVersion));
+                std::to_string(kArtifactFormatVersion) +
+                (format < kArtifactFormatVersion
+                     ? " (written by an older trnc: recompile the graph)"
+                     : " (written by a newer trnc)"));
   if (isaVersion != isa::kIsaVersion)
     return fail("ISA version " + std::to_string(isaVersion) +
                 " found, this runtime implements version " +
@@ -486,6 +554,11 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
   {
     ByteReader r(section[uint32_t(SectionKind::Sources)], "sources");
     if (llvm::Error e = readSources(r, p))
+      return std::move(e);
+  }
+  {
+    ByteReader r(section[uint32_t(SectionKind::Allocations)], "allocations");
+    if (llvm::Error e = readAllocations(r, p))
       return std::move(e);
   }
   if (llvm::Error e = verifyProgram(p))

@@ -19,8 +19,9 @@
 
 namespace trnc {
 
-/// Bumped whenever the container layout changes.
-constexpr uint32_t kArtifactFormatVersion = 1;
+/// Bumped whenever the container layout changes. 2: the allocations
+/// section (each SBUF/PSUM tile's placement and live range).
+constexpr uint32_t kArtifactFormatVersion = 2;
 
 /// Serialise `program` (deterministic: same program, same bytes).
 std::vector<uint8_t> writeArtifact(const Program &program);
@@ -31,7 +32,8 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes);
 
 /// Check every instruction of `program` against its target's machine model:
 /// opcodes, engines, dtypes, semaphore ids, and the bounds of every access
-/// pattern in SBUF, PSUM and its HBM region.
+/// pattern in SBUF, PSUM and its HBM region; every allocation inside its
+/// memory and the streams, no two live at once sharing a byte.
 llvm::Error verifyProgram(const Program &program);
 
 } // namespace trnc

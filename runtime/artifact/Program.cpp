@@ -2,7 +2,8 @@
 //
 // Lookups of input/output regions by their graph position (used by the
 // simulator to bind the caller's buffers and by the runner to size them),
-// the byte span of a region's layout and the program's I/O signature.
+// the byte span of a region's layout, the program's I/O signature and the
+// name of an allocation's memory space.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +38,10 @@ std::string listText(const std::vector<int64_t> &v) {
 }
 
 } // namespace
+
+const char *spaceName(Allocation::Space space) {
+  return space == Allocation::Space::Psum ? "PSUM" : "SBUF";
+}
 
 std::vector<int64_t> Region::layoutStrides() const {
   if (!strides.empty() || shape.empty())

@@ -48,6 +48,31 @@ struct SourceLoc {
   uint32_t line = 0;
 };
 
+/// An instruction by its place in the streams.
+struct InstructionRef {
+  isa::Engine engine = isa::Engine::Tensor;
+  uint32_t index = 0; // position in that engine's stream
+};
+
+/// One SBUF or PSUM tile as the compiler placed it: the bytes it holds in
+/// each of its partitions and the instructions that first and last touch it
+/// (the allocator's live range). `first`/`last` count instructions in
+/// program order (the streams interleaved as emitted); `firstAt`/`lastAt`
+/// are the same two instructions in their streams. Tiles that are live at
+/// once never share bytes (the verifier checks it). The profiler draws
+/// occupancy over simulated time from these (docs/profiling.md).
+struct Allocation {
+  enum class Space : uint8_t { Sbuf = 0, Psum = 1 };
+  Space space = Space::Sbuf;
+  uint32_t partitions = 0;       // partitions 0 .. partitions-1
+  uint64_t address = 0;          // byte offset inside each partition
+  uint64_t bytes = 0;            // bytes per partition
+  uint64_t first = 0, last = 0;  // program-order instruction indices, inclusive
+  InstructionRef firstAt, lastAt;
+};
+
+const char *spaceName(Allocation::Space space); // "SBUF", "PSUM"
+
 struct Program {
   std::string target = "trn2";
   std::string name;              // graph name, for messages
@@ -55,6 +80,9 @@ struct Program {
   std::vector<Region> regions;
   std::array<std::vector<isa::Instruction>, isa::kNumEngines> streams;
   std::vector<SourceLoc> sources;
+  /// Every SBUF/PSUM tile's placement and live range, in program order of
+  /// first use (empty for hand-built programs).
+  std::vector<Allocation> allocations;
   /// Free-form JSON text (options, statistics) carried for `trnc inspect`.
   std::string metadataJson = "{}";
 

@@ -3,7 +3,9 @@
 // Everything the simulator relies on to run without bounds checks is proven
 // here: opcodes and engines, operand presence, dtypes, semaphore ids, matmul
 // shape rules, PSUM bank rules, and that every byte an access pattern touches
-// lies inside SBUF, PSUM or its HBM region. Each check names the rule it
+// lies inside SBUF, PSUM or its HBM region; the allocation table (tiles
+// inside their memory, PSUM banks, live ranges on real instructions, no two
+// tiles live at once sharing a byte). Each check names the rule it
 // enforces (HARDWARE.md, NKI ISA reference); each message names the stream,
 // the instruction and the operand.
 //
@@ -14,7 +16,12 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
 #include <string>
+#include <vector>
 
 namespace trnc {
 namespace {
@@ -71,6 +78,7 @@ public:
 
 private:
   llvm::Error checkRegions();
+  llvm::Error checkAllocations();
   llvm::Error checkInstruction(Engine stream, size_t index,
                                const Instruction &inst);
   /// Structural and bounds checks of one present operand.
@@ -691,8 +699,102 @@ llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
   return llvm::Error::success();
 }
 
+llvm::Error Verifier::checkAllocations() {
+  uint64_t instructions = 0;
+  for (const auto &stream : p.streams)
+    instructions += stream.size();
+  // Live tiles of each space by address, swept in order of first use.
+  std::vector<size_t> order(p.allocations.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  for (size_t i = 0; i < p.allocations.size(); ++i) {
+    const Allocation &a = p.allocations[i];
+    std::string ctx = "allocation " + std::to_string(i) + " (" + spaceName(a.space) + ")";
+    if (uint8_t(a.space) > uint8_t(Allocation::Space::Psum))
+      return fail(ctx + ": invalid memory space " + std::to_string(unsigned(a.space)));
+    bool psum = a.space == Allocation::Space::Psum;
+    uint64_t capacity = psum ? m.psumPartitionBytes : m.sbufPartitionBytes;
+    if (a.partitions == 0 || a.partitions > m.numPartitions)
+      return fail(ctx + ": " + std::to_string(a.partitions) + " partitions, the " +
+                  spaceName(a.space) + " has " + std::to_string(m.numPartitions));
+    if (a.bytes == 0 || a.address > capacity || a.bytes > capacity - a.address)
+      return fail(ctx + ": bytes [" + std::to_string(a.address) + ", " +
+                  str(i128(a.address) + i128(a.bytes)) + ") per partition, outside the " +
+                  std::to_string(capacity) + " bytes of each " + spaceName(a.space) +
+                  " partition");
+    // A matmul accumulation group stays in one 2 KiB bank; a larger tile
+    // takes whole banks (HARDWARE.md, PSUM row).
+    uint64_t bank = m.psumBankBytes;
+    if (psum && (a.bytes <= bank ? a.address / bank != (a.address + a.bytes - 1) / bank
+                                 : a.address % bank != 0))
+      return fail(ctx + ": bytes [" + std::to_string(a.address) + ", " +
+                  std::to_string(a.address + a.bytes) + ") cross a " + std::to_string(bank) +
+                  "-byte PSUM bank boundary");
+    if (a.first > a.last || a.last >= instructions)
+      return fail(ctx + ": live range " + std::to_string(a.first) + ".." +
+                  std::to_string(a.last) + " outside the program's " +
+                  std::to_string(instructions) + " instructions");
+    for (const InstructionRef &at : {a.firstAt, a.lastAt}) {
+      size_t e = size_t(at.engine);
+      if (e >= kNumEngines || at.index >= p.streams[e].size())
+        return fail(ctx + ": names instruction " + std::to_string(at.index) + " of the " +
+                    (e < kNumEngines ? std::string(engineName(at.engine)) : "?") +
+                    " stream, which has " +
+                    std::to_string(e < kNumEngines ? p.streams[e].size() : 0));
+    }
+    // An instruction's place in its stream is at most its place in the
+    // program (the streams interleaved).
+    if (a.firstAt.index > a.first || a.lastAt.index > a.last)
+      return fail(ctx + ": stream positions " + std::to_string(a.firstAt.index) + ", " +
+                  std::to_string(a.lastAt.index) + " lie past program positions " +
+                  std::to_string(a.first) + ", " + std::to_string(a.last));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return p.allocations[x].first < p.allocations[y].first;
+  });
+  // Live tiles are pairwise disjoint, so a new one need only be compared
+  // with its neighbours by address.
+  std::map<uint64_t, size_t> live[2]; // address -> allocation
+  using Expiry = std::pair<uint64_t, size_t>; // (last, allocation)
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> ends[2];
+  for (size_t i : order) {
+    const Allocation &a = p.allocations[i];
+    std::map<uint64_t, size_t> &map = live[size_t(a.space)];
+    auto &expiring = ends[size_t(a.space)];
+    while (!expiring.empty() && expiring.top().first < a.first) {
+      map.erase(p.allocations[expiring.top().second].address);
+      expiring.pop();
+    }
+    auto next = map.lower_bound(a.address);
+    const Allocation *clash = nullptr;
+    size_t other = 0;
+    if (next != map.end() && next->first < a.address + a.bytes)
+      clash = &p.allocations[other = next->second];
+    else if (next != map.begin()) {
+      auto prev = std::prev(next);
+      const Allocation &b = p.allocations[prev->second];
+      if (b.address + b.bytes > a.address)
+        clash = &p.allocations[other = prev->second];
+    }
+    if (clash)
+      return fail("allocation " + std::to_string(i) + " (" + spaceName(a.space) + ", bytes [" +
+                  std::to_string(a.address) + ", " + std::to_string(a.address + a.bytes) +
+                  "), live " + std::to_string(a.first) + ".." + std::to_string(a.last) +
+                  ") overlaps allocation " + std::to_string(other) + " (bytes [" +
+                  std::to_string(clash->address) + ", " +
+                  std::to_string(clash->address + clash->bytes) + "), live " +
+                  std::to_string(clash->first) + ".." + std::to_string(clash->last) +
+                  ") while both are live");
+    map.emplace(a.address, i);
+    expiring.push({a.last, i});
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error Verifier::run() {
   if (llvm::Error e = checkRegions())
+    return e;
+  if (llvm::Error e = checkAllocations())
     return e;
   for (unsigned e = 0; e < kNumEngines; ++e) {
     const auto &stream = p.streams[e];

@@ -1,4 +1,8 @@
 //===- SeedPrograms.cpp - Tiny programs covering every section and opcode -===//
+//
+// Two of them carry an allocation table, so mutations reach its checks.
+//
+//===----------------------------------------------------------------------===//
 
 #include "fuzz/SeedPrograms.h"
 
@@ -7,6 +11,7 @@
 
 #include <initializer_list>
 #include <utility>
+#include <vector>
 
 namespace trnc::fuzz {
 namespace {
@@ -77,8 +82,18 @@ struct Emitter {
     inst.signal = uint8_t(inst.engine);
     auto &stream = p.streams[size_t(inst.engine)];
     stream.push_back(inst);
+    order.push_back({inst.engine, uint32_t(stream.size() - 1)});
     return {inst.engine, uint32_t(stream.size() - 1)};
   }
+  /// A tile touched first by the `first`-th and last by the `last`-th
+  /// instruction emitted (the allocation table the compiler writes).
+  void tile(Allocation::Space space, uint32_t partitions, uint64_t address, uint64_t bytes,
+            uint64_t first, uint64_t last) {
+    p.allocations.push_back({space, partitions, address, bytes, first, last,
+                             order.at(first), order.at(last)});
+  }
+
+  std::vector<InstructionRef> order; // every instruction, in emission order
 };
 
 Instruction op(Opcode o, Engine e, AccessPattern dst, AccessPattern src0 = {},
@@ -118,6 +133,10 @@ Program elementwise() {
   auto z = m.emit(act, {y, c});
   m.emit(op(Opcode::DmaCopy, Engine::Dma, hb(out, DType::F32, 8, 16),
             sb(DType::F32, 8, 192, 16)), {z});
+  m.tile(Allocation::Space::Sbuf, 8, 0, 64, 0, 2);   // x
+  m.tile(Allocation::Space::Sbuf, 8, 64, 4, 1, 3);   // c
+  m.tile(Allocation::Space::Sbuf, 8, 128, 64, 2, 3); // y
+  m.tile(Allocation::Space::Sbuf, 8, 192, 64, 3, 4); // z
   return m.p;
 }
 
@@ -141,6 +160,10 @@ Program matmul() {
                       sb(DType::F32, 8, 256, 8)), {ev});
   m.emit(op(Opcode::DmaCopy, Engine::Dma, hb(out, DType::F32, 8, 8),
             hb(tmp, DType::F32, 8, 8)), {st});
+  m.tile(Allocation::Space::Sbuf, 4, 0, 16, 0, 2);   // a
+  m.tile(Allocation::Space::Sbuf, 4, 64, 16, 1, 2);  // b
+  m.tile(Allocation::Space::Psum, 8, 0, 32, 2, 3);   // acc
+  m.tile(Allocation::Space::Sbuf, 8, 256, 32, 3, 4); // evacuated
   return m.p;
 }
 
@@ -196,16 +219,21 @@ std::vector<Program> seedPrograms() {
 }
 
 void fixChecksums(std::vector<uint8_t> &bytes) {
-  // Artifact.cpp's layout: a 24-byte header, then 9 table entries of 32
-  // bytes (u32 kind, u32 0, u64 offset, u64 size, u64 xxh3).
-  constexpr size_t kTable = 24, kEntry = 32, kSections = 9;
-  auto get = [&](size_t at) {
+  // Artifact.cpp's layout: a 24-byte header (u32 section count at byte 16),
+  // then one 32-byte table entry per section (u32 kind, u32 0, u64 offset,
+  // u64 size, u64 xxh3). The count is the header's, so every section a
+  // format version has gets its checksum fixed.
+  constexpr size_t kTable = 24, kEntry = 32;
+  auto get = [&](size_t at, int n = 8) {
     uint64_t v = 0;
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < n; ++i)
       v |= uint64_t(bytes[at + i]) << (8 * i);
     return v;
   };
-  for (size_t i = 0; i < kSections; ++i) {
+  if (bytes.size() < kTable)
+    return;
+  uint64_t sections = get(16, 4);
+  for (size_t i = 0; i < sections; ++i) {
     size_t entry = kTable + i * kEntry;
     if (entry + kEntry > bytes.size())
       return;

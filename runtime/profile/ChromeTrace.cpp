@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "profile/ChromeTrace.h"
+#include "machine/MachineModel.h"
+#include "profile/Occupancy.h"
 #include "profile/ProfileFormat.h"
 #include "sim/CostModel.h"
 
@@ -14,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -161,6 +164,21 @@ void addDmaCounters(json &events, const Program &program, const Profile &profile
   addCounter(events, pid, "DMA transfers in flight", "transfers", std::move(inFlight));
 }
 
+/// Bytes per partition live in SBUF and in PSUM over simulated time, from
+/// the program's allocation table; the name carries the capacity.
+void addOccupancyCounters(json &events, const Program &program, const Profile &profile,
+                          int pid) {
+  std::optional<MachineModel> model = lookupMachineModel(program.target);
+  for (Allocation::Space space : {Allocation::Space::Sbuf, Allocation::Space::Psum}) {
+    uint64_t capacity = !model ? 0
+                        : space == Allocation::Space::Psum ? model->psumPartitionBytes
+                                                           : model->sbufPartitionBytes;
+    std::string name = std::string(spaceName(space)) + " live (bytes per partition";
+    name += capacity ? ", of " + std::to_string(capacity) + ")" : ")";
+    addCounter(events, pid, name, "bytes", occupancySteps(program, profile, space));
+  }
+}
+
 } // namespace
 
 std::string writeChromeTrace(const Program &program, const Profile &profile, int pid,
@@ -220,6 +238,7 @@ std::string writeChromeTrace(const Program &program, const Profile &profile, int
     events.push_back(std::move(s));
   addSemaphoreFlows(events, program, profile, pid, trackOf);
   addDmaCounters(events, program, profile, pid);
+  addOccupancyCounters(events, program, profile, pid);
 
   json trace = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
   trace["otherData"] = {{"generator", "trnc simulator (simulated time, not a measurement)"},

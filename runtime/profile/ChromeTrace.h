@@ -3,7 +3,9 @@
 // Turns a Profile's per-instruction records into trace-event JSON that
 // chrome://tracing and ui.perfetto.dev load: one track (tid) per engine and
 // per DMA queue, each instruction a complete ("X") slice named by opcode,
-// with its operands, semaphore waits/signal and source op as args.
+// with its operands, semaphore waits/signal and source op as args; flows
+// from each semaphore's signal to the waits it met; counter tracks of HBM
+// bandwidth, DMA transfers in flight and SBUF/PSUM bytes live.
 // Timestamps are microseconds of simulated time (the format's unit).
 //
 //===----------------------------------------------------------------------===//

@@ -6,11 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "profile/Summary.h"
+#include "machine/MachineModel.h"
+#include "profile/Occupancy.h"
 #include "profile/ProfileFormat.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -126,6 +129,32 @@ void printBreakdown(std::ostringstream &os, const Program &program, const Profil
   printTop(os, "top source ops by instruction time:", top(bySource), busy);
 }
 
+/// The allocator's peak bytes per partition in SBUF and PSUM against each
+/// partition's capacity (nothing for a program without an allocation table);
+/// with trace records also the peak over simulated time, which can be higher:
+/// engines run concurrently, so tiles the allocator saw one after the other
+/// (at different addresses) can be live at the same time.
+void printOnChipMemory(std::ostringstream &os, const Program &program, const Profile &p) {
+  std::optional<MachineModel> model = lookupMachineModel(program.target);
+  if (program.allocations.empty() || !model)
+    return;
+  os << "  on-chip memory (peak live, per partition):";
+  const char *sep = " ";
+  for (auto [space, capacity] :
+       {std::pair{Allocation::Space::Sbuf, model->sbufPartitionBytes},
+        std::pair{Allocation::Space::Psum, model->psumPartitionBytes}}) {
+    uint64_t peak = peakAllocatedBytes(program, space);
+    os << sep << spaceName(space) << " " << formatBytes(double(peak)) << " of "
+       << formatBytes(double(capacity)) << " (" << formatPercent(double(peak) / double(capacity));
+    if (!p.trace.empty())
+      os << "; " << formatBytes(peakOfSteps(occupancySteps(program, p, space)))
+         << " at once in simulated time";
+    os << ")";
+    sep = ", ";
+  }
+  os << "\n";
+}
+
 } // namespace
 
 const char *verdictName(Verdict::Kind kind) {
@@ -185,6 +214,7 @@ std::string summarize(const Program &program, const Profile &p) {
   os << "  memory: " << formatBytes(double(p.dmaBytes)) << " moved by DMA, " << formatBytes(double(p.hbmBytes))
      << " to/from HBM; MBU " << formatPercent(p.mbu) << " of "
      << formatCount(p.peakHbmBytesPerSecond, "B/s") << " per core\n";
+  printOnChipMemory(os, program, p);
   os << "  semaphore wait: " << formatNs(p.semaphoreWaitNs) << " summed over engines\n";
   if (p.collectives)
     os << "  collectives: " << p.collectives << " ("

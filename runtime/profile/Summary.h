@@ -2,7 +2,7 @@
 //
 // What a user reads first: total simulated time, per-engine busy time and
 // utilisation, Tensor Engine FLOPs with HFU/MFU against the peak of each
-// matmul dtype, bytes moved and MBU,
+// matmul dtype, bytes moved and MBU, the peak SBUF/PSUM bytes live,
 // semaphore waits, the DMA size histogram, where the time went (instruction
 // kinds, source ops), the busiest engine and a verdict on what bounds the run.
 //

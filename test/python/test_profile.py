@@ -4,7 +4,9 @@ The MLP training step (forward + backward) is profiled through
 ``trnc.profiling.capture``; its numbers are checked for sanity and its
 Tensor Engine FLOPs against 2*M*K*N of the graphs' own matmuls; the trace
 must be valid trace-event JSON with non-overlapping slices per track. The
-``trnc profile`` command runs an artifact from ``trnc compile-graph``.
+``trnc profile`` command runs an artifact from ``trnc compile-graph``; its trace
+has SBUF/PSUM occupancy tracks within capacity, and an artifact of the previous
+format is refused.
 """
 
 from __future__ import annotations
@@ -179,13 +181,32 @@ def test_trnc_profile_command(exported, tmp_path):
     assert "total simulated time" in r.stdout and "verdict:" in r.stdout
     # The MLP is f32: MFU is labelled with, and measured against, the f32 peak.
     assert "MFU" in r.stdout and "against the peak of each matmul dtype: f32 " in r.stdout
-    check_trace(json.loads(trace.read_text()))
+    assert "on-chip memory (peak live, per partition): SBUF " in r.stdout
+    events = json.loads(trace.read_text())["traceEvents"]
+    check_trace({"traceEvents": events})
+    # Occupancy tracks from the artifact's allocation table: bytes per
+    # partition live over simulated time, never above a partition (trn2).
+    for space, capacity in (("SBUF", 224 * 1024), ("PSUM", 16 * 1024)):
+        name = f"{space} live (bytes per partition, of {capacity})"
+        values = [e["args"]["bytes"] for e in events if e["ph"] == "C" and e["name"] == name]
+        assert values and 0 < max(values) <= capacity and values[-1] == 0, (space, values)
 
     r = trnc_cli("profile", str(artifact), "--inputs", "zeros", "--json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["total_ns"] > 0 and set(d["matmul_dtypes"]) == {"f32"}
     assert d["mfu"] * d["total_ns"] == pytest.approx(d["useful_at_peak_ns"])
+    assert 0 < d["sbuf_peak_bytes"] <= 224 * 1024 and 0 < d["psum_peak_bytes"] <= 16 * 1024
+
+    # An artifact of the previous format (no allocation table) is refused
+    # by its version, with what to do.
+    old = bytearray(artifact.read_bytes())
+    old[8:12] = (1).to_bytes(4, "little")
+    stale = tmp_path / "old.trnc"
+    stale.write_bytes(bytes(old))
+    r = trnc_cli("profile", str(stale))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "format version 1 found, this runtime reads version 2 (written by an older trnc: recompile" in r.stderr
 
 
 def test_trnc_profile_rejects_bad_files(tmp_path):

@@ -1,8 +1,9 @@
 //===- ArtifactTest.cpp - The on-disk artifact: round trip and corruption --===//
 //
 // Write/read round trips and determinism; every prefix of a small artifact,
-// every single-bit flip, a wrong magic and wrong versions are refused with
-// precise messages, without reading out of bounds.
+// every single-bit flip, a wrong magic and wrong versions (an older format
+// too) and hostile allocation tables are refused with precise messages,
+// without reading out of bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,12 @@ Program sampleProgram() {
   add.dst = sbuf(DType::F32, 0, 8, 64, {16});
   b.add(add).sourceIndex = 0;
   b.dma(hbm(out, DType::F32, 0, 8, 16, {16}), sbuf(DType::F32, 0, 8, 64, {16}));
+  // The two tiles: the loaded bf16 one (dma 0 .. add) and the f32 result
+  // (add .. store dma 1); program order dma, add, dma.
+  b.p.allocations.push_back({Allocation::Space::Sbuf, 8, 0, 32, 0, 1,
+                             {Engine::Dma, 0}, {Engine::Vector, 0}});
+  b.p.allocations.push_back({Allocation::Space::Sbuf, 8, 64, 64, 1, 2,
+                             {Engine::Vector, 0}, {Engine::Dma, 1}});
   return b.p;
 }
 
@@ -62,6 +69,20 @@ TEST_CASE("artifacts round-trip and are deterministic", "[artifact]") {
     CHECK(a.strides == r.strides);
     CHECK(a.bytes == r.bytes);
     CHECK(a.data == r.data);
+  }
+  REQUIRE(back->allocations.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const Allocation &a = p.allocations[i], &r = back->allocations[i];
+    CHECK(a.space == r.space);
+    CHECK(a.partitions == r.partitions);
+    CHECK(a.address == r.address);
+    CHECK(a.bytes == r.bytes);
+    CHECK(a.first == r.first);
+    CHECK(a.last == r.last);
+    CHECK(a.firstAt.engine == r.firstAt.engine);
+    CHECK(a.firstAt.index == r.firstAt.index);
+    CHECK(a.lastAt.engine == r.lastAt.engine);
+    CHECK(a.lastAt.index == r.lastAt.index);
   }
   REQUIRE(back->sources.size() == 1);
   CHECK(back->sources[0].node == "add_1");
@@ -129,8 +150,15 @@ TEST_CASE("wrong magic and versions are named", "[artifact]") {
   bad = bytes;
   bad[8] = 99;
   auto r2 = readArtifact(bad);
-  CHECK(contains(errorText(r2),
-                 "format version 99 found, this runtime reads version 1"));
+  CHECK(contains(errorText(r2), "format version 99 found, this runtime reads "
+                                "version 2 (written by a newer trnc)"));
+  // Format 1 had no allocations section: an artifact of an older trnc is
+  // refused by its version, before any section is read.
+  bad = bytes;
+  bad[8] = 1;
+  CHECK(contains(errorText(readArtifact(bad)),
+                 "format version 1 found, this runtime reads version 2 (written "
+                 "by an older trnc: recompile the graph)"));
   bad = bytes;
   bad[12] = 7;
   auto r3 = readArtifact(bad);
@@ -146,4 +174,22 @@ TEST_CASE("the reader verifies the program", "[artifact]") {
                  "vector stream instruction 0 (tensor_scalar) [aten.add.Tensor "
                  "'add_1' at model.py:12]: src0 reads SBUF partitions 0..200, "
                  "past 128"));
+}
+
+TEST_CASE("a hostile allocation table is refused by the reader", "[artifact]") {
+  // Fields the reader decodes itself (memory space, engines) are refused
+  // there; the rest goes to verifyProgram (VerifyTest).
+  Program p = sampleProgram();
+  p.allocations[1].space = Allocation::Space(7);
+  CHECK(contains(errorText(readArtifact(writeArtifact(p))),
+                 "allocations section: allocation 1 has memory space 7 (0 SBUF, 1 PSUM)"));
+  p = sampleProgram();
+  p.allocations[0].lastAt.engine = Engine(9);
+  CHECK(contains(errorText(readArtifact(writeArtifact(p))),
+                 "allocation 0 names engine 9, engines are 0..4"));
+  p = sampleProgram();
+  p.allocations[0].bytes = 1 << 20; // larger than a partition
+  CHECK(contains(errorText(readArtifact(writeArtifact(p))),
+                 "allocation 0 (SBUF): bytes [0, 1048576) per partition, outside the "
+                 "229376 bytes of each SBUF partition"));
 }

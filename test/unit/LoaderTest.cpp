@@ -22,10 +22,11 @@ using namespace trnc::test;
 
 namespace {
 
-constexpr size_t kTableStart = 24, kEntryBytes = 32, kNumSections = 9;
+constexpr size_t kTableStart = 24, kEntryBytes = 32, kNumSections = 10;
 /// Table positions of the sections (file order: metadata, regions, the five
-/// streams, constants, sources).
-constexpr size_t kMetadata = 0, kRegions = 1, kVectorStream = 3, kSources = 8;
+/// streams, constants, sources, allocations).
+constexpr size_t kMetadata = 0, kRegions = 1, kVectorStream = 3, kSources = 8,
+                 kAllocations = 9;
 
 uint64_t le64(const std::vector<uint8_t> &b, size_t at) {
   uint64_t v = 0;
@@ -207,6 +208,17 @@ TEST_CASE("hand-crafted structural damage with valid checksums", "[loader]") {
       {"source string past the end",
        [&](auto &b) { put(b, at(kSources) + 4, 0xfffffff0, 4); },
        "op length 4294967280 exceeds the"},
+      // The seed's table: x [0, 64) live 0..2, c [64, 68) live 1..3, ...
+      // (48-byte entries after a u32 count and a u32 0).
+      {"huge allocation count",
+       [&](auto &b) { put(b, at(kAllocations), 0xffffffff, 4); },
+       "allocations section: allocation count 4294967295 does not fit"},
+      {"allocations reserved word",
+       [&](auto &b) { put(b, at(kAllocations) + 4, 1, 4); },
+       "allocations section: reserved bytes not zero"},
+      {"unknown memory space",
+       [&](auto &b) { b[at(kAllocations) + 8] = 7; },
+       "allocation 0 has memory space 7 (0 SBUF, 1 PSUM)"},
   };
   for (const Case &c : cases) {
     std::vector<uint8_t> bad = good;
@@ -216,6 +228,24 @@ TEST_CASE("hand-crafted structural damage with valid checksums", "[loader]") {
     std::string err = load(bad);
     CHECK(contains(err, "invalid trnc artifact: "));
     CHECK(contains(err, c.expect));
+  }
+  // Well-formed tables that break a rule: the verifier, behind the reader,
+  // names the program and the rule.
+  const Case verified[] = {
+      {"two live tiles sharing bytes",
+       [&](auto &b) { put(b, at(kAllocations) + 8 + 48 + 8, 32, 8); },
+       "program 'elementwise': allocation 1 (SBUF, bytes [32, 36), live 1..3) overlaps "
+       "allocation 0 (bytes [0, 64), live 0..2) while both are live"},
+      {"live range past the program",
+       [&](auto &b) { put(b, at(kAllocations) + 8 + 32, 99, 8); },
+       "allocation 0 (SBUF): live range 0..99 outside the program's 5 instructions"},
+  };
+  for (const Case &c : verified) {
+    std::vector<uint8_t> bad = good;
+    c.damage(bad);
+    fuzz::fixChecksums(bad);
+    INFO(c.what);
+    CHECK(contains(load(bad), c.expect));
   }
 }
 

@@ -1,7 +1,7 @@
 //===- ProfileTestUtil.h - Hand-made programs and profiles for tests -*- C++ -*-===//
 //
 // A small program (DMA in, matmul, activation, DMA out, with source
-// locations) and a Profile filled by hand the way the timed simulator fills
+// locations and its allocation table) and a Profile filled by hand the way the timed simulator fills
 // it, so the trace writer and the summary are tested without the timed model.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +40,12 @@ inline Program profiledProgram() {
   b.add(act);
   b.dma(hbm(out, DType::F32, 0, 128, 128, {128}), sbuf(DType::F32, 0, 128, 1024, {128}));
   b.p.streams[size_t(Engine::Dma)][1].dmaQueue = 3;
+  // Program order: dma 0, matmul, activation, dma 1. The loaded bf16 tile,
+  // the PSUM accumulator and the f32 result, as the allocator places them.
+  using S = Allocation::Space;
+  b.p.allocations = {{S::Sbuf, 128, 0, 256, 0, 1, {Engine::Dma, 0}, {Engine::Tensor, 0}},
+                     {S::Psum, 128, 0, 512, 1, 2, {Engine::Tensor, 0}, {Engine::Scalar, 0}},
+                     {S::Sbuf, 128, 1024, 512, 2, 3, {Engine::Scalar, 0}, {Engine::Dma, 1}}};
   return b.p;
 }
 

@@ -77,6 +77,13 @@ TEST_CASE("summary: totals, engines, FLOPs, memory, histogram, top lists", "[sum
   CHECK(contains(s, "96 KiB moved by DMA"));
   CHECK(contains(s, "MBU"));
   CHECK(contains(s, "semaphore wait: 50 ns"));
+  // The allocator's peak: the two SBUF tiles are never live together.
+  // In simulated time the matmul's end and the activation's start coincide
+  // (1.6 us): the bf16 tile is freed as the result tile is taken (512 B, not
+  // 768).
+  CHECK(contains(s, "on-chip memory (peak live, per partition): SBUF 512 B of 224 KiB (0.2%; "
+                    "512 B at once in simulated time), PSUM 512 B of 16 KiB (3.1%; 512 B at "
+                    "once in simulated time)"));
   CHECK(contains(s, "32K-64K:1  64K-128K:1"));
   CHECK(contains(s, "dma dma_copy"));
   CHECK(contains(s, "aten.mm.default 'mm' at model.py:12"));
@@ -89,6 +96,7 @@ TEST_CASE("summary: without trace records it says how to get the breakdown", "[s
   p.trace.clear();
   std::string s = profile::summarize(profiledProgram(), p);
   CHECK(contains(s, "run with trace recording on"));
+  CHECK(contains(s, "SBUF 512 B of 224 KiB (0.2%), PSUM"));
   CHECK(contains(s, "verdict:"));
 }
 

@@ -3,7 +3,8 @@
 // The trace of a hand-made profile parses as trace-event JSON, names one
 // track per engine and DMA queue, and every track's slices are monotonic and
 // non-overlapping (overlapping records go to extra lanes), with names and
-// args (operands, waits/signal, source) on every slice.
+// args (operands, waits/signal, source) on every slice; flows and counter
+// tracks (HBM bandwidth, DMA in flight, SBUF/PSUM bytes live).
 //
 //===----------------------------------------------------------------------===//
 
@@ -197,4 +198,38 @@ TEST_CASE("trace: counter tracks of HBM bandwidth and DMA transfers in flight", 
   CHECK(near(inFlight[0].second, 1));
   CHECK(near(inFlight[1].second, 0));
   CHECK(near(inFlight[2].second, 1));
+}
+
+TEST_CASE("trace: counter tracks of SBUF and PSUM bytes live", "[trace]") {
+  json trace = parse(profile::writeChromeTrace(profiledProgram(), handMadeProfile()));
+  std::map<std::string, std::vector<std::pair<double, double>>> counters;
+  for (const json &e : trace["traceEvents"])
+    if (e["ph"] == "C" && e["args"].contains("bytes"))
+      counters[e["name"].get<std::string>()].push_back(
+          {e["ts"].get<double>(), e["args"]["bytes"].get<double>()});
+  // The bf16 tile from the input DMA's start to the matmul's end (1.6 us),
+  // the result tile from the activation's start (1.6 us) to the store's end.
+  const auto &sbuf = counters["SBUF live (bytes per partition, of 229376)"];
+  REQUIRE(sbuf.size() == 3);
+  CHECK(near(sbuf[0].first, 0.0));
+  CHECK(near(sbuf[0].second, 256));
+  CHECK(near(sbuf[1].first, 1.6));
+  CHECK(near(sbuf[1].second, 512));
+  CHECK(near(sbuf[2].first, 4.0));
+  CHECK(near(sbuf[2].second, 0));
+  for (const auto &[ts, bytes] : sbuf)
+    CHECK(bytes <= 229376);
+  const auto &psum = counters["PSUM live (bytes per partition, of 16384)"];
+  REQUIRE(psum.size() == 2);
+  CHECK(near(psum[0].first, 1.5));
+  CHECK(near(psum[0].second, 512));
+  CHECK(near(psum[1].first, 1.7));
+  CHECK(near(psum[1].second, 0));
+
+  // No table (a hand-built program): no occupancy tracks, nothing invented.
+  Program bare = profiledProgram();
+  bare.allocations.clear();
+  json plain = parse(profile::writeChromeTrace(bare, handMadeProfile()));
+  for (const json &e : plain["traceEvents"])
+    CHECK(!(e["ph"] == "C" && e["args"].contains("bytes")));
 }

@@ -251,3 +251,75 @@ TEST_CASE("region and program rules", "[verify]") {
   CHECK(contains(verifyOne(i, src), "source index 3 but the program has 0 "
                                     "source locations"));
 }
+
+TEST_CASE("allocation table rules", "[verify]") {
+  // Three instructions: two tensor_tensors on Vector, a matmul on Tensor.
+  Builder b;
+  b.raw(goodTensorTensor());
+  b.raw(goodTensorTensor());
+  b.raw(goodMatmul(512));
+  using S = Allocation::Space;
+  Allocation a{S::Sbuf, 64, 0, 64, 0, 1, {Engine::Vector, 0}, {Engine::Vector, 1}};
+  Allocation c{S::Sbuf, 64, 64, 64, 1, 2, {Engine::Vector, 1}, {Engine::Tensor, 0}};
+  Allocation acc{S::Psum, 32, 0, 2048, 2, 2, {Engine::Tensor, 0}, {Engine::Tensor, 0}};
+  auto with = [&](std::vector<Allocation> table) {
+    Program p = b.p;
+    p.allocations = std::move(table);
+    return verify(p);
+  };
+  CHECK(with({a, c, acc}) == "");
+  // Live at once (instruction 1) and sharing bytes [32, 64).
+  Allocation clash = c;
+  clash.address = 32;
+  CHECK(contains(with({a, clash}),
+                 "allocation 1 (SBUF, bytes [32, 96), live 1..2) overlaps allocation 0 "
+                 "(bytes [0, 64), live 0..1) while both are live"));
+  // The same bytes one after the other are fine (a reused slot).
+  Allocation later = a;
+  later.first = later.last = 2;
+  later.firstAt = later.lastAt = {Engine::Tensor, 0};
+  CHECK(with({a, later}) == "");
+  // The same bytes in SBUF and in PSUM are different memories.
+  Allocation inPsum = acc;
+  inPsum.first = 0;
+  inPsum.firstAt = {Engine::Vector, 0};
+  CHECK(with({a, inPsum}) == "");
+
+  Allocation big = a;
+  big.address = 224 * 1024 - 32;
+  CHECK(contains(with({big}), "allocation 0 (SBUF): bytes [229344, 229408) per "
+                              "partition, outside the 229376 bytes of each SBUF partition"));
+  big.address = ~uint64_t(0) - 8; // address + bytes would wrap around
+  CHECK(contains(with({big}), "outside the 229376 bytes of each SBUF partition"));
+  Allocation none = a;
+  none.bytes = 0;
+  CHECK(contains(with({none}), "allocation 0 (SBUF): bytes [0, 0) per partition"));
+  Allocation wide = a;
+  wide.partitions = 129;
+  CHECK(contains(with({wide}), "allocation 0 (SBUF): 129 partitions, the SBUF has 128"));
+  Allocation bank = acc;
+  bank.address = 1024; // 2048 bytes from 1024 straddle banks 0 and 1
+  CHECK(contains(with({bank}), "allocation 0 (PSUM): bytes [1024, 3072) cross a "
+                               "2048-byte PSUM bank boundary"));
+  Allocation range = a;
+  range.last = 3;
+  CHECK(contains(with({range}), "allocation 0 (SBUF): live range 0..3 outside the "
+                                "program's 3 instructions"));
+  range = a;
+  range.first = 2;
+  CHECK(contains(with({range}), "live range 2..1"));
+  Allocation stream = a;
+  stream.lastAt = {Engine::Scalar, 0};
+  CHECK(contains(with({stream}), "allocation 0 (SBUF): names instruction 0 of the "
+                                 "scalar stream, which has 0"));
+  stream.lastAt = {Engine::Vector, 2};
+  CHECK(contains(with({stream}), "names instruction 2 of the vector stream, which has 2"));
+  Allocation order = c;
+  order.lastAt = {Engine::Vector, 1};
+  order.first = order.last = 0;
+  order.firstAt = {Engine::Vector, 1};
+  CHECK(contains(with({order}), "stream positions 1, 1 lie past program positions 0, 0"));
+  Allocation space = a;
+  space.space = S(3);
+  CHECK(contains(with({space}), "invalid memory space 3"));
+}

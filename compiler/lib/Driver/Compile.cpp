@@ -238,6 +238,22 @@ bool CompileOptions::fromJson(std::string_view json, CompileOptions &out,
 
 CompileResult compileGraph(std::string_view graphJson,
                            const CompileOptions &options) {
+  nlohmann::json doc = nlohmann::json::parse(graphJson, nullptr, false);
+  if (doc.is_discarded() && lookupMachineModel(options.target)) {
+    // Malformed: the importer's reader words the parse error (line, column).
+    MLIRContext context(MLIRContext::Threading::DISABLED);
+    ImportResult imported = importGraph(graphJson, context);
+    if (!imported.ok()) {
+      CompileResult r = failure(imported.errorKind, imported.message);
+      r.detailsJson = imported.detailsJson();
+      return r;
+    }
+  }
+  return compileGraph(doc, options);
+}
+
+CompileResult compileGraph(const nlohmann::json &graphJson,
+                           const CompileOptions &options) {
   if (!lookupMachineModel(options.target)) {
     std::string known;
     for (const std::string &t : knownTargets())

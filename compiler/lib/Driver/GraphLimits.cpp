@@ -4,7 +4,7 @@
 // HBM, or a program whose straight-line instruction streams would grow to
 // gigabytes (trnc unrolls every tile; `(x.t() @ x).sum()` with x [1, 90000]
 // has an [90000, 90000] intermediate). Those are the user's limits, not
-// compiler bugs: checkGraphLimits reads the graph JSON before anything is
+// compiler bugs: checkGraphLimits reads the parsed graph JSON before anything is
 // lowered and names the tensor, the op and the user's source line, with the
 // size it would need, in seconds instead of after minutes of lowering.
 //
@@ -126,8 +126,7 @@ bool isMatmulLike(const json &node) {
 
 } // namespace
 
-std::string checkGraphLimits(std::string_view graphJson, const MachineModel &model) {
-  json doc = json::parse(graphJson, nullptr, false);
+std::string checkGraphLimits(const json &doc, const MachineModel &model) {
   if (!doc.is_object())
     return ""; // malformed: the importer reports it properly
   std::string graph = doc.contains("name") && doc["name"].is_string()

@@ -4,6 +4,9 @@
 // becomes an Input/Output HBM region (in argument order), every
 // nisa.dram_alloc a Scratch region (in program order), and every instruction
 // one isa::Instruction appended to its engine's stream in program order.
+// Every nisa.alloc an instruction touches becomes an Allocation: its address
+// and the first and last instruction using it, the live range the allocator
+// placed it by (TilePlacement.cpp counts instructions the same way).
 // nisa enums equal isa's numerically (NisaBase.td), so they convert with a
 // static_cast. Nothing here iterates over pointer-keyed containers: the
 // Program depends on the IR alone.
@@ -16,6 +19,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
@@ -77,8 +81,18 @@ private:
   llvm::Error emitAccess(Operation *op, const Access &access,
                          isa::AccessPattern &out);
   uint32_t sourceIndex(Operation *op);
+  void noteTileUses(Operation *op, InstructionRef at);
+  llvm::Error emitAllocations();
+
+  /// The instructions that first and last touch one tile.
+  struct TileUse {
+    uint64_t first = 0, last = 0;
+    InstructionRef firstAt, lastAt;
+  };
 
   func::FuncOp func;
+  uint64_t emitted = 0; // instructions so far, in program order
+  llvm::DenseMap<Operation *, TileUse> tileUses;
   Program program;
   llvm::DenseMap<Value, uint32_t> regionOf;
   std::map<std::tuple<std::string, std::string, std::string, uint32_t>,
@@ -191,7 +205,48 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
     inst.signal = static_cast<uint8_t>(signal.getInt());
   }
   inst.sourceIndex = sourceIndex(op);
-  program.streams[static_cast<size_t>(inst.engine)].push_back(inst);
+  auto &stream = program.streams[static_cast<size_t>(inst.engine)];
+  stream.push_back(inst);
+  noteTileUses(op, {inst.engine, static_cast<uint32_t>(stream.size() - 1)});
+  return llvm::Error::success();
+}
+
+void Emitter::noteTileUses(Operation *op, InstructionRef at) {
+  for (Value v : op->getOperands())
+    if (auto alloc = v.getDefiningOp<AllocOp>()) {
+      auto [it, fresh] = tileUses.try_emplace(alloc);
+      if (fresh) {
+        it->second.first = emitted;
+        it->second.firstAt = at;
+      }
+      it->second.last = emitted;
+      it->second.lastAt = at;
+    }
+  ++emitted;
+}
+
+llvm::Error Emitter::emitAllocations() {
+  for (AllocOp alloc : func.getBody().getOps<AllocOp>()) {
+    auto it = tileUses.find(alloc);
+    if (it == tileUses.end())
+      continue; // never touched: holds nothing
+    if (!alloc.getAddress())
+      return error(alloc, "tile has no address (run trnc-allocate-memory)");
+    auto type = cast<TileType>(alloc.getType());
+    Allocation a;
+    a.space = type.getSpace() == MemorySpace::psum ? Allocation::Space::Psum
+                                                   : Allocation::Space::Sbuf;
+    a.partitions = static_cast<uint32_t>(type.getPartitions());
+    a.address = static_cast<uint64_t>(*alloc.getAddress());
+    a.bytes = static_cast<uint64_t>(type.getPartitionBytes());
+    a.first = it->second.first;
+    a.last = it->second.last;
+    a.firstAt = it->second.firstAt;
+    a.lastAt = it->second.lastAt;
+    program.allocations.push_back(a);
+  }
+  std::stable_sort(program.allocations.begin(), program.allocations.end(),
+                   [](const Allocation &x, const Allocation &y) { return x.first < y.first; });
   return llvm::Error::success();
 }
 
@@ -223,6 +278,8 @@ llvm::Expected<Program> Emitter::run() {
     if (llvm::Error e = emitInstruction(&op))
       return std::move(e);
   }
+  if (llvm::Error e = emitAllocations())
+    return std::move(e);
   return std::move(program);
 }
 

@@ -326,11 +326,14 @@ void GraphBuilder::run() {
 
 } // namespace import
 
-ImportResult importGraph(std::string_view json, MLIRContext &context) {
+namespace {
+
+template <typename Document>
+ImportResult importDocument(const Document &document, MLIRContext &context) {
   ImportResult result;
   import::Graph graph;
   std::string error;
-  if (!import::readGraph(json, graph, error)) {
+  if (!import::readGraph(document, graph, error)) {
     result.errorKind = "invalid_graph";
     result.message = import::messageHeader(graph.name) + ": " + error;
     return result;
@@ -338,6 +341,16 @@ ImportResult importGraph(std::string_view json, MLIRContext &context) {
   context.loadDialect<trn::TrnDialect, func::FuncDialect>();
   import::GraphBuilder(graph, context, result).run();
   return result;
+}
+
+} // namespace
+
+ImportResult importGraph(std::string_view json, MLIRContext &context) {
+  return importDocument(json, context);
+}
+
+ImportResult importGraph(const nlohmann::json &doc, MLIRContext &context) {
+  return importDocument(doc, context);
 }
 
 } // namespace trnc

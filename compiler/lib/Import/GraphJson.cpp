@@ -480,6 +480,10 @@ bool readGraph(std::string_view text, Graph &graph, std::string &error) {
             (close == std::string::npos ? what : what.substr(close + 2));
     return false;
   }
+  return readGraph(doc, graph, error);
+}
+
+bool readGraph(const json &doc, Graph &graph, std::string &error) {
   Reader reader(graph);
   try {
     if (reader.read(doc))

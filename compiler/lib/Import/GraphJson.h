@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -94,6 +96,9 @@ struct Graph {
 /// Parses and validates `json`. On failure returns false and sets `error` to
 /// a message that names the offending field (e.g. "nodes[2].args[0]").
 bool readGraph(std::string_view json, Graph &graph, std::string &error);
+/// Validates an already parsed document (compileGraph parses once for the
+/// limit check and the importer).
+bool readGraph(const nlohmann::json &doc, Graph &graph, std::string &error);
 
 /// True for dtype names the document may carry (docs/graph-json.md).
 bool isKnownDtype(std::string_view dtype);

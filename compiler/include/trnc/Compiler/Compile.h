@@ -11,6 +11,8 @@
 
 #include "artifact/Program.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -49,6 +51,9 @@ struct CompileResult {
 };
 
 CompileResult compileGraph(std::string_view graphJson, const CompileOptions &options);
+/// The same for a document already parsed from graph JSON (parsed once:
+/// the limit check and the importer both read it).
+CompileResult compileGraph(const nlohmann::json &graph, const CompileOptions &options);
 
 /// A hand-written kernel (trnc.nki, docs/nki.md): MLIR text of a module
 /// whose `func.func @main` takes HBM memrefs (`nisa.input` / `nisa.output`
@@ -78,7 +83,7 @@ inline constexpr uint64_t kMaxEstimatedArtifactBytes = uint64_t(1) << 30;
 /// tensor, its op and the user's source line. Read from the graph JSON
 /// before anything is lowered (GraphLimits.cpp); compileGraph refuses with
 /// error kind "resource_limit".
-std::string checkGraphLimits(std::string_view graphJson, const MachineModel &model);
+std::string checkGraphLimits(const nlohmann::json &graph, const MachineModel &model);
 
 /// Compiler identity: version plus build hash; part of every cache key.
 std::string compilerIdentity();

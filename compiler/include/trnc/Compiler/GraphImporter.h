@@ -14,6 +14,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,5 +70,7 @@ struct ImportResult {
 /// `trn.graph_name`. Ops are located at NameLoc(node, FileLineColLoc(file,
 /// line, 0)).
 ImportResult importGraph(std::string_view json, mlir::MLIRContext &context);
+/// The same for a document already parsed from graph JSON.
+ImportResult importGraph(const nlohmann::json &doc, mlir::MLIRContext &context);
 
 } // namespace trnc
