@@ -30,6 +30,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cassert>
+#include <iterator>
 #include <cmath>
 #include <optional>
 
@@ -69,11 +71,23 @@ bool fp32RoundTrips(double v) {
   return double(float(v)) == v || v >= kInt32Max || v <= kInt32Min;
 }
 
+/// The union of two sorted, duplicate-free lists of graph inputs (every list
+/// starts as one input and grows only here), by one linear merge: a deep
+/// network's values each depend on hundreds of inputs (its parameters), and
+/// a search per element plus a sort made this pass the largest part of the
+/// C++ compile (45% of densenet121's forward).
 void mergeInputs(SmallVector<unsigned, 2> &into, ArrayRef<unsigned> from) {
-  for (unsigned i : from)
-    if (!llvm::is_contained(into, i))
-      into.push_back(i);
-  llvm::sort(into);
+  assert(llvm::is_sorted(into) && llvm::is_sorted(from) && "input lists are kept sorted");
+  if (from.empty() || into == from)
+    return;
+  if (into.empty()) {
+    into.assign(from.begin(), from.end());
+    return;
+  }
+  SmallVector<unsigned, 2> merged;
+  merged.reserve(into.size() + from.size());
+  std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(merged));
+  into = std::move(merged);
 }
 
 /// Elements one result element folds together (reductions, scans, matmul).

@@ -31,10 +31,16 @@ HF_PACKAGES=(
 
 # Test dependencies of the vision sweep (benchmarks/timm_sweep, test_vision_sweep.py),
 # --no-deps for the same reason. torchvision 0.28.0 matches torch 2.13.0; PyPI serves
-# its CUDA build, whose C extension does not load beside the CPU torch: the sweep
-# imports it through benchmarks/timm_sweep/tv_shim.py. timm also needs pyyaml,
-# huggingface_hub and safetensors (the last two are pinned above).
+# its CUDA build, whose C extension does not load beside the CPU torch, and whose
+# import then fails (operator torchvision::nms does not exist). transformers imports
+# torchvision whenever it is importable, so these go into their own directory
+# (--target, not the environment's site-packages): only the sweep's entry points put
+# it on sys.path, through benchmarks/timm_sweep/tv_shim.py, which defines the missing
+# operator schemas first. timm also needs pyyaml, huggingface_hub and safetensors
+# (the last two are pinned above).
 VISION_PACKAGES=("torchvision==0.28.0" "pillow==13.0.0" "timm==1.0.31" "pyyaml==6.0.3")
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VISION_DIR=${TRNC_VISION_DEPS:-$ROOT/.vision-deps}  # tv_shim.py reads the same default
 
 PYTHON=${PYTHON:-python3}
 SUDO=""
@@ -75,6 +81,16 @@ for spec in sys.argv[1:]:
 print(" ".join(out))
 PY
 }
+# The same for a --target directory ($1): its distributions only.
+target_missing() {
+"$PYTHON" - "$@" <<'PY'
+import sys
+from importlib import metadata
+target, specs = sys.argv[1], sys.argv[2:]
+found = {d.metadata["Name"].lower(): d.version for d in metadata.distributions(path=[target])}
+print(" ".join(s for s in specs if found.get(s.split("==")[0].lower()) != s.split("==")[1]))
+PY
+}
 need=$(pip_missing "${PIP_PACKAGES[@]}")
 if [ -n "$need" ]; then
   echo "setup: installing Python packages: $need"
@@ -82,14 +98,22 @@ if [ -n "$need" ]; then
   "$PYTHON" -m pip install -q $need
 fi
 # --no-deps groups: pinned closures that must never make pip resolve torch.
-for group in HF_PACKAGES VISION_PACKAGES; do
-  declare -n specs=$group
-  need=$(pip_missing "${specs[@]}")
-  if [ -n "$need" ]; then
-    echo "setup: installing Python packages (--no-deps): $need"
-    # shellcheck disable=SC2086
-    "$PYTHON" -m pip install -q --no-deps $need
-  fi
-  unset -n specs
-done
+need=$(pip_missing "${HF_PACKAGES[@]}")
+if [ -n "$need" ]; then
+  echo "setup: installing Python packages (--no-deps): $need"
+  # shellcheck disable=SC2086
+  "$PYTHON" -m pip install -q --no-deps $need
+fi
+need=$(target_missing "$VISION_DIR" "${VISION_PACKAGES[@]}")
+if [ -n "$need" ]; then
+  echo "setup: installing the vision sweep's packages into $VISION_DIR (--no-deps): $need"
+  # shellcheck disable=SC2086
+  "$PYTHON" -m pip install -q --no-deps --upgrade --target "$VISION_DIR" $need
+fi
+if "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('torchvision') is None)"; then
+  echo "setup: note: torchvision is installed in $PYTHON's environment (an older setup.sh put it" \
+       "there): transformers' model modules then fail to import (operator torchvision::nms does" \
+       "not exist) unless tv_shim.py runs first; 'pip uninstall torchvision timm' removes it" \
+       "(the sweep uses $VISION_DIR)"
+fi
 echo "setup: ok"

@@ -2,6 +2,7 @@
 
     python3 benchmarks/compile_cost/compile_cost.py torchvision:resnet50 --size 224 --batch 8
     python3 benchmarks/compile_cost/compile_cost.py gpt --layers 1,2,4,8,16
+    python3 benchmarks/compile_cost/compile_cost.py gpt --layers 1,2,4,8,16 --per-block
 
 For a torchvision model (benchmarks/timm_sweep's build: random weights,
 dropout off), one `loss = (model(x) * g).sum(); loss.backward()` step in
@@ -12,8 +13,12 @@ compiler) and the C++ compiler's part per graph, the process's peak RSS, and
 from the cached artifacts (trnc inspect) the graphs' instruction counts
 and artifact bytes. `gpt`: the same for trnc.models.gpt's training step at
 each number of layers, cold (an empty cache) and warm (the same cache, a
-fresh Dynamo). Each measurement runs in its own process so peak RSS is its
-own. Prints one JSON object per measurement.
+fresh Dynamo). ``--per-block`` compiles each transformer block instead of
+the model (torchtitan style; the embedding, head and loss run eagerly):
+Dynamo's guards are on the block's code and parameter shapes, not on the
+instance, so identical blocks share one forward and one backward graph.
+Each measurement runs in its own process so peak RSS is its own. Prints one
+JSON object per measurement.
 """
 
 from __future__ import annotations
@@ -99,21 +104,29 @@ def vision_step(spec: str, size: int, batch: int) -> dict:
     return {"model": spec, "size": size, "batch": batch, **timed_first_step(run)}
 
 
-def gpt_step(layers: int) -> dict:
+def gpt_step(layers: int, per_block: bool) -> dict:
     import torch
+    import trnc
     from trnc.models import gpt
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = gpt.GPT(gpt.GPTConfig(n_layer=layers))
     idx = torch.randint(0, model.config.vocab_size, (2, 64), generator=torch.Generator().manual_seed(0))
-    compiled = torch.compile(model, backend="neuron", dynamic=False)
+    if per_block:
+        for block in model.h:
+            block.compile(backend="neuron", dynamic=False)
+        compiled = model
+    else:
+        compiled = torch.compile(model, backend="neuron", dynamic=False)
 
     def run():
         _, loss = compiled(idx, idx)
         loss.backward()
 
-    return {"model": "gpt", "layers": layers, **timed_first_step(run)}
+    rec = {"model": "gpt", "layers": layers, "per_block": per_block, **timed_first_step(run)}
+    rec["graphs"] = dict(trnc.neuron.stats.counts)
+    return rec
 
 
 def child(argv: list[str]) -> int:
@@ -121,7 +134,8 @@ def child(argv: list[str]) -> int:
     cache_dir, kind = argv[0], argv[1]
     os.environ["TRNC_CACHE_DIR"] = cache_dir
     os.environ.pop("TRNC_DISABLE_CACHE", None)
-    rec = gpt_step(int(argv[2])) if kind == "gpt" else vision_step(argv[2], int(argv[3]), int(argv[4]))
+    rec = gpt_step(int(argv[2]), argv[3:4] == ["per-block"]) if kind == "gpt" else vision_step(
+        argv[2], int(argv[3]), int(argv[4]))
     rec["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(rec))
     return 0
@@ -142,15 +156,17 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--layers", default="1,2,4,8,16", help="gpt: layer counts")
+    ap.add_argument("--per-block", action="store_true", help="gpt: compile each block, not the model")
     args = ap.parse_args()
     if args.model == "gpt":
         for n in [int(v) for v in args.layers.split(",")]:
+            child_args = ["gpt", str(n)] + (["per-block"] if args.per_block else [])
             with tempfile.TemporaryDirectory() as cache:
-                cold = measure(cache, ["gpt", str(n)])
+                cold = measure(cache, child_args)
                 cold["cache"] = "cold"
                 cold["artifacts"] = artifacts(cache)
                 print(json.dumps(cold), flush=True)
-                warm = measure(cache, ["gpt", str(n)])
+                warm = measure(cache, child_args)
                 warm["cache"] = "warm"
                 print(json.dumps(warm), flush=True)
         return 0

@@ -35,13 +35,14 @@ import torch  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tiny  # noqa: E402
 
-# transformers' model modules import torchvision when it is installed; the
+# transformers' model modules import torchvision when it is importable; the
 # registry's torchvision is the CUDA build, whose C extension does not load beside
-# the CPU torch (benchmarks/timm_sweep/README.md): define its op schemas first.
+# the CPU torch (benchmarks/timm_sweep/README.md). scripts/setup.sh keeps it out of
+# the environment; if an older setup left it there, define its op schemas first.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "timm_sweep"))
 import tv_shim  # noqa: E402
 
-tv_shim.import_torchvision()
+tv_shim.guard_environment()
 
 # float32 models of 2 layers at hidden 64: eager and the engines differ in summation
 # order only (fp32 accumulation in PSUM, HARDWARE.md), far below these bounds.

@@ -93,6 +93,8 @@ def markdown(results: dict, size: int, batch: int) -> str:
         cause = err.get("operator") or err.get("kind", "")
         if err.get("message"):
             cause += f": {err['message'][:120]}"
+        if rec.get("cause"):  # a mismatch's analysed cause, added to results.json by hand
+            cause = (cause + "; " if cause else "") + rec["cause"]
         lines.append(
             f"| {r['model']} | {m} | {rec.get('status', '')} | {_cell(rec, 'out_rel_err', '.1e')} | "
             f"{_cell(rec, 'grad_rel_err', '.1e')} | {_cell(rec, 'compile_s', '.1f')} | "

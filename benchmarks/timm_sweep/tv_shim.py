@@ -8,11 +8,33 @@ The classification models are pure Python and never call those operators, so
 defining their schemas (those of torchvision's csrc/ops/*.cpp, without any
 kernel) before the import is enough. Calling one of them (detection models'
 nms / roi_align) still fails, with "no kernel".
+
+Where torchvision lives: scripts/setup.sh installs it, timm, pillow and pyyaml
+into their own directory (``$TRNC_VISION_DEPS``, default ``.vision-deps`` at
+the repository root), not into the environment: transformers imports
+torchvision whenever it can, so with torchvision importable every
+transformers model module failed to import in the project's environment.
+``import_torchvision`` (the sweep's entry points: sweep.py, vision_worker.py,
+test_vision_sweep.py, compile_cost.py) puts that directory first on
+``sys.path``. ``guard_environment`` is for code that imports transformers: it
+defines the schemas only when an older setup left torchvision importable from
+the environment itself, and never adds the directory.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
+
 import torch
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def vision_deps() -> str:
+    """The directory scripts/setup.sh installs the sweep's packages into."""
+    return os.environ.get("TRNC_VISION_DEPS") or os.path.join(REPO, ".vision-deps")
 
 _SCHEMAS = (
     "nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
@@ -51,13 +73,30 @@ _SCHEMAS = (
 _LIB = None
 
 
-def import_torchvision():
-    """``torchvision``, with the extension's schemas defined first if it did not load them."""
+def _define_schemas() -> None:
     global _LIB
     if _LIB is None and not hasattr(torch.ops.torchvision, "nms"):
         _LIB = torch.library.Library("torchvision", "DEF")  # kept alive: the schemas live with it
         for schema in _SCHEMAS:
             _LIB.define(schema)
+
+
+def import_torchvision():
+    """``torchvision`` from the sweep's directory (else the environment), with the
+    extension's schemas defined first if it did not load them; timm then imports
+    from the same directory."""
+    deps = vision_deps()
+    if os.path.isdir(deps) and deps not in sys.path:
+        sys.path.insert(0, deps)
+    _define_schemas()
     import torchvision
 
     return torchvision
+
+
+def guard_environment() -> None:
+    """Before importing transformers: if torchvision is importable from the
+    environment (not the sweep's directory), define its schemas so that its
+    import inside transformers' model modules does not fail."""
+    if importlib.util.find_spec("torchvision") is not None:
+        _define_schemas()

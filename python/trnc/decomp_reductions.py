@@ -42,9 +42,12 @@ _FROM_TORCH = (
     aten.native_batch_norm.default,
     aten._native_batch_norm_legit.default,
     aten._native_batch_norm_legit.no_stats,
-    aten._native_batch_norm_legit_functional.default,
-    aten._native_batch_norm_legit_no_training.default,
 )
+# _native_batch_norm_legit_functional (training), _no_training (eval) and
+# native_batch_norm_backward are not decomposed (decompositions.KEPT_OPERATORS):
+# the graph importer expands them into the same var_mean and elementwise ops
+# (compiler/lib/Import/BatchNormImporters.cpp), which is much cheaper than
+# tracing ~30 ATen nodes per batch norm under AOTAutograd.
 
 
 def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):

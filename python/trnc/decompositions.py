@@ -55,6 +55,11 @@ KEPT_OPERATORS = (
     aten.triu,
     aten.silu.default,  # one Scalar-engine activation, not x * sigmoid(x)
     aten.mish.default,  # one activation, not x * tanh(softplus(x))
+    # Batch norm: one node each, expanded by the importer (BatchNormImporters.cpp);
+    # tracing the decompositions was half of a batch-norm network's Python compile.
+    aten._native_batch_norm_legit_functional.default,
+    aten._native_batch_norm_legit_no_training.default,
+    aten.native_batch_norm_backward.default,
 )
 
 

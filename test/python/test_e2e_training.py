@@ -116,3 +116,28 @@ def test_unknown_option_is_an_error():
     compiled = torch.compile(torch.nn.Linear(4, 4), backend=BACKEND, dynamic=False, options={"tarjet": "trn2"})
     with pytest.raises(Exception, match="unknown option"):
         compiled(torch.randn(2, 4))
+
+
+def test_per_block_compile_shares_one_graph_pair_across_identical_blocks():
+    """torchtitan-style per-block compile (benchmarks/compile_cost --per-block):
+    identical transformer blocks are one forward and one backward compile,
+    however many layers, and the step matches eager."""
+    from trnc.models import gpt
+
+    torch.manual_seed(0)
+    config = gpt.GPTConfig(n_layer=3, n_embd=64, n_head=2, vocab_size=64, block_size=16)
+    model, ref = gpt.GPT(config), gpt.GPT(config)
+    ref.load_state_dict(model.state_dict())
+    idx = torch.randint(0, config.vocab_size, (2, 16), generator=torch.Generator().manual_seed(0))
+    torch._dynamo.reset()
+    trnc.neuron.stats.reset()
+    for block in model.h:
+        block.compile(backend=BACKEND, dynamic=False)
+    _, loss = model(idx, idx)
+    loss.backward()
+    assert dict(trnc.neuron.stats.counts) == {"forward": 1, "backward": 1}
+    _, expected = ref(idx, idx)
+    expected.backward()
+    torch.testing.assert_close(loss, expected, atol=1e-4, rtol=1e-4)
+    for p, q in zip(model.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-4)

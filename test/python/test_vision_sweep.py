@@ -23,6 +23,19 @@ except ImportError as exc:  # torchvision not installed (scripts/setup.sh instal
 pytestmark = pytest.mark.needs_native
 
 
+@pytest.mark.skipif(not os.path.isdir(tv_shim.vision_deps()), reason="scripts/setup.sh has not installed the vision packages")
+def test_torchvision_comes_from_the_sweeps_own_directory():
+    """scripts/setup.sh installs torchvision and timm with --target (not into the
+    environment, where transformers would import them); the shim puts that
+    directory first for the sweep's entry points."""
+    import timm
+    import torchvision
+
+    deps = os.path.realpath(tv_shim.vision_deps())
+    for module in (torchvision, timm):
+        assert os.path.realpath(module.__file__).startswith(deps + os.sep), module.__file__
+
+
 def test_shim_defines_the_extension_schemas_only():
     assert hasattr(torch.ops.torchvision, "nms")
     with pytest.raises(Exception):  # a schema without a kernel: calling it fails loudly

@@ -308,6 +308,7 @@ const OpRegistry &OpRegistry::get() {
     registerMatmulImporters(r);
     registerLayoutImporters(r);
     registerReductionImporters(r);
+    registerBatchNormImporters(r);
     registerCreationImporters(r);
     registerCollectiveImporters(r);
     return r;

@@ -151,6 +151,7 @@ void registerElementwiseImporters(OpRegistry &registry);
 void registerMatmulImporters(OpRegistry &registry);
 void registerLayoutImporters(OpRegistry &registry);
 void registerReductionImporters(OpRegistry &registry);
+void registerBatchNormImporters(OpRegistry &registry);
 void registerCreationImporters(OpRegistry &registry);
 void registerCollectiveImporters(OpRegistry &registry);
 
