@@ -583,19 +583,33 @@ void RowGroupLowering::emit() {
   int64_t maxN = ctx.machine.matmulMaxN;
   // Sums over rows: PSUM accumulators ([1, <= 512] f32 blocks) across the
   // tasks, and a column of ones per operand type (the stationary operand).
+  // When the blocks of all the sums take more than half of PSUM (rows of
+  // more than 1024 elements with two sums: a wide layer norm's weight and
+  // bias gradients), each tile's block products go through one rotating
+  // PSUM bank into an fp32 SBUF row instead (a [1, 512] Vector add each).
   struct SumAcc {
     Operation *op;
     int64_t width;
-    SmallVector<Value> blocks;
+    SmallVector<Value> blocks; // PSUM accumulators
+    Value row;                 // or the fp32 SBUF accumulator [1, width]
   };
   SmallVector<SumAcc> accs;
   llvm::DenseMap<Type, Value> ones;
+  int64_t banks = 0;
+  for (Operation *op : sums)
+    banks += (space.isFull(op->getOperand(0)) ? n + maxN - 1 : maxN) / maxN;
+  bool inSbuf = banks > int64_t(ctx.machine.psumBanks / 2);
   for (Operation *op : sums) {
     Value in = op->getOperand(0);
-    SumAcc a{op, space.isFull(in) ? n : 1, {}};
-    for (int64_t c0 = 0; c0 < a.width; c0 += maxN)
-      a.blocks.push_back(ctx.allocTile(loc, nisa::MemorySpace::psum, 1,
-                                       std::min(maxN, a.width - c0), f32));
+    SumAcc a{op, space.isFull(in) ? n : 1, {}, Value()};
+    if (inSbuf) {
+      a.row = ctx.allocSbuf(loc, 1, a.width, f32);
+      ctx.memset(loc, a.row, ctx.tileAp(a.row), 0.0);
+    } else {
+      for (int64_t c0 = 0; c0 < a.width; c0 += maxN)
+        a.blocks.push_back(ctx.allocTile(loc, nisa::MemorySpace::psum, 1,
+                                         std::min(maxN, a.width - c0), f32));
+    }
     accs.push_back(std::move(a));
     Type elt = tileType(in);
     if (!ones.count(elt)) {
@@ -716,6 +730,19 @@ void RowGroupLowering::emit() {
         Value x = acc.width == 1 ? t.tile : asFullTile(t, elt);
         Value one = ones.lookup(elt);
         int64_t xFree = cast<nisa::TileType>(x.getType()).getFreeSize();
+        if (acc.row) {
+          for (int64_t c0 = 0; c0 < acc.width; c0 += maxN) {
+            int64_t cn = std::min(maxN, acc.width - c0);
+            Value psum = ctx.allocTile(opLoc, nisa::MemorySpace::psum, 1, cn, f32);
+            ctx.matmul(opLoc, psum, ctx.tileAp(psum), one,
+                       ctx.tileAp(one, p, 1), x,
+                       ctx.ap(c0, {xFree, 1}, {p, cn}), /*accumulate=*/false);
+            Ap part = ctx.ap(c0, {acc.width, 1}, {1, cn});
+            ctx.tensorTensor(opLoc, nisa::AluOp::add, acc.row, part, acc.row,
+                             part, psum, ctx.tileAp(psum));
+          }
+          break;
+        }
         for (auto [b, psum] : llvm::enumerate(acc.blocks)) {
           int64_t c0 = b * maxN;
           int64_t cn = cast<nisa::TileType>(psum.getType()).getFreeSize();
@@ -750,6 +777,14 @@ void RowGroupLowering::emit() {
     HbmView dst = ctx.destination(loc, res);
     ctx.views[res] = dst;
     int64_t stride = dst.strides.empty() ? 1 : dst.strides[0];
+    if (acc.row) {
+      Value out = ctx.allocSbuf(loc, 1, acc.width, eltOf(res));
+      ctx.copyOnScalar(loc, out, ctx.tileAp(out), acc.row, ctx.tileAp(acc.row));
+      ctx.dma(loc, dst.root,
+              ctx.ap(dst.offset, {acc.width * stride, stride}, {1, acc.width}),
+              out, ctx.tileAp(out));
+      continue;
+    }
     for (auto [b, psum] : llvm::enumerate(acc.blocks)) {
       int64_t cn = cast<nisa::TileType>(psum.getType()).getFreeSize();
       Value out = ctx.allocSbuf(loc, 1, cn, eltOf(res));

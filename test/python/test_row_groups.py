@@ -24,8 +24,9 @@ def seeded(*shape, dtype=torch.float32, seed=0):
 
 
 # Partial last tiles of rows (300 = 2 x 128 + 44), rows split over two kept
-# dims, rows of one PSUM bank and of several (the weight gradient's blocks).
-@pytest.mark.parametrize("shape", [(300, 256), (2, 130, 768), (4, 64, 1100)])
+# dims, rows of one PSUM bank and of several (the weight gradient's blocks),
+# and rows too wide to keep both gradients' blocks in PSUM (an SBUF sum).
+@pytest.mark.parametrize("shape", [(300, 256), (2, 130, 768), (4, 64, 1100), (2, 96, 2048)])
 def test_layer_norm_matches_eager(shape):
     torch.manual_seed(0)
     ln = torch.nn.LayerNorm(shape[-1])

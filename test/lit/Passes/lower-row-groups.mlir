@@ -192,3 +192,27 @@ func.func @member_through_outside_view(%x: tensor<4x4xf32>) -> tensor<4xf32> {
   %5 = trn.reduce_sum %4 dims = [1] : tensor<4x4xf32> -> tensor<4xf32>
   return %5 : tensor<4xf32>
 }
+
+// -----
+
+// Two sums over rows of 2048 elements would hold all eight PSUM banks for
+// the whole loop: each tile's block products instead go through one PSUM
+// bank into an fp32 SBUF row (a Vector add per block), copied out once.
+// CHECK-LABEL: func.func @wide_sums_over_rows
+// CHECK-DAG: nisa.memset %[[R0:[0-9]+]] <0, [2048, 1], [1, 2048]>, 0.000000e+00
+// CHECK-DAG: nisa.memset %[[R1:[0-9]+]] <0, [2048, 1], [1, 2048]>, 0.000000e+00
+// CHECK: nisa.matmul %[[P:[0-9]+]] <0, [512, 1], [1, 512]>
+// CHECK-NOT: accumulate
+// CHECK: nisa.tensor_tensor add %[[R0]] <0, [2048, 1], [1, 512]>, %[[R0]] <0, [2048, 1], [1, 512]>, %[[P]]
+// CHECK: nisa.tensor_tensor add %[[R0]] <1536, [2048, 1], [1, 512]>
+// CHECK: nisa.tensor_copy %{{[0-9]+}} <0, [2048, 1], [1, 2048]>, %[[R0]] {{.*}} on scalar
+func.func @wide_sums_over_rows(%dy: tensor<256x2048xf32>, %x: tensor<256x2048xf32>) -> (tensor<256x2048xf32>, tensor<2048xf32>, tensor<2048xf32>) {
+  %0 = trn.reduce_sum %dy dims = [1] : tensor<256x2048xf32> -> tensor<256xf32>
+  %1 = trn.reshape %0 : tensor<256xf32> -> tensor<256x1xf32>
+  %2 = trn.broadcast %1 : tensor<256x1xf32> -> tensor<256x2048xf32>
+  %3 = trn.sub %dy, %2 : tensor<256x2048xf32>
+  %4 = trn.mul %3, %x : tensor<256x2048xf32>
+  %5 = trn.reduce_sum %4 dims = [0] : tensor<256x2048xf32> -> tensor<2048xf32>
+  %6 = trn.reduce_sum %3 dims = [0] : tensor<256x2048xf32> -> tensor<2048xf32>
+  return %3, %5, %6 : tensor<256x2048xf32>, tensor<2048xf32>, tensor<2048xf32>
+}
