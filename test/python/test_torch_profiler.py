@@ -97,6 +97,11 @@ def test_semaphore_flows_and_counters_in_a_capture_trace() -> None:
         s = starts[f["id"]]
         assert s["pid"] == f["pid"] and s["ts"] <= f["ts"] and f["name"].startswith("s")
     counters = {e["name"] for e in events if e["ph"] == "C"}
-    assert counters == {"HBM bandwidth (GB/s)", "DMA transfers in flight"}
+    assert counters == {
+        "HBM bandwidth (GB/s)",
+        "DMA transfers in flight",
+        "SBUF live (bytes per partition, of 229376)",  # trn2: 224 KiB
+        "PSUM live (bytes per partition, of 16384)",
+    }
     peak = max(e["args"]["GB/s"] for e in events if e["ph"] == "C" and e["name"].startswith("HBM"))
     assert 0 < peak

@@ -1,7 +1,7 @@
 """One rank of a torchrun launch: ``python -m dist_workers.rank module:function``
 joins the gloo process group from torchrun's environment, runs
-function(rank, world) and leaves the group; an exception fails the rank
-(and so torchrun)."""
+function(rank, world) and leaves the group together with the other ranks; an
+exception fails the rank (and so torchrun)."""
 
 import importlib
 import sys
@@ -15,6 +15,10 @@ def main() -> None:
     dist.init_process_group("gloo")
     try:
         fn(dist.get_rank(), dist.get_world_size())
+        # Leave together: a rank tearing gloo down while its peer still has
+        # a collective in flight aborts the peer ("terminate called without
+        # an active exception", seen once under load).
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
