@@ -127,11 +127,6 @@ Role roleOf(Operation *op, const RowSpace &space) {
   return Role::none;
 }
 
-bool isViewOp(Operation *op) {
-  return isa<trn::TransposeOp, trn::BroadcastOp, trn::SliceOp, trn::ReshapeOp>(
-      op);
-}
-
 /// Builds the groups of one block in program order of their seeds.
 class RowGroupFormation {
 public:

@@ -40,12 +40,6 @@ SmallVector<int64_t> declaredStrides(DenseI64ArrayAttr attr,
   return contiguousStrides(type.getShape());
 }
 
-/// The op's result is a view of its operand (no instruction).
-bool isViewOp(Operation *op) {
-  return isa<trn::TransposeOp, trn::BroadcastOp, trn::ReshapeOp,
-             trn::SliceOp>(op);
-}
-
 struct LowerToNisaPass : public trnc::impl::LowerToNisaBase<LowerToNisaPass> {
   using Base::Base;
 

@@ -25,6 +25,11 @@ int64_t LoweringContext::maxFree(ArrayRef<Type> types) const {
   return tileBytes() / widest;
 }
 
+bool trnc::tile::isViewOp(Operation *op) {
+  return isa<trn::TransposeOp, trn::BroadcastOp, trn::SliceOp, trn::ReshapeOp>(
+      op);
+}
+
 bool LoweringContext::resolveView(Value v) {
   if (views.count(v))
     return true;

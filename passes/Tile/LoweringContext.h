@@ -161,6 +161,9 @@ mlir::LogicalResult lowerElementwiseGroup(LoweringContext &ctx,
                                           llvm::ArrayRef<mlir::Operation *> ops);
 /// The trn ops lowerElementwise handles (the list lives with it).
 bool isElementwiseOp(mlir::Operation *op);
+/// The op's result is a view of its operand (transpose, broadcast, slice,
+/// reshape: no instruction, only strides; LoweringContext.cpp).
+bool isViewOp(mlir::Operation *op);
 struct MatmulEpilogue;
 /// trn.matmul on the Tensor Engine (LowerMatmul.cpp), with the elementwise
 /// ops of `epilogue` (MatmulEpilogue.h) computed on its output tiles.
