@@ -8,6 +8,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace trnc::tile;
 
@@ -229,6 +231,32 @@ int64_t product(ArrayRef<int64_t> xs) {
   return n;
 }
 
+/// A space whose dim 0 would fill few partitions (a batch of 4 of [T*C]
+/// rows that a broadcast operand keeps from merging into one dim) tiled with
+/// every partition: dim 1 of size n = P * q (P = maxPartitions) becomes
+/// [P, q], its P part walks partitions and dim 0 is looped, as long as each
+/// partition still gets long runs (q times the inner dims >= 512 elements).
+std::optional<JointSpace> spreadOverPartitions(const JointSpace &space,
+                                               int64_t maxPartitions) {
+  constexpr int64_t kMinRun = 512;
+  int64_t n = space.shape[1];
+  if (space.shape[0] * 2 > maxPartitions || n % maxPartitions != 0)
+    return std::nullopt;
+  int64_t q = n / maxPartitions;
+  if (q * product(ArrayRef<int64_t>(space.shape).drop_front(2)) < kMinRun)
+    return std::nullopt;
+  JointSpace split;
+  split.offsets = space.offsets;
+  split.shape = {maxPartitions, space.shape[0], q};
+  split.shape.append(space.shape.begin() + 2, space.shape.end());
+  for (const auto &s : space.strides) {
+    SmallVector<int64_t> t{q * s[1], s[0], s[1]};
+    t.append(s.begin() + 2, s.end());
+    split.strides.push_back(std::move(t));
+  }
+  return split;
+}
+
 /// Tiles a space whose dim 0 walks partitions.
 void tileRows(const JointSpace &space, int64_t maxPartitions, int64_t maxFree,
               function_ref<void(const TileTask &)> fn) {
@@ -270,8 +298,11 @@ void trnc::tile::forEachTile(const JointSpace &space, int64_t maxPartitions,
   if (llvm::is_contained(space.shape, 0))
     return;
   size_t numViews = space.numViews();
-  if (space.shape.size() >= 2)
+  if (space.shape.size() >= 2) {
+    if (std::optional<JointSpace> split = spreadOverPartitions(space, maxPartitions))
+      return tileRows(*split, maxPartitions, maxFree, fn);
     return tileRows(space, maxPartitions, maxFree, fn);
+  }
 
   JointSpace rowsSpace;
   rowsSpace.offsets = space.offsets;

@@ -81,9 +81,11 @@ struct TileTask {
 };
 
 /// Cuts `space` into tiles of at most `maxPartitions` x `maxFree`: dim 0 (or
-/// a row split of a 1-D space) walks partitions, the innermost dims (at most
-/// four, the outermost of them chunked) walk the free axis, the remaining
-/// dims are looped. Tiles are visited in order.
+/// a row split of a 1-D space, or of dim 1 when dim 0 would fill less than
+/// half the partitions and dim 1 splits evenly into long runs) walks
+/// partitions, the innermost dims (at most four, the outermost of them
+/// chunked) walk the free axis, the remaining dims are looped. The order of
+/// the tiles depends only on the space.
 void forEachTile(const JointSpace &space, int64_t maxPartitions,
                  int64_t maxFree, llvm::function_ref<void(const TileTask &)> fn);
 

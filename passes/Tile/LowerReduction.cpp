@@ -9,7 +9,12 @@
 //
 // A sum over the outer dim of a row-major tensor (the bias gradient over the
 // batch) instead runs on the Tensor Engine: ones[R, 1]^T @ X[R, C] in PSUM,
-// which reads X rows contiguously rather than gathering columns.
+// which reads X rows contiguously rather than gathering columns. When there
+// are fewer rows than partitions and the rows are long (a position
+// embedding's gradient summed over a batch of 4), the kept elements are
+// spread over all partitions instead and the few rows folded on Vector in
+// fp32: each row moves as [128, up to 2048] tiles, where the Tensor Engine
+// form would move R partitions x 512 columns per instruction.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/BlockedReduction.h"
@@ -71,6 +76,33 @@ void lowerOuterSumOnTensorEngine(LoweringContext &ctx, Location loc,
                        {1, cn}));
   }
 }
+
+/// X[r, kept...] folded over its R rows (R < partitions, each row at
+/// `rowStride` from the last) with `alu`, for a kept space walked jointly
+/// with the destination: tiles of the kept elements on every partition, one
+/// load per row (in fp32), one Vector instruction per row after the first.
+void lowerFewRowsOnVector(LoweringContext &ctx, Location loc, nisa::AluOp alu,
+                          Value inRoot, const JointSpace &keptSpace,
+                          int64_t rows, int64_t rowStride, const HbmView &dst) {
+  Type f32 = ctx.b.getF32Type();
+  forEachTile(keptSpace, ctx.partitions(), ctx.maxFree({f32}),
+              [&](const TileTask &task) {
+                int64_t p = task.partitions, f = task.freeElements;
+                Value acc = ctx.allocSbuf(loc, p, f, f32);
+                for (int64_t r = 0; r < rows; ++r) {
+                  Value t = r == 0 ? acc : ctx.allocSbuf(loc, p, f, f32);
+                  ctx.dma(loc, t, ctx.tileAp(t), inRoot,
+                          ctx.ap(task.offsets[0] + r * rowStride,
+                                 task.strides[0], task.counts));
+                  if (r > 0)
+                    ctx.tensorTensor(loc, alu, acc, ctx.tileAp(acc), acc,
+                                     ctx.tileAp(acc), t, ctx.tileAp(t));
+                }
+                storeResult(ctx, loc, acc, dst,
+                            ctx.ap(task.offsets[1], task.strides[1],
+                                   task.counts));
+              });
+}
 } // namespace
 
 namespace {
@@ -117,6 +149,18 @@ LogicalResult trnc::tile::lowerReduce(LoweringContext &ctx, Operation *op) {
     return success();
   }
   JointSpace keptSpace = JointSpace::build({&kept, &dst});
+
+  // Few long rows: kept elements on partitions, rows folded on Vector.
+  int64_t keptElements = dst.numElements();
+  if (reduced.shape.size() == 1 && reduced.strides[0][0] != 1 &&
+      reduced.shape[0] < ctx.partitions() &&
+      isa<FloatType>(in.elementType()) && !keptSpace.shape.empty() &&
+      keptSpace.strides[0].back() == 1 &&
+      keptElements >= ctx.partitions() * ctx.machine.matmulMaxN) {
+    lowerFewRowsOnVector(ctx, loc, alu, in.root, keptSpace, reduced.shape[0],
+                         reduced.strides[0][0], dst);
+    return success();
+  }
 
   if (alu == nisa::AluOp::add && keptSpace.shape.size() == 1 &&
       reduced.shape.size() == 1 &&

@@ -130,3 +130,20 @@ def test_any_all(dim):
 def test_integer_sum_computes_in_fp32():
     x = torch.randint(-100, 100, (9, 50))
     check_against_eager(lambda t: (t.sum(1), t.cumsum(0), t.amax(0)), [x], grad=False)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_few_long_rows(dtype):
+    # A reduction over a few long rows (LowerReduction's Vector path: the
+    # kept elements over all partitions, the rows folded in fp32), with a
+    # tail that does not fill the last [128, F] tile, and its gradient.
+    x = torch.randn(3, 4, 128 * 520 + 7, generator=torch.Generator().manual_seed(0)).to(dtype)
+    tol = 1e-5 if dtype == torch.float32 else 4e-2  # bf16: the sum, product and add each round
+    check_against_eager(lambda t: t.sum(0) + t.amax(0) * t.mean(0), [x], atol=tol, rtol=tol, grad=False)
+
+
+def test_position_embedding_gradient_over_batch():
+    # The GPT pattern: a position table broadcast over a batch of 4 (the add
+    # is tiled over all partitions), whose gradient sums over the batch.
+    pos = torch.randn(256, 512, requires_grad=True)
+    check_against_eager(lambda x, p: (x + p).tanh(), [torch.randn(4, 256, 512), pos], atol=1e-5, rtol=1e-5)

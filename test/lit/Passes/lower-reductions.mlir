@@ -82,3 +82,29 @@ func.func @log_softmax_dim0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = trn.softmax %x dim = 0 log : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// A sum over a few long rows (a position embedding's gradient summed over a
+// batch of 4) spreads the kept elements over all 128 partitions and adds the
+// rows on Vector in fp32, one [128, 1024] load per row: no Tensor Engine
+// ones-vector with 4-partition, 512-column tiles.
+// CHECK-LABEL: func.func @sum_few_rows
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %[[ACC:[0-9]+]] <0, [1024, 1], [128, 1024]>, %arg0 <0, [1024, 1], [128, 1024]> : !nisa.tile<sbuf, 128, 1024, f32>
+// CHECK: nisa.dma_copy %[[R1:[0-9]+]] <0, [1024, 1], [128, 1024]>, %arg0 <131072, [1024, 1], [128, 1024]>
+// CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[R1]] {{.*}} on vector
+// CHECK-COUNT-2: nisa.tensor_tensor add %[[ACC]]
+// CHECK: nisa.tensor_copy %[[OUT:[0-9]+]] {{.*}}, %[[ACC]] {{.*}} : <sbuf, 128, 1024, bf16>, <sbuf, 128, 1024, f32>
+// CHECK: nisa.dma_copy %arg1 <0, [1024, 1], [128, 1024]>, %[[OUT]]
+func.func @sum_few_rows(%x: tensor<4x131072xbf16>) -> tensor<131072xbf16> {
+  %0 = trn.reduce_sum %x dims = [0] : tensor<4x131072xbf16> -> tensor<131072xbf16>
+  return %0 : tensor<131072xbf16>
+}
+
+// The same layout serves max over the few rows.
+// CHECK-LABEL: func.func @amax_few_rows
+// CHECK-NOT: nisa.matmul
+// CHECK-COUNT-2: nisa.tensor_tensor max {{.*}} <0, [512, 1], [128, 512]>{{.*}} on vector
+func.func @amax_few_rows(%x: tensor<3x65536xf32>) -> tensor<65536xf32> {
+  %0 = trn.reduce_max %x dims = [0] : tensor<3x65536xf32> -> tensor<65536xf32>
+  return %0 : tensor<65536xf32>
+}

@@ -50,3 +50,19 @@ func.func @clamp(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = trn.clamp %x {min = -1.0 : f64, max = 2.0 : f64} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// A batch of 4 that a broadcast operand keeps from merging with the rows
+// ([4, 256*512] against a [256*512] position table) is tiled over all 128
+// partitions (each a 1024-element run of every batch), not 4 partitions per
+// tile; the table is loaded once and widened over the batch on chip.
+// CHECK-LABEL: func.func @add_batch_broadcast
+// CHECK: nisa.dma_copy %{{.*}} <0, [4096, 1], [128, 4096]>, %arg0 <0, [1024, 131072, 1], [128, 4, 1024]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [1024, 1], [128, 1024]>, %arg1 <0, [1024, 1], [128, 1024]>
+// CHECK: nisa.tensor_tensor add {{.*}} <0, [4096, 1], [128, 4096]>
+// CHECK: nisa.dma_copy %arg2 <0, [1024, 131072, 1], [128, 4, 1024]>
+// CHECK-NOT: nisa.dma_copy
+func.func @add_batch_broadcast(%x: tensor<4x256x512xbf16>, %p: tensor<256x512xbf16>) -> tensor<4x256x512xbf16> {
+  %b = trn.broadcast %p : tensor<256x512xbf16> -> tensor<4x256x512xbf16>
+  %0 = trn.add %x, %b : tensor<4x256x512xbf16>
+  return %0 : tensor<4x256x512xbf16>
+}
