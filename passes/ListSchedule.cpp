@@ -28,13 +28,21 @@
 //    PSUM, Scalar's ALU only multiplies and adds) goes, once its inputs are
 //    ready, to the engine that would finish it first.
 //  - Memory: a tile is live from its first to its last access in the new
-//    order, as the allocator will see it. An instruction that would make
-//    tiles live past a budget (a share of SBUF / PSUM) waits, so hoisting is
-//    bounded: that budget is the prefetch depth. When every resource is
-//    blocked the lowest-index candidate goes anyway (progress).
+//    order, as the allocator will see it. The lowest-index instruction not
+//    yet scheduled (the frontier) may always go: program order is always
+//    possible. Any other instruction runs ahead of program order, and the
+//    tiles it makes live are "ahead" until the frontier reaches their first
+//    access in program order. It may go only while the ahead tiles stay
+//    within a budget (a share of SBUF / PSUM: the prefetch depth) and, with
+//    the most bytes program order itself keeps live between the frontier
+//    and it, within the memory: so the new order never needs more than
+//    program order's live bytes plus the ahead ones (hoisting a later row
+//    tile's loads cannot starve the current tile's working set).
 //  - Safety: the new order is kept only if the allocator's own placement
-//    (TilePlacement.h) fits it; otherwise smaller budgets are tried, and
-//    finally the original order is restored. The schedule never changes
+//    (TilePlacement.h) fits it and, with the order that placement adds (a
+//    tile written where an earlier one lived waits for that one's last
+//    access), it is still estimated faster than program order; otherwise
+//    smaller budgets are tried, and finally the original order is restored. The schedule never changes
 //    what is computed, only the order of independent instructions.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +57,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <array>
 #include <queue>
@@ -65,6 +74,11 @@ using namespace trnc;
 using namespace trnc::nisa;
 
 namespace {
+
+/// The share of each memory the new order may fill with program order's
+/// live tiles plus the ahead ones: the rest is slack for fragmentation, since
+/// the allocator places by first fit.
+constexpr double kPlaceableShare = 0.85;
 
 /// Tensor, Vector, Scalar, GpSimd (isa::Engine order), then the DMA stream.
 constexpr unsigned kNumResources = 5;
@@ -89,7 +103,38 @@ struct TileState {
   int64_t bytes = 0; // aligned, per partition
   bool psum = false;
   unsigned accesses = 0, remaining = 0;
+  unsigned first = 0, last = 0; // accessing nodes, in program order
   bool live = false;
+  bool ahead = false; // live before the frontier reached `first`
+};
+
+/// The most bytes live at any point of an index range, in O(log n) (a
+/// segment tree over the program order's live bytes per instruction).
+class RangeMax {
+public:
+  void build(ArrayRef<int64_t> values) {
+    n = values.size();
+    tree.assign(2 * n, 0);
+    for (size_t i = 0; i < n; ++i)
+      tree[n + i] = values[i];
+    for (size_t i = n; i-- > 1;)
+      tree[i] = std::max(tree[2 * i], tree[2 * i + 1]);
+  }
+  /// max over [lo, hi] (inclusive).
+  int64_t query(size_t lo, size_t hi) const {
+    int64_t best = 0;
+    for (lo += n, hi += n + 1; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1)
+        best = std::max(best, tree[lo++]);
+      if (hi & 1)
+        best = std::max(best, tree[--hi]);
+    }
+    return best;
+  }
+
+private:
+  size_t n = 0;
+  std::vector<int64_t> tree;
 };
 
 using Waiting = std::priority_queue<std::pair<double, unsigned>,
@@ -157,6 +202,12 @@ public:
   /// Builds the graph; false when the function holds ops this pass does not
   /// know how to move (it then leaves the function alone).
   bool build();
+  /// Orders node `to` after node `from` (from < to), as a hazard the
+  /// placement adds: the next tile at a reused address.
+  void addEdge(unsigned from, unsigned to) {
+    nodes[from].succs.push_back(to);
+    ++nodes[to].pendingPreds;
+  }
   /// Schedules with `budget` (share of each on-chip memory) and returns the
   /// order (node indices) and its estimated length.
   SmallVector<unsigned> schedule(double budget, double &makespanNs);
@@ -171,7 +222,11 @@ private:
   void addDependences();
   double dmaDurationNs(const Node &n, unsigned active) const;
   int64_t newLiveBytes(const Node &n, bool psum) const;
-  bool fits(const Node &n) const;
+  /// Whether node `id` may go now without overfilling memory (see the
+  /// file comment); the frontier always may.
+  bool fits(unsigned id) const;
+  /// Program order's live bytes per instruction, per memory space.
+  void measureProgramLiveness();
   void start(unsigned id, double startNs);
   /// Fresh scheduling state: nothing started, live tiles capped at `budget`.
   void reset(double budget);
@@ -190,7 +245,18 @@ private:
   std::array<double, kNumResources> queuedNs{};
   std::array<double, isa::kNumDmaQueues> laneFree{};
   std::array<int64_t, 2> liveBytes{}; // [sbuf, psum]
-  std::array<int64_t, 2> budgetBytes{};
+  std::array<int64_t, 2> budgetBytes{}; // for ahead tiles
+  std::array<int64_t, 2> capacityBytes{};
+  std::array<int64_t, 2> aheadBytes{};
+  std::array<RangeMax, 2> programLive;
+  /// The lowest-index node not scheduled yet, and which are.
+  unsigned frontier = 0;
+  std::vector<bool> scheduled;
+  /// Ahead tiles by their first access in program order (min-heap).
+  std::priority_queue<std::pair<unsigned, unsigned>,
+                      std::vector<std::pair<unsigned, unsigned>>,
+                      std::greater<>>
+      aheadTiles;
   std::vector<Node> working;
   std::vector<TileState> tiles;
   double makespan = 0;
@@ -252,17 +318,26 @@ bool ListScheduler::build() {
         t.bytes = (type.getPartitionBytes() + kTileAlignment - 1) /
                   kTileAlignment * kTileAlignment;
         t.psum = type.getSpace() == MemorySpace::psum;
+        // PSUM tiles may not cross a bank, and a dozen small accumulators
+        // spread over the 8 banks leave none free for a full one: count
+        // each PSUM tile as the whole banks it touches.
+        if (t.psum)
+          t.bytes = llvm::alignTo(t.bytes, model.psumBankBytes);
         tileStates.push_back(t);
       }
       if (!llvm::is_contained(n.tiles, it->second)) {
         n.tiles.push_back(it->second);
-        ++tileStates[it->second].accesses;
+        TileState &t = tileStates[it->second];
+        if (t.accesses++ == 0)
+          t.first = nodes.size();
+        t.last = nodes.size();
       }
     }
     nodes.push_back(std::move(n));
   }
   footprintBegin.push_back(footprints.size());
   addDependences();
+  measureProgramLiveness();
   return true;
 }
 
@@ -318,10 +393,35 @@ int64_t ListScheduler::newLiveBytes(const Node &n, bool psum) const {
   return bytes;
 }
 
-bool ListScheduler::fits(const Node &n) const {
+void ListScheduler::measureProgramLiveness() {
   for (bool psum : {false, true}) {
-    int64_t add = newLiveBytes(n, psum);
-    if (add && liveBytes[psum] + add > budgetBytes[psum])
+    std::vector<int64_t> delta(nodes.size() + 1, 0);
+    for (const TileState &t : tileStates)
+      if (t.accesses && t.psum == psum) {
+        delta[t.first] += t.bytes;
+        delta[t.last + 1] -= t.bytes;
+      }
+    std::vector<int64_t> live(nodes.size());
+    int64_t sum = 0;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      live[i] = sum += delta[i];
+    programLive[psum].build(live);
+  }
+}
+
+bool ListScheduler::fits(unsigned id) const {
+  if (id == frontier)
+    return true;
+  for (bool psum : {false, true}) {
+    int64_t add = 0;
+    for (unsigned t : working[id].tiles)
+      if (!tiles[t].live && tiles[t].psum == psum && tiles[t].first > frontier)
+        add += tiles[t].bytes;
+    if (!add)
+      continue;
+    int64_t ahead = aheadBytes[psum] + add;
+    if (ahead > budgetBytes[psum] ||
+        programLive[psum].query(frontier, id) + ahead > capacityBytes[psum])
       return false;
   }
   return true;
@@ -351,10 +451,32 @@ void ListScheduler::start(unsigned id, double startNs) {
     if (!s.live) {
       s.live = true;
       liveBytes[s.psum] += s.bytes;
+      if (id != frontier && s.first > frontier) {
+        s.ahead = true;
+        aheadBytes[s.psum] += s.bytes;
+        aheadTiles.push({s.first, t});
+      }
     }
     if (--s.remaining == 0) {
       s.live = false;
       liveBytes[s.psum] -= s.bytes;
+      if (s.ahead) {
+        s.ahead = false;
+        aheadBytes[s.psum] -= s.bytes;
+      }
+    }
+  }
+  // Advance the frontier; tiles whose first access it passed are no longer
+  // ahead (program order holds them live from here on too).
+  scheduled[id] = true;
+  while (frontier < scheduled.size() && scheduled[frontier])
+    ++frontier;
+  while (!aheadTiles.empty() && aheadTiles.top().first <= frontier) {
+    TileState &s = tiles[aheadTiles.top().second];
+    aheadTiles.pop();
+    if (s.ahead) {
+      s.ahead = false;
+      aheadBytes[s.psum] -= s.bytes;
     }
   }
   for (unsigned s : n.succs)
@@ -370,9 +492,25 @@ void ListScheduler::reset(double budget) {
   queuedNs.fill(0);
   laneFree.fill(0);
   liveBytes = {0, 0};
+  aheadBytes = {0, 0};
+  aheadTiles = {};
+  frontier = 0;
+  scheduled.assign(working.size(), false);
+  capacityBytes = {int64_t(kPlaceableShare * model.sbufPartitionBytes),
+                   int64_t(kPlaceableShare * model.psumPartitionBytes)};
   budgetBytes = {int64_t(budget * model.sbufPartitionBytes),
                  int64_t(budget * model.psumPartitionBytes)};
   makespan = 0;
+}
+
+/// Pops the entries of nodes already scheduled (the frontier, taken out of
+/// order) off the tops of `q`'s queues.
+static void dropScheduled(ResourceQueues &q, const std::vector<bool> &done) {
+  while (!q.waiting.empty() && done[q.waiting.top().second])
+    q.waiting.pop();
+  for (Released *r : {&q.releasedFree, &q.releasedAlloc, &q.urgent})
+    while (!r->empty() && done[r->top()])
+      r->pop();
 }
 
 SmallVector<unsigned> ListScheduler::schedule(double budget,
@@ -411,7 +549,8 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
     struct Choice {
       unsigned resource, id;
       double startNs;
-      int from; // 0 waiting, 1 releasedFree, 2 releasedAlloc, 3 urgent
+      int from; // 0 waiting, 1 releasedFree, 2 releasedAlloc, 3 urgent,
+                // 4 the frontier (left in its queue, dropped when reached)
     };
     std::optional<Choice> best, forced;
     auto better = [](const Choice &a, const std::optional<Choice> &b) {
@@ -420,10 +559,13 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
     };
     for (unsigned r = 0; r < kNumResources; ++r) {
       ResourceQueues &q = queues[r];
+      dropScheduled(q, scheduled);
       double t = freeAt[r];
       while (!q.waiting.empty() && q.waiting.top().first <= t) {
         unsigned id = q.waiting.top().second;
         q.waiting.pop();
+        if (scheduled[id])
+          continue;
         bool allocates = newLiveBytes(working[id], false) ||
                          newLiveBytes(working[id], true);
         if (llvm::isa<CollectiveOp>(working[id].op))
@@ -438,7 +580,7 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
         c = Choice{r, q.releasedFree.top(), t, 1};
       if (!q.releasedAlloc.empty() && (!c || c->from != 3)) {
         unsigned id = q.releasedAlloc.top();
-        if (fits(working[id])) {
+        if (fits(id)) {
           if (!c || id < c->id)
             c = Choice{r, id, t, 2};
         } else if (!forced || id < forced->id) {
@@ -448,7 +590,7 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
       if (!c && !q.waiting.empty()) {
         auto [ready, id] = q.waiting.top();
         Choice w{r, id, std::max(t, ready), 0};
-        if (fits(working[id]))
+        if (fits(id))
           c = w;
         else if (!forced || id < forced->id)
           forced = w;
@@ -456,6 +598,14 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
       if (c && better(*c, best))
         best = c;
     }
+    // The frontier may always go (it may sit in a queue behind candidates
+    // the memory rule holds back); on a tie the choice above stands (a
+    // ready collective goes first).
+    const Node &f = working[frontier];
+    Choice atFrontier{f.resource, frontier,
+                      std::max(freeAt[f.resource], f.readyNs), 4};
+    if (!best || atFrontier.startNs < best->startNs)
+      best = atFrontier;
     if (!best)
       best = forced; // every resource blocked by the budget: progress
     assert(best && "list scheduler: dependence cycle");
@@ -463,7 +613,8 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
     (best->from == 0   ? (void)q.waiting.pop()
      : best->from == 1 ? q.releasedFree.pop()
      : best->from == 2 ? q.releasedAlloc.pop()
-                       : q.urgent.pop());
+     : best->from == 3 ? q.urgent.pop()
+                       : void()); // the frontier's entry: dropped later
     start(best->id, best->startNs);
     order.push_back(best->id);
     for (unsigned s : working[best->id].succs)
@@ -497,6 +648,43 @@ void ListScheduler::apply(ArrayRef<unsigned> order, bool chosenEngines) {
   }
 }
 
+/// Whether the current order of `func` fits on chip and, with the hazards
+/// its placement adds, is still estimated faster than `beforeNs`: a tile
+/// placed where earlier tiles lived is first written only after the last
+/// access of the latest of them (the semaphore pass will order it so).
+bool placedFaster(func::FuncOp func, const MachineModel &model,
+                  double beforeNs) {
+  TilePlacement placement(model);
+  if (!placement.run(func))
+    return false;
+  ListScheduler placed(func, model);
+  if (!placed.build())
+    return false;
+  // Per memory space and 64-byte slot: the last access of its latest tile.
+  std::array<std::vector<int64_t>, 2> lastUse{
+      std::vector<int64_t>(model.sbufPartitionBytes / kTileAlignment, -1),
+      std::vector<int64_t>(model.psumPartitionBytes / kTileAlignment, -1)};
+  SmallVector<const PlacedTile *> byFirst;
+  for (const PlacedTile &t : placement.tiles())
+    if (t.first >= 0)
+      byFirst.push_back(&t);
+  llvm::stable_sort(byFirst, [](const PlacedTile *a, const PlacedTile *b) {
+    return a->first < b->first;
+  });
+  for (const PlacedTile *t : byFirst) {
+    std::vector<int64_t> &slots = lastUse[TilePlacement::isPsum(*t)];
+    int64_t begin = t->address / kTileAlignment,
+            end = (t->address + t->size) / kTileAlignment, prev = -1;
+    for (int64_t i = begin; i < end; ++i) {
+      prev = std::max(prev, slots[i]);
+      slots[i] = t->last;
+    }
+    if (prev >= 0 && prev < t->first)
+      placed.addEdge(prev, t->first);
+  }
+  return placed.originalMakespan() < beforeNs;
+}
+
 struct ListSchedulePass
     : public trnc::impl::ListScheduleBase<ListSchedulePass> {
   using Base::Base;
@@ -521,7 +709,7 @@ struct ListSchedulePass
       if (after >= before)
         break; // no better than program order
       scheduler.apply(order, /*chosenEngines=*/true);
-      if (TilePlacement(*model).run(func)) {
+      if (placedFaster(func, *model, before)) {
         LLVM_DEBUG(llvm::dbgs() << func.getName() << ": estimated "
                                 << before << " ns -> " << after
                                 << " ns (budget " << budget << ")\n");

@@ -18,6 +18,12 @@ void TileArena::expire(int64_t now) {
   llvm::erase_if(live, [&](PlacedTile *t) { return t->last < now; });
 }
 
+void TileArena::reset(bool policy) {
+  live.clear();
+  cursor = 0;
+  bestFit = policy;
+}
+
 std::optional<int64_t> TileArena::place(int64_t size, bool fromTop) {
   llvm::sort(live, [](PlacedTile *a, PlacedTile *b) {
     return a->address < b->address;
@@ -25,6 +31,8 @@ std::optional<int64_t> TileArena::place(int64_t size, bool fromTop) {
   if (fromTop && !bank)
     if (std::optional<int64_t> a = searchDown(size))
       return a;
+  if (bestFit)
+    return searchBest(size);
   if (std::optional<int64_t> a = search(size, cursor))
     return a;
   return search(size, 0);
@@ -65,6 +73,34 @@ std::optional<int64_t> TileArena::search(int64_t size, int64_t from) {
       if (std::optional<int64_t> a = tryAt(t->address + t->size))
         return a;
   return std::nullopt;
+}
+
+/// The tightest fit: of the candidate starts (0 and the end of every live
+/// tile, each rounded up to a legal start) that fit, the one leaving the
+/// least room before the next live tile (or the end).
+std::optional<int64_t> TileArena::searchBest(int64_t size) {
+  std::optional<int64_t> best;
+  int64_t bestSlack = 0;
+  auto consider = [&](int64_t addr) {
+    addr = legalStart(alignUp(addr, kTileAlignment), size);
+    if (addr + size > capacity)
+      return;
+    int64_t next = capacity;
+    for (PlacedTile *t : live) {
+      if (addr < t->address + t->size && t->address < addr + size)
+        return;
+      if (t->address >= addr + size)
+        next = std::min(next, t->address);
+    }
+    if (!best || next - addr - size < bestSlack) {
+      best = addr;
+      bestSlack = next - addr - size;
+    }
+  };
+  consider(0);
+  for (PlacedTile *t : live)
+    consider(t->address + t->size);
+  return best;
 }
 
 /// The highest fit: candidate ends are the capacity and the start of every
@@ -109,7 +145,7 @@ TileArena &TilePlacement::arenaOf(const PlacedTile &t) {
   return isPsum(t) ? psum : sbuf;
 }
 
-bool TilePlacement::run(func::FuncOp func) {
+bool TilePlacement::run(func::FuncOp func, bool bestFit) {
   // Live ranges over the instruction order.
   llvm::DenseMap<Operation *, size_t> tileIndex;
   func.walk([&](AllocOp op) {
@@ -139,6 +175,13 @@ bool TilePlacement::run(func::FuncOp func) {
   llvm::sort(order, [](PlacedTile *a, PlacedTile *b) {
     return a->first != b->first ? a->first < b->first : a < b;
   });
+  return placeAll(order, /*bestFit=*/false) ||
+         (bestFit && placeAll(order, /*bestFit=*/true));
+}
+
+bool TilePlacement::placeAll(ArrayRef<PlacedTile *> order, bool bestFit) {
+  sbuf.reset(bestFit);
+  psum.reset(bestFit);
   for (PlacedTile *t : order) {
     TileArena &arena = arenaOf(*t);
     arena.expire(t->first);
@@ -151,5 +194,6 @@ bool TilePlacement::run(func::FuncOp func) {
     t->address = *addr;
     arena.insert(t, longLived);
   }
+  failedTile = nullptr;
   return true;
 }

@@ -11,6 +11,10 @@
 // statistic kept to the end of a graph) is placed from the top of SBUF
 // down instead, so that dozens of them do not end up scattered by the
 // cursor over the whole partition, leaving no gap for a large tile.
+// When that leaves no gap for some tile (an order that interleaves large
+// tiles of different lifetimes), placement starts over with best fit: each
+// tile in the smallest gap that holds it, which packs tighter at the cost of
+// reusing a just-freed slot sooner.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -43,6 +47,9 @@ class TileArena {
 public:
   TileArena(int64_t capacity, int64_t bank) : capacity(capacity), bank(bank) {}
 
+  /// Forgets every tile; `bestFit` chooses the placement policy.
+  void reset(bool bestFit);
+
   /// Drops tiles whose live range ended before instruction `now`.
   void expire(int64_t now);
   /// Finds an address for `size` bytes; nullopt when no gap fits.
@@ -57,9 +64,11 @@ public:
 private:
   std::optional<int64_t> search(int64_t size, int64_t from);
   std::optional<int64_t> searchDown(int64_t size);
+  std::optional<int64_t> searchBest(int64_t size);
   int64_t legalStart(int64_t addr, int64_t size) const;
 
   int64_t capacity, bank;
+  bool bestFit = false;
   int64_t cursor = 0;
   llvm::SmallVector<PlacedTile *> live;
 };
@@ -73,7 +82,8 @@ public:
 
   /// Places every tile of `func`; false when one does not fit (then
   /// `failed()` is that tile and `arenaOf(*failed())` its memory map).
-  bool run(mlir::func::FuncOp func);
+  /// `bestFit`: whether best fit may follow a failed first fit.
+  bool run(mlir::func::FuncOp func, bool bestFit = true);
 
   llvm::ArrayRef<PlacedTile> tiles() const { return placed; }
   PlacedTile *failed() const { return failedTile; }
@@ -81,6 +91,9 @@ public:
   static bool isPsum(const PlacedTile &t);
 
 private:
+  /// One placement of the tiles in `order` under a policy.
+  bool placeAll(llvm::ArrayRef<PlacedTile *> order, bool bestFit);
+
   llvm::SmallVector<PlacedTile> placed;
   TileArena sbuf, psum;
   PlacedTile *failedTile = nullptr;

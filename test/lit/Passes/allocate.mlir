@@ -86,3 +86,30 @@ func.func @overflow() {
       : !nisa.tile<sbuf, 128, 20000, f32>, !nisa.tile<sbuf, 128, 40000, f32>
   return
 }
+
+// -----
+
+// When the rotating first fit leaves no gap for a tile, placement starts over
+// with best fit: %c takes the exact gap %a left at 0 instead of the cursor's
+// 98304, so the 128 KiB %d finds room above %b (first fit: 32 KiB + 96 KiB
+// free, no 128 KiB gap).
+// CHECK-LABEL: func.func @best_fit
+func.func @best_fit() {
+  // CHECK: nisa.alloc {address = 0 : i64} : <sbuf, 128, 8192, f32>
+  // CHECK: nisa.alloc {address = 32768 : i64} : <sbuf, 128, 16384, f32>
+  // CHECK: nisa.alloc {address = 0 : i64} : <sbuf, 128, 8192, f32>
+  // CHECK: nisa.alloc {address = 98304 : i64} : <sbuf, 128, 32768, f32>
+  %a = nisa.alloc : !nisa.tile<sbuf, 128, 8192, f32>
+  %b = nisa.alloc : !nisa.tile<sbuf, 128, 16384, f32>
+  %c = nisa.alloc : !nisa.tile<sbuf, 128, 8192, f32>
+  %d = nisa.alloc : !nisa.tile<sbuf, 128, 32768, f32>
+  nisa.memset %a <0, [8192, 1], [128, 8192]>, 0.0 on vector : !nisa.tile<sbuf, 128, 8192, f32>
+  nisa.tensor_copy %b <0, [16384, 1], [128, 8192]>, %a <0, [8192, 1], [128, 8192]> on vector
+      : !nisa.tile<sbuf, 128, 16384, f32>, !nisa.tile<sbuf, 128, 8192, f32>
+  nisa.memset %c <0, [8192, 1], [128, 8192]>, 1.0 on vector : !nisa.tile<sbuf, 128, 8192, f32>
+  nisa.memset %d <0, [32768, 1], [128, 32768]>, 2.0 on vector : !nisa.tile<sbuf, 128, 32768, f32>
+  nisa.tensor_copy %c <0, [8192, 1], [128, 8192]>, %b <0, [16384, 1], [128, 8192]> on vector
+      : !nisa.tile<sbuf, 128, 8192, f32>, !nisa.tile<sbuf, 128, 16384, f32>
+  nisa.memset %d <0, [32768, 1], [128, 32768]>, 3.0 on vector : !nisa.tile<sbuf, 128, 32768, f32>
+  return
+}
