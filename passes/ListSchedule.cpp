@@ -31,7 +31,9 @@
 //    order, as the allocator will see it. An instruction that would make
 //    tiles live past a budget (a share of SBUF / PSUM) waits, so hoisting is
 //    bounded: that budget is the prefetch depth. When every resource is
-//    blocked the lowest-index candidate goes anyway (progress).
+//    blocked, the first instruction that makes no tile live (a store still
+//    waiting for its inputs) goes, since only it frees memory; failing
+//    that, the lowest-index candidate goes anyway (progress).
 //  - Safety: the new order is kept only if the allocator's own placement
 //    (TilePlacement.h) fits it; otherwise smaller budgets are tried, and
 //    finally the original order is restored. The schedule never changes
@@ -51,6 +53,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <array>
+#include <optional>
 #include <queue>
 
 #define DEBUG_TYPE "trnc-pipeline-list-schedule"
@@ -107,6 +110,15 @@ using Released =
 struct ResourceQueues {
   Waiting waiting;
   Released releasedFree, releasedAlloc, urgent;
+};
+
+/// A resource's next instruction and when it could start.
+struct Choice {
+  unsigned resource, id;
+  double startNs;
+  // Where it waits: 0 waiting, 1 releasedFree, 2 releasedAlloc, 3 urgent,
+  // 4 already taken out of `waiting`.
+  int from;
 };
 
 /// The compute engines that may run `op` with the same result: the
@@ -175,6 +187,10 @@ private:
   void start(unsigned id, double startNs);
   /// Fresh scheduling state: nothing started, live tiles capped at `budget`.
   void reset(double budget);
+  /// The waiting instruction that makes no tile live and is ready first,
+  /// over all resources, taken out of its queue; none when there is none.
+  std::optional<Choice>
+  earliestFreeing(std::array<ResourceQueues, kNumResources> &queues);
 
   func::FuncOp func;
   const MachineModel &model;
@@ -375,6 +391,42 @@ void ListScheduler::reset(double budget) {
   makespan = 0;
 }
 
+std::optional<Choice> ListScheduler::earliestFreeing(
+    std::array<ResourceQueues, kNumResources> &queues) {
+  std::optional<Choice> best;
+  for (unsigned r = 0; r < kNumResources; ++r) {
+    Waiting &w = queues[r].waiting;
+    SmallVector<std::pair<double, unsigned>> popped;
+    while (!w.empty()) {
+      auto [ready, id] = w.top();
+      w.pop();
+      popped.push_back({ready, id});
+      if (!newLiveBytes(working[id], false) &&
+          !newLiveBytes(working[id], true)) {
+        Choice c{r, id, std::max(freeAt[r], ready), 4};
+        if (!best || c.startNs < best->startNs)
+          best = c;
+        break; // the heap yields by ready time: the first is this queue's
+      }
+    }
+    for (auto &e : popped)
+      w.push(e);
+  }
+  if (!best)
+    return std::nullopt;
+  // Take it out of its queue.
+  Waiting &w = queues[best->resource].waiting;
+  SmallVector<std::pair<double, unsigned>> kept;
+  while (!w.empty()) {
+    if (w.top().second != best->id)
+      kept.push_back(w.top());
+    w.pop();
+  }
+  for (auto &e : kept)
+    w.push(e);
+  return best;
+}
+
 SmallVector<unsigned> ListScheduler::schedule(double budget,
                                               double &makespanNs) {
   reset(budget);
@@ -408,11 +460,6 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
   order.reserve(working.size());
   while (order.size() < working.size()) {
     // Each resource's candidate and when it could start.
-    struct Choice {
-      unsigned resource, id;
-      double startNs;
-      int from; // 0 waiting, 1 releasedFree, 2 releasedAlloc, 3 urgent
-    };
     std::optional<Choice> best, forced;
     auto better = [](const Choice &a, const std::optional<Choice> &b) {
       return !b || a.startNs < b->startNs ||
@@ -456,14 +503,23 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
       if (c && better(*c, best))
         best = c;
     }
+    // Every resource blocked by the budget. What frees memory is an
+    // instruction that makes no tile live (a store) still waiting for its
+    // inputs, possibly behind a blocked one in its queue: start the earliest
+    // such instruction when it is ready. Forcing another allocation instead
+    // (a prefetched load, ready at once) would never let the DMA stream's
+    // time reach the stores, and the live tiles would grow without bound.
     if (!best)
-      best = forced; // every resource blocked by the budget: progress
+      best = earliestFreeing(queues);
+    if (!best)
+      best = forced; // nothing frees memory: progress
     assert(best && "list scheduler: dependence cycle");
     ResourceQueues &q = queues[best->resource];
     (best->from == 0   ? (void)q.waiting.pop()
      : best->from == 1 ? q.releasedFree.pop()
      : best->from == 2 ? q.releasedAlloc.pop()
-                       : q.urgent.pop());
+     : best->from == 3 ? q.urgent.pop()
+                       : (void)0); // 4: taken out by earliestFreeing
     start(best->id, best->startNs);
     order.push_back(best->id);
     for (unsigned s : working[best->id].succs)
