@@ -393,37 +393,29 @@ void ListScheduler::reset(double budget) {
 
 std::optional<Choice> ListScheduler::earliestFreeing(
     std::array<ResourceQueues, kNumResources> &queues) {
+  // Per queue, the entries popped up to its first instruction that makes no
+  // tile live (the heap yields by ready time); all go back but the chosen.
+  std::array<SmallVector<std::pair<double, unsigned>>, kNumResources> popped;
   std::optional<Choice> best;
   for (unsigned r = 0; r < kNumResources; ++r) {
     Waiting &w = queues[r].waiting;
-    SmallVector<std::pair<double, unsigned>> popped;
     while (!w.empty()) {
       auto [ready, id] = w.top();
       w.pop();
-      popped.push_back({ready, id});
+      popped[r].push_back({ready, id});
       if (!newLiveBytes(working[id], false) &&
           !newLiveBytes(working[id], true)) {
         Choice c{r, id, std::max(freeAt[r], ready), 4};
         if (!best || c.startNs < best->startNs)
           best = c;
-        break; // the heap yields by ready time: the first is this queue's
+        break;
       }
     }
-    for (auto &e : popped)
-      w.push(e);
   }
-  if (!best)
-    return std::nullopt;
-  // Take it out of its queue.
-  Waiting &w = queues[best->resource].waiting;
-  SmallVector<std::pair<double, unsigned>> kept;
-  while (!w.empty()) {
-    if (w.top().second != best->id)
-      kept.push_back(w.top());
-    w.pop();
-  }
-  for (auto &e : kept)
-    w.push(e);
+  for (unsigned r = 0; r < kNumResources; ++r)
+    for (auto &e : popped[r])
+      if (!best || r != best->resource || e.second != best->id)
+        queues[r].waiting.push(e);
   return best;
 }
 
