@@ -511,6 +511,12 @@ trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
   llvm::sort(ordered, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
   });
+  // Only a group bigger than the producers `prepare` lowers (at most a
+  // partition's worth of elements) may ask for them: those producers' own
+  // groups are then of another shape, never take this group's ops, and
+  // never ask in turn.
+  bool mayPrepare =
+      resultType(first).getNumElements() > ctx.partitions();
   llvm::SmallPtrSet<Operation *, 16> members{first};
   for (Operation *op : ordered) {
     bool available = llvm::all_of(tileOperands(op).operands, [&](Value v) {
@@ -519,7 +525,7 @@ trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
         return true;
       if (def && component.contains(def))
         return false; // a member left out: so is this op
-      return ctx.resolveView(v) || prepare(v);
+      return ctx.resolveView(v) || (mayPrepare && prepare(v));
     });
     if (!available)
       continue;

@@ -166,3 +166,23 @@ func.func @no_recompute(%x: tensor<128x128xf32>) -> (tensor<128x128xf32>, tensor
   %4 = trn.add %2, %3 : tensor<128x128xf32>
   return %0, %3, %4 : tensor<128x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>
 }
+
+// -----
+
+// A group no bigger than the producers lowered ahead for it (here 35
+// elements) does not ask for them: the add reading threshold_backward's
+// result waits for it instead of lowering it (and its operand's group,
+// which would reach back to the add) from inside this group's formation.
+// CHECK-LABEL: func.func @small_group
+// CHECK: nisa.tensor_tensor multiply
+// CHECK: nisa.copy_predicated
+// CHECK: nisa.tensor_tensor add
+// CHECK: return
+func.func @small_group(%a: tensor<7x5xf32>, %b: tensor<7x5xf32>, %c: tensor<7x5xf32>, %d: tensor<7x5xf32>) -> tensor<7x5xf32> {
+  %0 = trn.mul %d, %b : tensor<7x5xf32>
+  %1 = trn.mul %d, %a : tensor<7x5xf32>
+  %2 = trn.add %d, %0 : tensor<7x5xf32>
+  %3 = trn.threshold_backward %1, %c, 0.000000e+00 : tensor<7x5xf32>
+  %4 = trn.add %2, %3 : tensor<7x5xf32>
+  return %4 : tensor<7x5xf32>
+}
