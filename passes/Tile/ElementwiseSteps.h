@@ -63,12 +63,15 @@ struct ElementwiseGroupPlan {
   /// values whose tile is in another type than theirs (a cast's, fused).
   llvm::DenseSet<mlir::Value> sameTile;
   llvm::DenseMap<mlir::Value, mlir::Type> tileType;
+  /// Inputs read in more than one type, loaded once in their own (their
+  /// casts are computed on chip).
+  llvm::DenseSet<mlir::Value> ownType;
 
   static mlir::FailureOr<ElementwiseGroupPlan>
   build(LoweringContext &ctx, llvm::ArrayRef<mlir::Operation *> ops);
   bool internal(mlir::Value v) const;
   /// The type `step` reads outside operand `v` in.
-  static mlir::Type loadType(const ElementwiseStep &step, mlir::Value v);
+  mlir::Type loadType(const ElementwiseStep &step, mlir::Value v) const;
   /// Element types of the group's tiles (for tile sizing).
   llvm::SmallVector<mlir::Type> tileTypes() const;
   /// Tiles one task keeps live at once: its loads, and the group values

@@ -20,6 +20,7 @@
 
 #include "dialects/Trn/TrnOps.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -227,15 +228,48 @@ std::optional<T> lookup(const std::pair<StringLiteral, T> (&table)[N],
   return std::nullopt;
 }
 
-/// The value of a `trn.full` (seen through broadcasts and reshapes) that
-/// fits an fp32 immediate exactly enough: the ALU computes in fp32.
+/// A float -> float trn.convert.
+bool isFloatConvert(Operation *op) {
+  auto c = dyn_cast_or_null<trn::ConvertOp>(op);
+  return c &&
+         isa<FloatType>(
+             cast<RankedTensorType>(c.getInput().getType()).getElementType()) &&
+         isa<FloatType>(c.getType().getElementType());
+}
+
+/// `value` as an element of type `t` holds it (a bf16 fill of 0.1 holds
+/// 0.10009765625); integers unchanged.
+double roundTo(double value, Type t) {
+  auto ft = dyn_cast<FloatType>(t);
+  if (!ft)
+    return value;
+  APFloat f(value);
+  bool lost = false;
+  f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  return f.convertToDouble();
+}
+
+/// The value of a `trn.full` (seen through broadcasts, reshapes and float
+/// casts, rounded to each type it passes) that fits an fp32 immediate
+/// exactly enough: the ALU computes in fp32. An optimizer's
+/// `lerp(weight=0.1)` on bf16 state reads `convert(full 0.1 : bf16) : f32`.
 std::optional<double> constantOf(Value v) {
+  SmallVector<Type> types{cast<RankedTensorType>(v.getType()).getElementType()};
   Operation *def = v.getDefiningOp();
-  while (def && isa<trn::BroadcastOp, trn::ReshapeOp>(def))
+  while (def && (isa<trn::BroadcastOp, trn::ReshapeOp>(def) ||
+                 isFloatConvert(def))) {
     def = def->getOperand(0).getDefiningOp();
-  if (auto full = dyn_cast_or_null<trn::FullOp>(def))
-    return full.getValue().convertToDouble();
-  return std::nullopt;
+    if (def)
+      types.push_back(
+          cast<RankedTensorType>(def->getResult(0).getType()).getElementType());
+  }
+  auto full = dyn_cast_or_null<trn::FullOp>(def);
+  if (!full)
+    return std::nullopt;
+  double value = full.getValue().convertToDouble();
+  for (Type t : llvm::reverse(types))
+    value = roundTo(value, t);
+  return value;
 }
 
 TileCompute binary(LoweringContext &ctx, nisa::AluOp op) {
@@ -422,26 +456,76 @@ RankedTensorType resultType(Operation *op) {
 }
 } // namespace
 
-SmallVector<Operation *> trnc::tile::elementwiseGroup(LoweringContext &ctx,
-                                                      Operation *first) {
+bool trnc::tile::isImmediateOnly(Operation *op) {
+  if (op->getNumResults() != 1 || !constantOf(op->getResult(0)))
+    return false;
+  Value r = op->getResult(0);
+  return llvm::all_of(r.getUsers(), [&](Operation *u) {
+    if (isa<trn::BroadcastOp, trn::ReshapeOp>(u) || isFloatConvert(u))
+      return isImmediateOnly(u);
+    return isElementwiseOp(u) &&
+           !llvm::is_contained(tileOperands(u).operands, r);
+  });
+}
+
+SmallVector<Operation *>
+trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
+                             function_ref<bool(Operation *)> taken,
+                             function_ref<bool(Value)> prepare) {
   SmallVector<Operation *> group{first};
   if (!isGroupableElementwise(first))
     return group;
-  llvm::SmallPtrSet<Operation *, 16> members{first};
   ArrayRef<int64_t> shape = resultType(first).getShape();
-  // How far past the first op to look; ops are pure, so a later op may move
-  // up to the group when all it reads is available there.
-  constexpr int kLookahead = 256;
-  int seen = 0;
-  for (Operation *op = first->getNextNode();
-       op && !op->hasTrait<OpTrait::IsTerminator>() && seen < kLookahead;
-       op = op->getNextNode(), ++seen) {
-    if (!isGroupableElementwise(op) || ctx.rowGrouped.contains(op) ||
-        resultType(op).getShape() != shape)
-      continue;
+  // Bounds the group (its tiles share SBUF, and compile time).
+  constexpr size_t kMaxMembers = 128;
+  auto candidate = [&](Operation *op) {
+    return op && op != first && op->getBlock() == first->getBlock() &&
+           isGroupableElementwise(op) && !ctx.rowGrouped.contains(op) &&
+           !taken(op) && !isImmediateOnly(op) &&
+           resultType(op).getShape() == shape;
+  };
+  // The ops of `first`'s shape connected to it by def-use edges or by
+  // reading the same value, wherever they are in program order: a foreach
+  // optimizer step lists each foreach op for every parameter in turn, so
+  // one parameter's update is spread over the whole function.
+  llvm::SetVector<Operation *> component;
+  component.insert(first);
+  auto visit = [&](Operation *op) {
+    if (component.size() < kMaxMembers && candidate(op))
+      component.insert(op);
+  };
+  for (size_t i = 0; i < component.size(); ++i) {
+    Operation *op = component[i];
+    for (Operation *u : op->getResult(0).getUsers())
+      visit(u);
+    for (Value v : tileOperands(op).operands) {
+      visit(v.getDefiningOp());
+      for (Operation *u : v.getUsers())
+        visit(u);
+    }
+  }
+  // In program order (ops are pure, so a later op may move up to the
+  // group), each op whose operands are available: group results, values
+  // lowered or viewable, or small producers lowered now by `prepare`.
+  SmallVector<Operation *> ordered(component.begin() + 1, component.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  // Only a group bigger than the producers `prepare` lowers (at most a
+  // partition's worth of elements) may ask for them: those producers' own
+  // groups are then of another shape, never take this group's ops, and
+  // never ask in turn.
+  bool mayPrepare =
+      resultType(first).getNumElements() > ctx.partitions();
+  llvm::SmallPtrSet<Operation *, 16> members{first};
+  for (Operation *op : ordered) {
     bool available = llvm::all_of(tileOperands(op).operands, [&](Value v) {
       Operation *def = v.getDefiningOp();
-      return (def && members.contains(def)) || ctx.resolveView(v);
+      if (def && members.contains(def))
+        return true;
+      if (def && component.contains(def))
+        return false; // a member left out: so is this op
+      return ctx.resolveView(v) || (mayPrepare && prepare(v));
     });
     if (!available)
       continue;
@@ -456,9 +540,11 @@ bool ElementwiseGroupPlan::internal(Value v) const {
   return def && members.contains(def);
 }
 
-Type ElementwiseGroupPlan::loadType(const ElementwiseStep &step, Value v) {
-  return step.compute ? cast<RankedTensorType>(v.getType()).getElementType()
-                      : resultType(step.op).getElementType();
+Type ElementwiseGroupPlan::loadType(const ElementwiseStep &step,
+                                    Value v) const {
+  return step.compute || ownType.contains(v)
+             ? cast<RankedTensorType>(v.getType()).getElementType()
+             : resultType(step.op).getElementType();
 }
 
 FailureOr<ElementwiseGroupPlan>
@@ -471,11 +557,21 @@ ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
       return failure();
     plan.steps.push_back(std::move(*step));
   }
+  // An input read in two types (AdamW reads grad in bf16 and, cast, in
+  // f32) is loaded once, in its own type: one DMA, not one per type.
+  llvm::DenseMap<Value, llvm::SmallPtrSet<Type, 2>> readAs;
+  for (const ElementwiseStep &step : plan.steps)
+    for (Value v : step.operands)
+      if (!plan.internal(v))
+        readAs[v].insert(plan.loadType(step, v));
+  for (auto &[v, types] : readAs)
+    if (types.size() > 1)
+      plan.ownType.insert(v);
   for (const ElementwiseStep &step : plan.steps)
     for (Value v : step.operands) {
       if (plan.internal(v))
         continue;
-      std::pair<Value, Type> key{v, loadType(step, v)};
+      std::pair<Value, Type> key{v, plan.loadType(step, v)};
       if (plan.sourceIndex.try_emplace(key, plan.sources.size()).second)
         plan.sources.push_back(key);
     }
@@ -491,7 +587,8 @@ ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
   // a narrowing cast of an fp32 value read only by it is the same value as
   // the producer writing the cast's type.
   for (const ElementwiseStep &step : plan.steps) {
-    if (step.compute || !plan.internal(step.operands[0]))
+    if (step.compute || !(plan.internal(step.operands[0]) ||
+                          plan.ownType.contains(step.operands[0])))
       continue;
     Value in = step.operands[0], out = step.op->getResult(0);
     auto from = dyn_cast<FloatType>(cast<RankedTensorType>(in.getType()).getElementType());
@@ -500,6 +597,8 @@ ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
       continue;
     if (to.isF32() && (from.isBF16() || from.isF16()))
       plan.sameTile.insert(out);
+    if (!plan.internal(in))
+      continue;
     auto producer = llvm::find_if(plan.steps, [&](const ElementwiseStep &s) {
       return s.op == in.getDefiningOp();
     });
@@ -553,8 +652,10 @@ SmallVector<Value> ElementwiseGroupPlan::computeTile(
       ins.push_back(internal(v)
                         ? tileOf.lookup(v)
                         : loaded[sourceIndex.lookup({v, loadType(step, v)})]);
+    Value in0 = step.operands.empty() ? Value() : step.operands[0];
     if (!step.compute &&
-        (!internal(step.operands[0]) || sameTile.contains(result))) {
+        ((!internal(in0) && !ownType.contains(in0)) ||
+         sameTile.contains(result))) {
       tileOf[result] = ins[0]; // loaded with the cast, or no cast needed
       continue;
     }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
+#include "passes/Tile/ElementwiseSteps.h"
 #include "passes/Tile/LoweringContext.h"
 #include "passes/Tile/LowerRowGroup.h"
 #include "passes/Tile/MatmulEpilogue.h"
@@ -216,8 +217,38 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     ctx.views[r.getResult()] = *reshapeView(copy, r.getType().getShape());
     return success();
   };
-  std::function<LogicalResult(Operation *)> lowerOp =
-      [&](Operation *o) -> LogicalResult {
+  std::function<LogicalResult(Operation *)> lowerOp;
+  // Lowers now, ahead of its place, the small producer of `v` (views and
+  // elementwise ops of at most a partition's worth of elements, e.g. an
+  // optimizer's bias corrections computed from its step count), so that an
+  // elementwise group reading it can take in the ops after it. Returns
+  // whether `v` has an HBM view.
+  std::function<bool(Value)> prepare = [&](Value v) -> bool {
+    auto viewed = [&] { return ctx.views.count(v) || ctx.resolveView(v); };
+    if (viewed())
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def || grouped.contains(def) || ctx.rowGrouped.contains(def))
+      return false;
+    SmallVector<Value> ins;
+    if (isViewOp(def))
+      ins.push_back(def->getOperand(0));
+    else if (isElementwiseOp(def) && !isImmediateOnly(def) &&
+             cast<RankedTensorType>(v.getType()).getNumElements() <=
+                 ctx.partitions())
+      ins = tileOperandsOf(def);
+    else
+      return false;
+    for (Value in : ins) {
+      bool ok = prepare(in);
+      if (grouped.contains(def)) // lowered in the group of its operand
+        return viewed();
+      if (!ok)
+        return false;
+    }
+    return succeeded(lowerOp(def)) && viewed();
+  };
+  lowerOp = [&](Operation *o) -> LogicalResult {
     if (grouped.contains(o))
       return success();
     if (isViewOp(o))
@@ -249,8 +280,12 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
         .Case<trn::CumsumOp, trn::CumprodOp>(
             [&](Operation *o) { return lowerScan(ctx, o); })
         .Default([&](Operation *o) -> LogicalResult {
+          if (isImmediateOnly(o)) // read only as tensor_scalar immediates
+            return success();
           if (isElementwiseOp(o)) { // LowerElementwise.cpp's list
-            SmallVector<Operation *> group = elementwiseGroup(ctx, o);
+            SmallVector<Operation *> group = elementwiseGroup(
+                ctx, o, [&](Operation *e) { return grouped.contains(e); },
+                prepare);
             grouped.insert(group.begin(), group.end());
             return lowerElementwiseGroup(ctx, group);
           }

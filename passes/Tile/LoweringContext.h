@@ -151,10 +151,19 @@ void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
 /// Category lowerings; each emits an error on the op when it cannot lower.
 ///
 /// The fusion group of elementwise ops starting at `first` (LowerElementwise
-/// .cpp): `first`, then every later op of its shape whose operands are group
-/// results or values already lowered; a fill or threshold_backward alone.
-llvm::SmallVector<mlir::Operation *> elementwiseGroup(LoweringContext &ctx,
-                                                      mlir::Operation *first);
+/// .cpp): `first` and the ops of its shape connected to it (by def-use or by
+/// reading the same value), not `taken` (lowered already), whose operands
+/// are group results, values already lowered, or values `prepare` lowers
+/// now (small producers such as an optimizer's per-step scalars); a fill or
+/// threshold_backward alone.
+llvm::SmallVector<mlir::Operation *>
+elementwiseGroup(LoweringContext &ctx, mlir::Operation *first,
+                 llvm::function_ref<bool(mlir::Operation *)> taken,
+                 llvm::function_ref<bool(mlir::Value)> prepare);
+/// An op whose result every reader takes as an immediate (a `trn.full`, or a
+/// cast or view of one, read as the constant of tensor_scalar): nothing to
+/// compute or store.
+bool isImmediateOnly(mlir::Operation *op);
 /// Lowers such a group as one loop over tiles: only results read outside
 /// the group are stored.
 mlir::LogicalResult lowerElementwiseGroup(LoweringContext &ctx,

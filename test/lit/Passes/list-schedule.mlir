@@ -91,3 +91,46 @@ func.func @engines(%out: memref<65536xf32> {nisa.output = 0 : i64}) {
   nisa.tensor_copy %f <0, [512, 1], [128, 512]>, %q <0, [512, 1], [128, 512]> on vector : !t, !p
   return
 }
+
+// -----
+
+// Stores are not starved when the budget is full. The load of %x reads
+// what the first store wrote, so it waits in the DMA queue ahead of the
+// other stores; it does not fit the budget. Forcing the ready loads past
+// the budget instead (the DMA stream's time never advancing to the stores
+// behind %x) kept every tile live to the end; the store that frees memory
+// goes first: each tile is stored before the next one is loaded.
+// CHECK-LABEL: func.func @stores_not_starved
+// TIGHT-LABEL: func.func @stores_not_starved
+// TIGHT: nisa.activation exp %[[U0:[0-9]+]]
+// TIGHT-NEXT: nisa.dma_copy %arg1 <0, {{.*}}, %[[U0]]
+// TIGHT-NEXT: nisa.dma_copy %{{[0-9]+}} {{.*}}, %arg0 <262144,
+// TIGHT-NEXT: nisa.activation exp %[[U1:[0-9]+]]
+// TIGHT-NEXT: nisa.dma_copy %arg1 <262144, {{.*}}, %[[U1]]
+// TIGHT-NEXT: nisa.dma_copy %{{[0-9]+}} {{.*}}, %arg0 <524288,
+// TIGHT-NEXT: nisa.activation exp %[[U2:[0-9]+]]
+// TIGHT-NEXT: nisa.dma_copy %arg1 <524288, {{.*}}, %[[U2]]
+!t = !nisa.tile<sbuf, 128, 2048, f32>
+func.func @stores_not_starved(%in: memref<786432xf32> {nisa.input = 0 : i64}, %out: memref<786432xf32> {nisa.output = 0 : i64}, %out2: memref<262144xf32> {nisa.output = 1 : i64}) {
+  %a0 = nisa.alloc : !t
+  %u0 = nisa.alloc : !t
+  nisa.dma_copy %a0 <0, [2048, 1], [128, 2048]>, %in <0, [2048, 1], [128, 2048]> : !t, memref<786432xf32>
+  nisa.activation exp %u0 <0, [2048, 1], [128, 2048]>, %a0 <0, [2048, 1], [128, 2048]> : !t, !t
+  nisa.dma_copy %out <0, [2048, 1], [128, 2048]>, %u0 <0, [2048, 1], [128, 2048]> : memref<786432xf32>, !t
+  %a1 = nisa.alloc : !t
+  %u1 = nisa.alloc : !t
+  nisa.dma_copy %a1 <0, [2048, 1], [128, 2048]>, %in <262144, [2048, 1], [128, 2048]> : !t, memref<786432xf32>
+  nisa.activation exp %u1 <0, [2048, 1], [128, 2048]>, %a1 <0, [2048, 1], [128, 2048]> : !t, !t
+  nisa.dma_copy %out <262144, [2048, 1], [128, 2048]>, %u1 <0, [2048, 1], [128, 2048]> : memref<786432xf32>, !t
+  %a2 = nisa.alloc : !t
+  %u2 = nisa.alloc : !t
+  nisa.dma_copy %a2 <0, [2048, 1], [128, 2048]>, %in <524288, [2048, 1], [128, 2048]> : !t, memref<786432xf32>
+  nisa.activation exp %u2 <0, [2048, 1], [128, 2048]>, %a2 <0, [2048, 1], [128, 2048]> : !t, !t
+  nisa.dma_copy %out <524288, [2048, 1], [128, 2048]>, %u2 <0, [2048, 1], [128, 2048]> : memref<786432xf32>, !t
+  %x = nisa.alloc : !t
+  %y = nisa.alloc : !t
+  nisa.dma_copy %x <0, [2048, 1], [128, 2048]>, %out <0, [2048, 1], [128, 2048]> : !t, memref<786432xf32>
+  nisa.activation tanh %y <0, [2048, 1], [128, 2048]>, %x <0, [2048, 1], [128, 2048]> : !t, !t
+  nisa.dma_copy %out2 <0, [2048, 1], [128, 2048]>, %y <0, [2048, 1], [128, 2048]> : memref<262144xf32>, !t
+  return
+}

@@ -96,3 +96,93 @@ func.func @widening_cast_is_free(%a: tensor<128x512xbf16>) -> (tensor<128x512xbf
   %2 = trn.exp %1 : tensor<128x512xf32>
   return %0, %2 : tensor<128x512xbf16>, tensor<128x512xf32>
 }
+
+// -----
+
+// An optimizer-style update whose ops are spread over the function (a
+// foreach step lists each op for every parameter in turn) is one group:
+// the ops connected to the first one join wherever they are, the per-step
+// scalar computed later in program order is lowered first (one tiny group,
+// read back broadcast), grad is loaded once although it is read as bf16
+// and cast to f32, and the bf16 fill read through a cast is an immediate
+// (rounded to bf16: 0.1 -> 0.100097656), never filled. The unrelated op of
+// the same shape (%1) is a group of its own after it.
+// CHECK-LABEL: func.func @spread_update
+// CHECK-NOT: nisa.memset
+// CHECK: nisa.activation sqrt
+// CHECK: nisa.dma_copy %arg6 {{.*}} : memref<1xf32>
+// CHECK: nisa.dma_copy %[[SCALAR:[0-9]+]] {{.*}} : memref<1xbf16>
+// CHECK: nisa.dma_copy %{{[0-9]+}} {{.*}}, %arg0
+// CHECK-NOT: %arg2
+// CHECK: nisa.dma_copy %[[G:[0-9]+]] {{.*}}, %arg1 {{.*}} : !nisa.tile<sbuf, 128, 512, bf16>, memref<65536xbf16>
+// CHECK-NOT: %arg1
+// CHECK: nisa.dma_copy %{{[0-9]+}} {{.*}}, %[[SCALAR]] <0, [0, 1], [128, 1]>
+// CHECK: nisa.tensor_scalar %{{[0-9]+}} {{.*}}, %[[G]] {{.*}} multiply 0.100097656
+// CHECK: nisa.tensor_tensor subtract %{{[0-9]+}} {{.*}}, %[[G]]
+// CHECK: nisa.tensor_tensor divide
+// CHECK: nisa.tensor_tensor add
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.dma_copy %arg4
+// CHECK-NEXT: nisa.alloc
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} {{.*}}, %arg2
+// CHECK: nisa.dma_copy %arg5
+// CHECK-NOT: nisa.dma_copy
+// CHECK: return
+func.func @spread_update(%p: tensor<128x512xbf16>, %g: tensor<128x512xbf16>, %q: tensor<128x512xbf16>, %step: tensor<f32>) -> (tensor<128x512xbf16>, tensor<128x512xbf16>, tensor<f32>) {
+  %0 = trn.mul_scalar %p, 0.5 : tensor<128x512xbf16>
+  %1 = trn.mul_scalar %q, 0.25 : tensor<128x512xbf16>
+  %w = trn.full 0.1 : tensor<128x512xbf16>
+  %wf = trn.convert %w : tensor<128x512xbf16> -> tensor<128x512xf32>
+  %gf = trn.convert %g : tensor<128x512xbf16> -> tensor<128x512xf32>
+  %2 = trn.mul %wf, %gf : tensor<128x512xf32>
+  %3 = trn.sub %0, %g : tensor<128x512xbf16>
+  %s = trn.add_scalar %step, 1.0 : tensor<f32>
+  %c = trn.sqrt %s : tensor<f32>
+  %cb = trn.convert %c : tensor<f32> -> tensor<bf16>
+  %b = trn.broadcast %cb : tensor<bf16> -> tensor<128x512xbf16>
+  %4 = trn.div %3, %b : tensor<128x512xbf16>
+  %f4 = trn.convert %4 : tensor<128x512xbf16> -> tensor<128x512xf32>
+  %5 = trn.add %f4, %2 : tensor<128x512xf32>
+  %6 = trn.convert %5 : tensor<128x512xf32> -> tensor<128x512xbf16>
+  return %6, %1, %s : tensor<128x512xbf16>, tensor<128x512xbf16>, tensor<f32>
+}
+
+// -----
+
+// An op already lowered ahead of its place, as a member of an earlier
+// group, is not computed again by a later group that could read it: each
+// output is stored once.
+// CHECK-LABEL: func.func @no_recompute
+// CHECK-COUNT-1: nisa.activation tanh
+// CHECK-NOT: nisa.activation tanh
+// CHECK-COUNT-1: nisa.dma_copy %arg2
+// CHECK-NOT: nisa.dma_copy %arg2
+// CHECK: return
+func.func @no_recompute(%x: tensor<128x128xf32>) -> (tensor<128x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>) {
+  %0 = trn.exp %x : tensor<128x128xf32>
+  %1 = trn.softmax %x dim = 1 : tensor<128x128xf32>
+  %2 = trn.sigmoid %1 : tensor<128x128xf32>
+  %3 = trn.tanh %x : tensor<128x128xf32>
+  %4 = trn.add %2, %3 : tensor<128x128xf32>
+  return %0, %3, %4 : tensor<128x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// A group no bigger than the producers lowered ahead for it (here 35
+// elements) does not ask for them: the add reading threshold_backward's
+// result waits for it instead of lowering it (and its operand's group,
+// which would reach back to the add) from inside this group's formation.
+// CHECK-LABEL: func.func @small_group
+// CHECK: nisa.tensor_tensor multiply
+// CHECK: nisa.copy_predicated
+// CHECK: nisa.tensor_tensor add
+// CHECK: return
+func.func @small_group(%a: tensor<7x5xf32>, %b: tensor<7x5xf32>, %c: tensor<7x5xf32>, %d: tensor<7x5xf32>) -> tensor<7x5xf32> {
+  %0 = trn.mul %d, %b : tensor<7x5xf32>
+  %1 = trn.mul %d, %a : tensor<7x5xf32>
+  %2 = trn.add %d, %0 : tensor<7x5xf32>
+  %3 = trn.threshold_backward %1, %c, 0.000000e+00 : tensor<7x5xf32>
+  %4 = trn.add %2, %3 : tensor<7x5xf32>
+  return %4 : tensor<7x5xf32>
+}
