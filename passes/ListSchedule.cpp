@@ -78,7 +78,7 @@ namespace {
 /// The share of each memory the new order may fill with program order's
 /// live tiles plus the ahead ones: the rest is slack for fragmentation, since
 /// the allocator places by first fit.
-constexpr double kPlaceableShare = 0.85;
+constexpr double kPlaceableShare = 0.75;
 
 /// Tensor, Vector, Scalar, GpSimd (isa::Engine order), then the DMA stream.
 constexpr unsigned kNumResources = 5;
