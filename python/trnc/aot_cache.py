@@ -198,7 +198,7 @@ class TrncOutputCode(OutputCode):
         from .logs import log
 
         log.info("graph %s: AOTAutograd cache hit, artifact %s, %.3f s", self.name,
-                 "hit" if hit else "recompiled", time.perf_counter() - start)
+                 "cache hit" if hit else "recompiled", time.perf_counter() - start)
         self.compiled = self.build(self.recipe, native().Executable(artifact))
 
     def set_triton_bundle(self, triton_bundle: Any) -> None:
