@@ -81,6 +81,12 @@ def _sources_digest() -> str:
     return digest.hexdigest()
 
 
+def _dynamo_cache_dir() -> str:
+    from torch._dynamo.package import DynamoCache
+
+    return DynamoCache.path_prefix()
+
+
 def _extension_stamp() -> list:
     module = native()
     path = getattr(module, "__file__", None)
@@ -189,7 +195,10 @@ class TrncOutputCode(OutputCode):
             return
         options = self.recipe.options
         if self.tag != tag(options):
-            raise StaleEntryError(f"trnc: cached graph '{self.name}' was made by another trnc build or options")
+            raise StaleEntryError(
+                f"trnc: cached graph '{self.name}' was made by another trnc build or options. AOTAutograd's "
+                "cache never serves it (its key holds trnc's tag); Dynamo's caching precompile (keyed by "
+                f"the function only) does: delete {_dynamo_cache_dir()} to compile afresh")
         text = self.recipe.graph.to_json()
         if cache.key(text, options) != self.key:
             raise StaleEntryError(f"trnc: cached graph '{self.name}' does not match its artifact key")

@@ -117,6 +117,33 @@ def test_corrupted_aotautograd_entry_is_a_miss(dirs):
     assert warm["loss"] == cold["loss"]
 
 
+# ------------------------------------------------------------------ Dynamo's precompile
+
+
+def test_caching_precompile_skips_dynamo_too(dirs):
+    cold = step(dirs, WORKER_PRECOMPILE="1")
+    assert cold["dynamo_cache"] == {"dynamo_cache_miss": 1}
+    warm = step(dirs, WORKER_PRECOMPILE="1")
+    assert warm["dynamo_cache"] == {"dynamo_cache_hit": 1}
+    assert warm["aot"]["autograd_cache_hit"] == warm["aot"]["autograd_cache_miss"] == 0  # no AOTAutograd call at all
+    assert warm["graphs"] == {} and warm["pipeline_runs"] == 0
+    assert warm["loss"] == cold["loss"] and warm["grad_sums"] == cold["grad_sums"]
+
+
+def test_caching_precompile_package_of_another_trnc_fails_clearly(dirs):
+    """Dynamo's package is keyed by the function only (not by backend, options or
+    trnc): the entry's own tag refuses it on install with StaleEntryError. Torch
+    2.13 cannot fall back from a failed install (eval_frame.py re-initializes the
+    package it already initialized: "CompilePackage is already initialized"), so
+    torch.compile fails, naming trnc's reason; nothing runs."""
+    step(dirs, WORKER_PRECOMPILE="1")
+    env = {**os.environ, **dirs, "WORKER_PRECOMPILE": "1", "TRNC_COMPILER_IDENTITY_OVERRIDE": "another-build"}
+    out = subprocess.run([sys.executable, WORKER], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0 and out.stdout == ""
+    assert "StaleEntryError: trnc: cached graph" in out.stderr and "another trnc build" in out.stderr
+    assert "delete" in out.stderr and os.path.join(dirs["TORCHINDUCTOR_CACHE_DIR"], "dynamo") in out.stderr
+
+
 # ------------------------------------------------------------------ in process
 
 

@@ -6,11 +6,13 @@ compiler runs, the cache warnings, and the loss and gradients for comparison
 between processes.
 
 The cache directories (TRNC_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR) and test hooks
-come from the environment.
+come from the environment. WORKER_PRECOMPILE=1 turns on Dynamo's caching
+precompile and saves its package after the step.
 """
 
 import copy
 import json
+import os
 import warnings
 
 import torch
@@ -22,6 +24,8 @@ from trnc.models import gpt
 
 
 def main() -> None:
+    precompile = os.environ.get("WORKER_PRECOMPILE") == "1"
+    torch._dynamo.config.caching_precompile = precompile
     torch.manual_seed(0)
     model = gpt.GPT(gpt.GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_head=2, n_embd=32))
     reference = copy.deepcopy(model)
@@ -30,6 +34,8 @@ def main() -> None:
         warnings.simplefilter("always")
         _, loss = torch.compile(model, backend=trnc.neuron, dynamic=False)(idx, idx)
         loss.backward()
+    if precompile:
+        torch.compiler.save_cache_artifacts()
     _, expected = reference(idx, idx)
     expected.backward()
     grads = {n: p.grad for n, p in model.named_parameters()}
@@ -40,6 +46,7 @@ def main() -> None:
         "aot": {k: counters[k] for k in ("autograd_cache_hit", "autograd_cache_miss",
                                           "autograd_cache_saved", "autograd_cache_bypass")},
         "trnc_cache": trnc.cache.stats(),
+        "dynamo_cache": dict(torch._dynamo.utils.counters["dynamo_cache"]),
         "graphs": dict(trnc.neuron.stats.counts),
         "pipeline_runs": native().cache_compile_count(),
         "cache_warnings": [str(w.message) for w in record if issubclass(w.category, trnc.cache.TrncCacheWarning)],
