@@ -15,7 +15,7 @@ the median of the next steps, and their difference (the first call's overhead);
 AOTAutograd's cache counters; trnc's C++ compiles. Prints one JSON line per
 process, then a Markdown table of the medians over the runs.
 
-``--precompile`` adds a "neuron+precompile" row: the same with Dynamo's caching
+``--precompile`` adds a "+precompile" row per backend: the same with Dynamo's caching
 precompile (``torch._dynamo.config.caching_precompile``, which skips Dynamo's
 tracing too): the cold process saves its package with
 ``torch.compiler.save_cache_artifacts()``.
@@ -100,13 +100,14 @@ def main() -> int:
     ap.add_argument("--heads", type=int, default=12)
     ap.add_argument("--steps", type=int, default=3, help="steps after the first, for the steady step time")
     ap.add_argument("--backends", default="neuron,inductor")
-    ap.add_argument("--precompile", action="store_true", help="add neuron with Dynamo's caching precompile")
+    ap.add_argument("--precompile", action="store_true", help="add each backend with Dynamo's caching precompile")
     args = ap.parse_args()
     if args.child:
         b, layers, d, h, steps, pre = args.child
         print(json.dumps(child(b, int(layers), int(d), int(h), int(steps), pre == "1")))
         return 0
-    variants = [(b, False) for b in args.backends.split(",")] + ([("neuron", True)] if args.precompile else [])
+    backends = args.backends.split(",")
+    variants = [(b, False) for b in backends] + ([(b, True) for b in backends] if args.precompile else [])
     results: dict[str, dict[str, list]] = {}
     for run in range(args.runs):
         for backend, precompile in variants:  # interleaved: a busy machine slows every variant alike
@@ -124,14 +125,16 @@ def main() -> int:
     print(f"GPT {args.layers} layers, d_model {args.d_model}, {args.heads} heads, batch 2 x 64, "
           f"training step; medians of {args.runs} fresh processes each")
     print()
-    print("| backend | first step s cold | first step s warm | warm / cold | first-call overhead s cold / warm "
-          "| steady step s | AOTAutograd cache (warm) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| backend | first step s cold | first step s warm | warm / cold | first step CPU s cold / warm "
+          "| first-call overhead s cold / warm | steady step s | caches (warm) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, by_state in results.items():
         cold, warm = by_state.get("cold", []), by_state.get("warm", [])
         c, w = median_of(cold, "first_step_s"), median_of(warm, "first_step_s")
-        aot = warm[-1].get("aot", {}) if warm else {}
-        print(f"| {name} | {c:.2f} | {w:.2f} | {w / c:.2f} | {median_of(cold, 'overhead_s'):.2f} / "
+        last = warm[-1] if warm else {}
+        aot = {**{f"aot {k}": v for k, v in last.get("aot", {}).items()}, **last.get("dynamo_cache", {})}
+        print(f"| {name} | {c:.2f} | {w:.2f} | {w / c:.2f} | {median_of(cold, 'first_step_cpu_s'):.2f} / "
+              f"{median_of(warm, 'first_step_cpu_s'):.2f} | {median_of(cold, 'overhead_s'):.2f} / "
               f"{median_of(warm, 'overhead_s'):.2f} | {median_of(warm, 'step_s'):.2f} | "
               f"{', '.join(f'{k} {v}' for k, v in sorted(aot.items())) or '-'} |")
     return 0
