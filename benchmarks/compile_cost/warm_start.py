@@ -2,7 +2,7 @@
 
     python3 benchmarks/compile_cost/warm_start.py                # 3 runs, neuron and inductor
     python3 benchmarks/compile_cost/warm_start.py --runs 5 --layers 4 --d-model 768
-    python3 benchmarks/compile_cost/warm_start.py --backends neuron --precompile
+    python3 benchmarks/compile_cost/warm_start.py --backends neuron --no-aot-cache --precompile
 
 The model is trnc.models.gpt (default 4 layers, d_model 768, 12 heads, vocab 512,
 batch 2 x 64 tokens); one step is ``_, loss = model(idx, idx); loss.backward()``.
@@ -15,7 +15,9 @@ the median of the next steps, and their difference (the first call's overhead);
 AOTAutograd's cache counters; trnc's C++ compiles. Prints one JSON line per
 process, then a Markdown table of the medians over the runs.
 
-``--precompile`` adds a "+precompile" row per backend: the same with Dynamo's caching
+``--no-aot-cache`` adds a "neuron, no AOTAutograd cache" row
+(``TORCHINDUCTOR_AUTOGRAD_CACHE=0``: trnc's artifact cache only, the backend as it
+was before it used AOTAutograd's cache). ``--precompile`` adds a "+precompile" row per backend: the same with Dynamo's caching
 precompile (``torch._dynamo.config.caching_precompile``, which skips Dynamo's
 tracing too): the cold process saves its package with
 ``torch.compiler.save_cache_artifacts()``.
@@ -101,21 +103,27 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=3, help="steps after the first, for the steady step time")
     ap.add_argument("--backends", default="neuron,inductor")
     ap.add_argument("--precompile", action="store_true", help="add each backend with Dynamo's caching precompile")
+    ap.add_argument("--no-aot-cache", action="store_true", help="add neuron with AOTAutograd's cache off")
     args = ap.parse_args()
     if args.child:
         b, layers, d, h, steps, pre = args.child
         print(json.dumps(child(b, int(layers), int(d), int(h), int(steps), pre == "1")))
         return 0
     backends = args.backends.split(",")
-    variants = [(b, False) for b in backends] + ([(b, True) for b in backends] if args.precompile else [])
+    # (row name, backend, precompile, extra environment)
+    variants = [(b, b, False, {}) for b in backends]
+    if args.no_aot_cache:
+        variants.append(("neuron, no AOTAutograd cache", "neuron", False, {"TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}))
+    if args.precompile:
+        variants += [(b + "+precompile", b, True, {}) for b in backends]
     results: dict[str, dict[str, list]] = {}
     for run in range(args.runs):
-        for backend, precompile in variants:  # interleaved: a busy machine slows every variant alike
-            name = backend + ("+precompile" if precompile else "")
+        for name, backend, precompile, extra in variants:  # interleaved: a busy machine slows every variant alike
             child_args = [backend, str(args.layers), str(args.d_model), str(args.heads), str(args.steps),
                           "1" if precompile else "0"]
             with tempfile.TemporaryDirectory() as tmp:
-                env = {"TRNC_CACHE_DIR": os.path.join(tmp, "trnc"), "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "torch")}
+                env = {"TRNC_CACHE_DIR": os.path.join(tmp, "trnc"), "TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "torch"),
+                       **extra}
                 for state in ("cold", "warm"):
                     rec = measure(env, child_args)
                     rec.update(variant=name, cache=state, run=run)
