@@ -50,13 +50,17 @@ from torch._inductor.output_code import OutputCode
 from . import cache, collect
 from ._native import native
 from .errors import TrncError
+from .logs import log
 from .options import CompilerOptions
 
 __all__ = ["TrncOutputCode", "DeferredError", "StaleEntryError", "usable", "scope", "tag"]
 
 
 class StaleEntryError(TrncError):
-    """A cached entry was made by another trnc (or options): never used, recompiled."""
+    """A cached graph was made by another trnc build or options, or does not match
+    its artifact key: never run. Through AOTAutograd's cache (whose key holds the
+    tag, so this is a safety net) the load is abandoned and the graph compiled
+    afresh; through Dynamo's precompile, torch.compile fails with it."""
 
 
 def _bypass(reason: str) -> Exception:
@@ -204,8 +208,6 @@ class TrncOutputCode(OutputCode):
             raise StaleEntryError(f"trnc: cached graph '{self.name}' does not match its artifact key")
         start = time.perf_counter()
         artifact, hit = cache.compile_cached(text, options, self.name)
-        from .logs import log
-
         log.info("graph %s: AOTAutograd cache hit, artifact %s, %.3f s", self.name,
                  "cache hit" if hit else "recompiled", time.perf_counter() - start)
         self.compiled = self.build(self.recipe, native().Executable(artifact))
