@@ -10,8 +10,11 @@ Each call runs AOTAutograd (trnc's decomposition table, functionalization,
 forward/backward partition); every resulting ATen graph is exported to graph
 JSON, compiled through the artifact cache (``trnc.cache``; a hit skips the
 compiler) and wrapped in a boxed ``CompiledGraph``.
-Backward graphs are compiled lazily by AOTAutograd at the first
-``.backward()``; their errors surface there and are never swallowed.
+With the caches on, the graphs are ``TrncOutputCode``s that AOTAutograd's own
+cache stores (aot_cache.py): a later process's hit skips AOTAutograd, export
+and the compiler. Backward graphs are then compiled with their forward;
+otherwise lazily by AOTAutograd at the first ``.backward()``. Either way their
+errors surface at ``.backward()`` and are never swallowed.
 In graph collection mode (collect.py) graphs are exported, handed to the
 collector and run eagerly: nothing is compiled or simulated.
 A graph with symbolic shapes (``dynamic=None`` after a shape changed) is compiled
@@ -22,6 +25,7 @@ Decisions are logged on ``TORCH_LOGS=trnc``, graph JSON on ``trnc_graph`` (logs.
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import logging
 import os
@@ -33,7 +37,7 @@ import torch
 import torch.fx
 from torch._dynamo.backends.common import aot_autograd
 
-from . import collect
+from . import aot_cache, collect
 from . import cache
 from ._native import native
 from .compiled_graph import CompiledGraph
@@ -49,7 +53,7 @@ from .logs import graph_log, ir_log, log
 from .options import CompilerOptions
 from .per_shape import PerShapeGraph, describe_shapes, has_symbolic_shapes
 
-__all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported"]
+__all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported", "build_callable"]
 
 
 @dataclass
@@ -112,6 +116,14 @@ def compile_exported(graph: ExportedGraph, options: CompilerOptions) -> Any:
     return native().Executable(artifact)
 
 
+def build_callable(recipe: aot_cache.Recipe, executable: Any) -> Any:
+    """The boxed callable AOTAutograd runs for one compiled graph: the artifact's
+    ``CompiledGraph`` with the graph's complex boundary and lifted constants.
+    Also what ``TrncOutputCode`` rebuilds after a cache hit."""
+    compiled = with_complex_pairs(CompiledGraph(recipe.graph, executable), recipe.pairs)
+    return with_constants(compiled, recipe.constants)
+
+
 def _log_ir(name: str, graph_json: str, options: CompilerOptions) -> None:
     """TORCH_LOGS=trnc_ir: the IR after import and after each pass. The artifact may
     have come from the cache, so the compiler runs once more, capturing its IR."""
@@ -128,8 +140,8 @@ class NeuronBackend:
         self.stats = CompileStats()
         self._ids = collections.defaultdict(itertools.count)
 
-    def _graph_compiler(self, kind: str, options: CompilerOptions):
-        def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> CompiledGraph:
+    def _graph_compiler(self, kind: str, options: CompilerOptions, cacheable: bool):
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
             start = time.perf_counter()
             name = f"{kind}_{next(self._ids[kind])}"
             constants = lift_constants(gm)  # get_attr tensors -> trailing inputs (constants.py)
@@ -141,18 +153,37 @@ class NeuronBackend:
             eager = collect.intercept(graph, options, gm)  # trnc compile / precompile
             if eager is not None:
                 return with_constants(with_complex_pairs(eager, pairs), constants)
-            compiled = CompiledGraph(graph, compile_exported(graph, options))
-            compiled = with_constants(with_complex_pairs(compiled, pairs), constants)
+            recipe = aot_cache.Recipe(graph, options, constants, pairs)
+            compiled = build_callable(recipe, compile_exported(graph, options))
             self.stats.counts[kind] += 1
             if graph.collectives:  # collective nodes compiled (docs/distributed.md)
                 self.stats.counts["collectives"] += len(graph.collectives)
             self.stats.graphs.append(name)
-            if kind == "backward":  # forward/inference time is counted by __call__
-                self.stats.compile_seconds += time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            if kind == "backward" and not cacheable:  # else counted by _compile_static, like the forward
+                self.stats.compile_seconds += seconds
+            if cacheable:
+                key = cache.key(graph.to_json(), options)
+                return aot_cache.TrncOutputCode(recipe, key, compiled, build_callable, seconds)
             return compiled
 
-        compile_graph.__name__ = f"trnc_{kind}_compiler"
-        return compile_graph
+        if cacheable and kind == "backward":
+            # Compiled with the forward (aot_cache.scope); its error belongs to .backward().
+            def compile_backward(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
+                try:
+                    return compile_graph(gm, example_inputs)
+                except TrncError as exc:
+                    return aot_cache.DeferredError(exc)
+
+            compiler = compile_backward
+        else:
+            compiler = compile_graph
+        compiler.__name__ = f"trnc_{kind}_compiler"
+        if cacheable:
+            from torch._functorch.aot_autograd import SerializableAOTDispatchCompiler
+
+            return SerializableAOTDispatchCompiler(aot_cache.TrncOutputCode, compiler)
+        return compiler
 
     def __call__(
         self,
@@ -183,16 +214,19 @@ class NeuronBackend:
             gm, example_inputs, wrap_ints = split
         _check_static(example_inputs)
         start = time.perf_counter()
+        cacheable = aot_cache.usable(opts)
         inner = aot_autograd(
-            fw_compiler=self._graph_compiler("forward", opts),
-            bw_compiler=self._graph_compiler("backward", opts),
-            inference_compiler=self._graph_compiler("inference", opts),
+            fw_compiler=self._graph_compiler("forward", opts, cacheable),
+            bw_compiler=self._graph_compiler("backward", opts, cacheable),
+            inference_compiler=self._graph_compiler("inference", opts, cacheable),
             decompositions=decomposition_table(),
         )
-        compiled = inner(gm, example_inputs)
+        with aot_cache.scope(opts) if cacheable else contextlib.nullcontext():
+            compiled = inner(gm, example_inputs)
         if split is not None:
             compiled = wrap_ints(compiled)
-        # Includes AOTAutograd's tracing and the forward graph's compilation.
+        # Includes AOTAutograd's tracing (or its cache hit) and the forward graph's
+        # compilation (and the backward's, when compiled with it).
         self.stats.compile_seconds += time.perf_counter() - start
         return compiled
 

@@ -30,6 +30,7 @@ from .options import CompilerOptions
 __all__ = [
     "COLLECT_DIR_ENV",
     "CollectedGraph",
+    "active",
     "collecting",
     "intercept",
     "read_collected",
@@ -95,6 +96,12 @@ def _active_sink() -> Optional[Sink]:
     if directory:
         return lambda graph: write_collected(directory, graph)
     return None
+
+
+def active() -> bool:
+    """Whether graph collection mode is on (the backend then skips caches that
+    would return a compiled graph without exporting it)."""
+    return _active_sink() is not None
 
 
 def intercept(graph: ExportedGraph, options: CompilerOptions, gm: Any) -> Optional[Callable]:

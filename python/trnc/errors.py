@@ -8,8 +8,9 @@ inspect exactly which ATen ops are missing and where the user wrote them.
 
 Note that Dynamo wraps exceptions raised while compiling a *forward* graph in
 ``torch._dynamo.exc.BackendCompilerFailed`` (the trnc error is its
-``inner_exception``); a *backward* graph is compiled lazily by AOTAutograd at
-the first ``.backward()`` and its error reaches the caller unwrapped.
+``inner_exception``); a *backward* graph's error reaches the caller unwrapped
+at the first ``.backward()`` (whether AOTAutograd compiled it lazily there or,
+with the caches on, together with the forward: aot_cache.DeferredError).
 """
 
 from __future__ import annotations

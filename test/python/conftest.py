@@ -67,6 +67,17 @@ def _fresh_state():
     torch.compiler.set_default_backend(None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_torch_cache_dir(tmp_path_factory):
+    """PyTorch's caches (AOTAutograd's, which holds trnc's graphs: docs/cache.md,
+    "Warm starts"; Inductor's) in a directory of this session, not the user's
+    /tmp/torchinductor_$USER: no session hits an entry an earlier one stored.
+    Within the session each test's own TRNC_CACHE_DIR (below) is part of the key."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("torch-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _private_cache_dir(tmp_path_factory, monkeypatch):
     """A fresh artifact cache per test (docs/cache.md), never ~/.cache/trnc:

@@ -142,9 +142,13 @@ def test_static_cache_generation_matches_eager(case: Gen) -> None:
 
     stats = trnc.neuron.stats
     stats.reset()
+    traced = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     model.forward = torch.compile(model.forward, backend=BACKEND, dynamic=case.dynamic)
     actual = _generate(model, ids, tokens)
     assert actual.tolist() == expected.sequences.tolist()
     # One graph for the prompt, one for every decode step: the static cache keeps
-    # shapes fixed, so tokens 2..8 reuse the decode graph.
-    assert sum(stats.counts.values()) <= case.graphs, dict(stats.counts)
+    # shapes fixed, so tokens 2..8 reuse the decode graph. Counted both as graphs
+    # Dynamo traced and as graphs trnc compiled (AOTAutograd's cache serves a
+    # retraced identical graph without a compile; host_ints compiles per shape).
+    traced = torch._dynamo.utils.counters["stats"]["unique_graphs"] - traced
+    assert max(traced, sum(stats.counts.values())) <= case.graphs, (traced, dict(stats.counts))
