@@ -179,6 +179,7 @@ void registerProfileBindings(py::module_ &m) {
                         "estimates from public hardware facts, not measurements).")
       .def_property_readonly("program", [](const PyProfile &p) { return p.program->name; })
       .def_property_readonly("total_ns", [](const PyProfile &p) { return p.profile.totalNs; })
+      .def_property_readonly("lnc", [](const PyProfile &p) { return p.profile.lnc; })
       .def_property_readonly("hfu", [](const PyProfile &p) { return p.profile.hfu; })
       .def_property_readonly("mfu", [](const PyProfile &p) { return p.profile.mfu; })
       .def_property_readonly("mbu", [](const PyProfile &p) { return p.profile.mbu; })

@@ -5,13 +5,19 @@
 // its artifact round trip (two sets of streams, allocations per core), the
 // verifier's barrier and LNC rules, the simulator (results, the barrier's
 // cost, shared HBM bandwidth, per-core profile) and the race checker (the
-// same read without the barrier is a race across cores).
+// same read without the barrier is a race across cores), and its trace
+// (a process row per core, the barrier's flow between them) and summary.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
 
+#include "profile/ChromeTrace.h"
+#include "profile/Summary.h"
 #include "sim/RaceChecker.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
 
 using namespace trnc;
 using namespace trnc::test;
@@ -305,4 +311,40 @@ TEST_CASE("two cores' HBM transfers share the pair's HBM bandwidth", "[lnc][timi
   CHECK(two.hbmBytes == 2 * one.hbmBytes);
   // MBU against the pair's peak: the same utilisation of twice the bandwidth.
   CHECK(two.mbu == Approx(one.mbu).epsilon(1e-9));
+}
+
+TEST_CASE("the trace has a process row per core; the summary a row per core's engine",
+          "[lnc][trace]") {
+  std::vector<float> out;
+  Profile profile;
+  Program p = twoCoreProgram();
+  REQUIRE(runWith(p, out, nullptr, /*timed=*/true, &profile) == "");
+  nlohmann::json trace = nlohmann::json::parse(profile::writeChromeTrace(p, profile, 5));
+  std::set<int> processes, slicePids;
+  std::string core1Name;
+  bool barrierFlow = false;
+  for (const auto &e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      processes.insert(int(e["pid"]));
+      if (e["pid"] == 6)
+        core1Name = e["args"]["name"];
+    }
+    if (e["ph"] == "X") {
+      slicePids.insert(int(e["pid"]));
+      CHECK(int(e["pid"]) == 5 + int(e["args"]["core"]));
+    }
+    // The barrier's wait on core 1 is met by core 0's signal: its flow
+    // ends on core 1's row.
+    if (e["ph"] == "f" && e["name"] == "s21>=1")
+      barrierFlow = e["pid"] == 6;
+  }
+  CHECK(processes == std::set<int>{5, 6});
+  CHECK(slicePids == std::set<int>{5, 6});
+  CHECK(contains(core1Name, "lnc2 on trn2 (simulated) core 1"));
+  CHECK(barrierFlow);
+  std::string text = profile::summarize(p, profile);
+  INFO(text);
+  CHECK(contains(text, "  core engine      instrs"));
+  CHECK(contains(text, "  1    vector           1"));
+  CHECK(contains(text, "per logical core (2 physical cores)"));
 }
