@@ -6,6 +6,8 @@
 
 #include "sim/DmaQueues.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -69,8 +71,9 @@ void DmaQueues::rerate() {
       open.push_back(&q.front());
     }
   const size_t cores = queues.size() / isa::kNumDmaQueues;
-  std::vector<double> usedDma(cores, 0.0);
-  std::vector<size_t> perCore(cores);
+  // Small inline vectors: rerate runs at every DMA event.
+  llvm::SmallVector<double, 2> usedDma(cores, 0.0);
+  llvm::SmallVector<size_t, 2> perCore(cores, 0);
   double usedHbm = 0;
   while (!open.empty()) {
     size_t nHbm = 0;
