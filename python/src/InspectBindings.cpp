@@ -62,20 +62,25 @@ py::dict describeRegion(const trnc::Region &r) {
   return d;
 }
 
+/// Engine `e` over every physical core (LNC=2: both cores' streams).
 py::dict describeEngine(const trnc::Program &p, unsigned e) {
-  const auto &stream = p.streams[e];
   py::dict opcodes; // insertion order = first appearance in the stream
   double elements = 0; // the work a run would do (as a float: it may be huge)
-  for (const trnc::isa::Instruction &inst : stream) {
-    py::str name(std::string(trnc::isa::opcodeName(inst.opcode)));
-    opcodes[name] = (opcodes.contains(name) ? opcodes[name].cast<size_t>() : 0) + 1;
-    for (const trnc::isa::AccessPattern *ap : {&inst.dst, &inst.src0, &inst.src1})
-      if (ap->present())
-        elements += double(ap->freeElements()) * ap->partitionCount;
+  size_t instructions = 0;
+  for (unsigned c = 0; c < p.lnc(); ++c) {
+    const auto &stream = p.coreStreams(c)[e];
+    instructions += stream.size();
+    for (const trnc::isa::Instruction &inst : stream) {
+      py::str name(std::string(trnc::isa::opcodeName(inst.opcode)));
+      opcodes[name] = (opcodes.contains(name) ? opcodes[name].cast<size_t>() : 0) + 1;
+      for (const trnc::isa::AccessPattern *ap : {&inst.dst, &inst.src0, &inst.src1})
+        if (ap->present())
+          elements += double(ap->freeElements()) * ap->partitionCount;
+    }
   }
   py::dict d;
   d["engine"] = std::string(trnc::isa::engineName(trnc::isa::Engine(e)));
-  d["instructions"] = stream.size();
+  d["instructions"] = instructions;
   d["opcodes"] = opcodes;
   d["elements"] = elements;
   return d;
@@ -93,6 +98,7 @@ py::dict inspectArtifact(const py::bytes &artifact) {
   d["format_version"] = trnc::kArtifactFormatVersion; // readArtifact accepts only this
   d["isa_version"] = trnc::isa::kIsaVersion;
   d["target"] = p.target;
+  d["lnc"] = p.lnc(); // physical cores the program spans
   d["name"] = p.name;
   d["compiler"] = p.compilerVersion;
   d["metadata_json"] = p.metadataJson;

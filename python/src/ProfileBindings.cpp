@@ -37,11 +37,20 @@ py::dict engineDict(const EngineProfile &e) {
   return d;
 }
 
-py::dict engines(const Profile &p) {
+py::dict engines(const std::array<EngineProfile, isa::kNumEngines> &engines) {
   py::dict d;
   for (unsigned e = 0; e < isa::kNumEngines; ++e)
-    d[py::str(std::string(isa::engineName(isa::Engine(e))))] = engineDict(p.engines[e]);
+    d[py::str(std::string(isa::engineName(isa::Engine(e))))] = engineDict(engines[e]);
   return d;
+}
+
+/// One engines dict per physical core (one entry at LNC=1).
+py::list coreEngines(const Profile &p) {
+  py::list l;
+  l.append(engines(p.engines));
+  for (const auto &peer : p.peerEngines)
+    l.append(engines(peer));
+  return l;
 }
 
 py::list dmaQueues(const Profile &p) {
@@ -105,8 +114,9 @@ uint64_t regionBytes(const Program &program, Region::Kind kind) {
 /// counts are the executed ones).
 uint64_t programInstructions(const Program &program) {
   uint64_t n = 0;
-  for (const auto &stream : program.streams)
-    n += stream.size();
+  for (unsigned c = 0; c < program.lnc(); ++c)
+    for (const auto &stream : program.coreStreams(c))
+      n += stream.size();
   return n;
 }
 
@@ -117,7 +127,11 @@ py::dict toDict(const PyProfile &pp) {
   d["program"] = pp.program->name;
   d["target"] = p.target.empty() ? pp.program->target : p.target;
   d["total_ns"] = p.totalNs;
-  d["engines"] = engines(p);
+  // "engines": physical core 0's (the whole program at LNC=1); "cores":
+  // every physical core's, core 0 first; "lnc": how many.
+  d["lnc"] = p.lnc;
+  d["engines"] = engines(p.engines);
+  d["cores"] = coreEngines(p);
   d["dma_queues"] = dmaQueues(p);
   d["tensor_flops"] = p.tensorFlops;
   d["useful_matmul_flops"] = p.usefulMatmulFlops;
@@ -165,10 +179,11 @@ void registerProfileBindings(py::module_ &m) {
                         "estimates from public hardware facts, not measurements).")
       .def_property_readonly("program", [](const PyProfile &p) { return p.program->name; })
       .def_property_readonly("total_ns", [](const PyProfile &p) { return p.profile.totalNs; })
+      .def_property_readonly("lnc", [](const PyProfile &p) { return p.profile.lnc; })
       .def_property_readonly("hfu", [](const PyProfile &p) { return p.profile.hfu; })
       .def_property_readonly("mfu", [](const PyProfile &p) { return p.profile.mfu; })
       .def_property_readonly("mbu", [](const PyProfile &p) { return p.profile.mbu; })
-      .def_property_readonly("engines", [](const PyProfile &p) { return engines(p.profile); })
+      .def_property_readonly("engines", [](const PyProfile &p) { return engines(p.profile.engines); })
       .def_property_readonly("has_trace", [](const PyProfile &p) { return !p.profile.trace.empty(); })
       .def("to_dict", &toDict, "Every number of the profile as a dict of plain values.")
       .def(

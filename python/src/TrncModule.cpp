@@ -245,6 +245,16 @@ PYBIND11_MODULE(_C, m) {
         "Compiler version plus build hash (part of every cache key).");
   m.def("known_targets", &trnc::knownTargets, "Known NeuronCore targets, default first.");
   m.def(
+      "target_max_lnc",
+      [](const std::string &target) {
+        std::optional<trnc::MachineModel> model = trnc::lookupMachineModel(target);
+        if (!model)
+          throw py::value_error("unknown target '" + target + "'");
+        return model->maxLnc;
+      },
+      py::arg("target"),
+      "The largest logical NeuronCore degree `target` supports (trn1 1, trn2/trn3 2).");
+  m.def(
       "target_ceilings",
       [](const std::string &target) {
         std::optional<trnc::MachineModel> model = trnc::lookupMachineModel(target);

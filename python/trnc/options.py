@@ -34,13 +34,16 @@ class CompilerOptions:
         cache_dir: the cache directory for this compile (else
             ``$TRNC_CACHE_DIR``, else ``~/.cache/trnc``).
         lnc: logical NeuronCore degree, the physical cores one program
-            spans. 1 (one program per physical core: what trnc compiles)
-            is the only degree implemented; 2 is refused naming it (its
-            design: docs/distributed.md, "LNC=2").
+            spans: 1 or 2. 2 is refused on targets with one physical core
+            per logical core (trn1), naming the target; on trn2/trn3 it is
+            refused as not implemented yet (docs/distributed.md, "LNC=2":
+            the machine model, artifact and simulator layers are built, the
+            split pass is not).
 
     ``cache`` and ``cache_dir`` only say where to cache: they are not part of
-    the cache key, nor of the JSON the compiler reads; neither is ``lnc``,
-    whose one accepted value is what every artifact is.
+    the cache key, nor of the JSON the compiler reads. ``lnc`` is in the
+    JSON (and so the key) when it is 2; lnc=1 is what the JSON without it
+    means, so lnc=1 keys are those of before the option.
     """
 
     target: str = DEFAULT_TARGET
@@ -56,12 +59,7 @@ class CompilerOptions:
             raise TrncError(f"trnc: option 'cache' must be True or False, got {self.cache!r}")
         if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
             raise TrncError(f"trnc: option 'cache_dir' must be a path, got {self.cache_dir!r}")
-        if self.lnc == 2 and not isinstance(self.lnc, bool):
-            raise TrncError(
-                "trnc: option lnc=2 (one program over two physical NeuronCores) is not implemented: "
-                "compile with lnc=1 and run one rank per physical core (docs/distributed.md, \"LNC=2\")"
-            )
-        if self.lnc != 1 or isinstance(self.lnc, bool):
+        if self.lnc not in (1, 2) or isinstance(self.lnc, bool):
             raise TrncError(f"trnc: option 'lnc' must be 1 or 2 (the Neuron LNC degrees), got {self.lnc!r}")
         # Validation needs the extension; without it compilation fails later
         # with the "not built" message anyway.
@@ -71,6 +69,18 @@ class CompilerOptions:
                 raise TrncError(
                     f"trnc: unknown target '{self.target}'; known targets: {', '.join(known)}"
                 )
+            max_lnc = native().target_max_lnc(self.target)
+            if self.lnc > max_lnc:
+                raise TrncError(
+                    f"trnc: option lnc={self.lnc} is not supported on {self.target}: its logical "
+                    f"NeuronCores are {max_lnc} physical core (Neuron NCC_EARG001); use lnc=1 "
+                    "or a trn2/trn3 target"
+                )
+        if self.lnc == 2:
+            raise TrncError(
+                "trnc: option lnc=2 (one program over two physical NeuronCores) is not implemented: "
+                "compile with lnc=1 and run one rank per physical core (docs/distributed.md, \"LNC=2\")"
+            )
 
     @classmethod
     def from_mapping(cls, options: Optional[Mapping[str, Any]]) -> "CompilerOptions":
@@ -91,4 +101,6 @@ class CompilerOptions:
         doc: dict[str, Any] = {"target": self.target}
         if self.dump_dir:
             doc["dump_dir"] = self.dump_dir
+        if self.lnc != 1:
+            doc["lnc"] = str(self.lnc)
         return json.dumps(doc, sort_keys=True)

@@ -38,6 +38,11 @@ class GraphProfile:
     def total_ns(self) -> float:
         return self.profile.total_ns
 
+    @property
+    def lnc(self) -> int:
+        """Physical cores the run spanned (its trace has a process per core)."""
+        return self.profile.lnc
+
     def summary(self) -> str:
         return self.profile.summary()
 
@@ -164,7 +169,8 @@ class Capture:
         """One Chrome/Perfetto trace: a process per graph run, runs laid end to end."""
         events: list = []
         offset_us = 0.0
-        for pid, g in enumerate(self.graphs, 1):
+        pid = 1
+        for g in self.graphs:
             one = json.loads(g.trace_json(pid))
             for e in one["traceEvents"]:
                 if "ts" in e:
@@ -172,6 +178,7 @@ class Capture:
                 _own_flow_id(e, pid)
                 events.append(e)
             offset_us += g.total_ns / 1e3
+            pid += g.lnc  # an LNC=2 run is a process per physical core
         return json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
                            "otherData": {"generator": "trnc simulator (simulated time, not a measurement)"}})
 
@@ -202,18 +209,21 @@ class Capture:
                        key=lambda e: e["ts"])
         runs = iter(self.graphs)
         added: list = []
-        for k, mark in enumerate(marks):
+        pid = _MERGED_PID_BASE
+        for mark in marks:
             run = next((g for g in runs if _EVENT_PREFIX + g.graph == mark["name"]), None)
             if run is None:
                 break
             mark.setdefault("args", {})["trnc simulated us"] = run.total_ns / 1e3
-            for e in json.loads(run.trace_json(_MERGED_PID_BASE + k))["traceEvents"]:
+            for e in json.loads(run.trace_json(pid))["traceEvents"]:
                 if e.get("ph") == "M" and e.get("name") == "process_name":
-                    e["args"]["name"] = f"trnc NeuronCore (simulated): {run.graph} call {run.call}"
+                    core = f" core {e['pid'] - pid}" if run.lnc > 1 else ""
+                    e["args"]["name"] = f"trnc NeuronCore (simulated): {run.graph} call {run.call}{core}"
                 if "ts" in e:
                     e["ts"] += mark["ts"]
-                _own_flow_id(e, _MERGED_PID_BASE + k)
+                _own_flow_id(e, pid)
                 added.append(e)
+            pid += run.lnc
         events.extend(added)
         with open(path, "w") as f:
             json.dump(doc, f)

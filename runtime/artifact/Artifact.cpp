@@ -11,15 +11,19 @@
 //               u32 index, u64 bytes, u32 rank, rank x i64 shape,
 //               u32 nstrides, nstrides x i64 strides, u64 constant offset,
 //               u64 constant size (into the constants section)
-//     stream e  u32 count, u32 0, count x 320-byte instruction words
+//     stream    (kind 16 + core x 5 + engine; format 3: one set of five
+//               per physical core, core 1's only at LNC=2) u32 count,
+//               u32 0, count x 320-byte instruction words
 //     constants the constant regions' bytes, each 64-byte aligned
 //     sources   u32 count, then per source: strings op, node, file, u32 line
 //     allocations (format 2) u32 count, u32 0, then per tile 48 bytes: u8
-//               space, u8 first engine, u8 last engine, u8 0, u32
+//               space, u8 first engine, u8 last engine, u8 core (format
+//               3; 0 before), u32
 //               partitions, u64 address, u64 bytes, u64 first, u64 last,
 //               u32 first index, u32 last index
 //   (a string is u32 length + bytes)
-// Every section kind appears exactly once. The reader checks each step and
+// The section count says the LNC degree: 10 sections at LNC=1, 15 at
+// LNC=2. Every section kind appears exactly once. The reader checks each step and
 // never trusts a length before comparing it with the bytes that remain.
 //
 //===----------------------------------------------------------------------===//
@@ -45,9 +49,12 @@ enum class SectionKind : uint32_t {
   Constants = 3,
   Sources = 4,
   Allocations = 5,
-  StreamBase = 16, // + engine number
+  StreamBase = 16, // + core x kNumEngines + engine number
 };
-constexpr uint32_t kNumSections = 5 + isa::kNumEngines;
+constexpr uint32_t kNumSections1 = 5 + isa::kNumEngines; // LNC=1
+/// Sections of a program of `lnc` physical cores.
+constexpr uint32_t sectionCount(unsigned lnc) { return 5 + lnc * isa::kNumEngines; }
+constexpr uint32_t kEndKinds = 16 + kMaxLnc * isa::kNumEngines;
 constexpr uint64_t kAllocationBytes = 48;
 
 std::string sectionName(uint32_t kind) {
@@ -58,16 +65,24 @@ std::string sectionName(uint32_t kind) {
   case 4: return "sources";
   case 5: return "allocations";
   }
-  if (kind >= 16 && kind < 16 + isa::kNumEngines)
-    return std::string(isa::engineName(isa::Engine(kind - 16))) + " stream";
+  if (kind >= 16 && kind < kEndKinds) {
+    unsigned core = (kind - 16) / isa::kNumEngines;
+    return (core ? "core " + std::to_string(core) + " " : std::string()) +
+           std::string(isa::engineName(isa::Engine((kind - 16) % isa::kNumEngines))) +
+           " stream";
+  }
   return "unknown section kind " + std::to_string(kind);
 }
 
-/// The kinds in file order.
-uint32_t sectionKindAt(uint32_t i) {
-  static constexpr uint32_t order[] = {1, 2, 16, 17, 18, 19, 20, 3, 4, 5};
-  static_assert(sizeof(order) / sizeof(order[0]) == kNumSections, "");
-  return order[i];
+/// The kinds in file order for `lnc` cores: metadata, regions, every
+/// core's streams, constants, sources, allocations.
+uint32_t sectionKindAt(uint32_t i, unsigned lnc) {
+  uint32_t streams = lnc * isa::kNumEngines;
+  if (i < 2)
+    return i + 1;
+  if (i < 2 + streams)
+    return uint32_t(SectionKind::StreamBase) + (i - 2);
+  return 3 + (i - 2 - streams);
 }
 
 //===----------------------------------------------------------------------===//
@@ -158,7 +173,7 @@ std::vector<uint8_t> writeSection(const Program &p, uint32_t kind,
       w.u8(uint8_t(a.space));
       w.u8(uint8_t(a.firstAt.engine));
       w.u8(uint8_t(a.lastAt.engine));
-      w.u8(0);
+      w.u8(a.core);
       w.u32(a.partitions);
       w.u64(a.address);
       w.u64(a.bytes);
@@ -169,7 +184,9 @@ std::vector<uint8_t> writeSection(const Program &p, uint32_t kind,
     }
     break;
   default: {
-    const auto &stream = p.streams[kind - uint32_t(SectionKind::StreamBase)];
+    uint32_t slot = kind - uint32_t(SectionKind::StreamBase);
+    const auto &stream =
+        p.coreStreams(slot / isa::kNumEngines)[slot % isa::kNumEngines];
     w.u32(uint32_t(stream.size()));
     w.u32(0);
     size_t at = w.bytes.size();
@@ -323,8 +340,9 @@ llvm::Error readRegions(ByteReader &r, llvm::ArrayRef<uint8_t> constants,
   return r.finish();
 }
 
-llvm::Error readStream(ByteReader &r, isa::Engine engine, size_t sectionSize,
-                       llvm::ArrayRef<uint8_t> bytes, Program &p) {
+llvm::Error readStream(ByteReader &r, unsigned core, isa::Engine engine,
+                       size_t sectionSize, llvm::ArrayRef<uint8_t> bytes,
+                       Program &p) {
   uint32_t n, pad;
   TRY(r.u32(n));
   TRY(r.u32(pad));
@@ -334,12 +352,13 @@ llvm::Error readStream(ByteReader &r, isa::Engine engine, size_t sectionSize,
     return r.error("holds " + std::to_string(sectionSize - 8) +
                    " bytes of instructions, expected " + std::to_string(n) +
                    " x " + std::to_string(isa::kInstructionBytes));
-  auto &stream = p.streams[size_t(engine)];
+  auto &stream = p.coreStreams(core)[size_t(engine)];
   stream.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     const uint8_t *word = bytes.data() + 8 + size_t(i) * isa::kInstructionBytes;
     if (auto at = isa::firstNonZeroReservedByte(word))
-      return fail(std::string(isa::engineName(engine)) +
+      return fail((core ? "core " + std::to_string(core) + " " : std::string()) +
+                  std::string(isa::engineName(engine)) +
                   " stream instruction " + std::to_string(i) +
                   ": reserved byte " + std::to_string(*at) + " is not zero");
     stream[i] = isa::decode(word);
@@ -373,11 +392,11 @@ llvm::Error readAllocations(ByteReader &r, Program &p) {
   p.allocations.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     Allocation &a = p.allocations[i];
-    uint8_t space, firstEngine, lastEngine, zero;
+    uint8_t space, firstEngine, lastEngine;
     TRY(r.u8(space));
     TRY(r.u8(firstEngine));
     TRY(r.u8(lastEngine));
-    TRY(r.u8(zero));
+    TRY(r.u8(a.core));
     TRY(r.u32(a.partitions));
     TRY(r.u64(a.address));
     TRY(r.u64(a.bytes));
@@ -385,8 +404,10 @@ llvm::Error readAllocations(ByteReader &r, Program &p) {
     TRY(r.u64(a.last));
     TRY(r.u32(a.firstAt.index));
     TRY(r.u32(a.lastAt.index));
-    if (zero != 0)
-      return r.error("allocation " + std::to_string(i) + " reserved byte not zero");
+    if (a.core >= p.lnc())
+      return r.error("allocation " + std::to_string(i) + " is on physical core " +
+                     std::to_string(a.core) + ", the program has " +
+                     std::to_string(p.lnc()));
     if (space > uint8_t(Allocation::Space::Psum))
       return r.error("allocation " + std::to_string(i) + " has memory space " +
                      std::to_string(space) + " (0 SBUF, 1 PSUM)");
@@ -417,20 +438,23 @@ std::vector<uint8_t> writeArtifact(const Program &program) {
     at += program.regions[i].data.size();
   }
 
+  const unsigned lnc = program.lnc();
+  const uint32_t count = sectionCount(lnc);
   std::vector<std::vector<uint8_t>> sections;
-  for (uint32_t i = 0; i < kNumSections; ++i)
-    sections.push_back(writeSection(program, sectionKindAt(i), constantOffsets));
+  for (uint32_t i = 0; i < count; ++i)
+    sections.push_back(
+        writeSection(program, sectionKindAt(i, lnc), constantOffsets));
 
   ByteWriter w;
   w.raw(kMagic, sizeof(kMagic));
   w.u32(kArtifactFormatVersion);
   w.u32(isa::kIsaVersion);
-  w.u32(kNumSections);
+  w.u32(count);
   w.u32(0);
-  uint64_t offset = kHeaderBytes + kNumSections * kTableEntryBytes;
-  for (uint32_t i = 0; i < kNumSections; ++i) {
+  uint64_t offset = kHeaderBytes + count * kTableEntryBytes;
+  for (uint32_t i = 0; i < count; ++i) {
     offset = (offset + 7) / 8 * 8;
-    w.u32(sectionKindAt(i));
+    w.u32(sectionKindAt(i, lnc));
     w.u32(0);
     w.u64(offset);
     w.u64(sections[i].size());
@@ -474,17 +498,23 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
                 std::to_string(isa::kIsaVersion));
   if (reserved != 0)
     return fail("header reserved bytes are not zero");
-  if (numSections != kNumSections)
+  unsigned lnc = 0;
+  for (unsigned d = 1; d <= kMaxLnc; ++d)
+    if (numSections == sectionCount(d))
+      lnc = d;
+  if (!lnc)
     return fail("section table has " + std::to_string(numSections) +
-                " sections, expected " + std::to_string(kNumSections));
-  const size_t tableEnd = kHeaderBytes + kNumSections * kTableEntryBytes;
+                " sections, expected " + std::to_string(kNumSections1) +
+                " (one physical core) or " + std::to_string(sectionCount(kMaxLnc)) +
+                " (LNC=" + std::to_string(kMaxLnc) + ")");
+  const size_t tableEnd = kHeaderBytes + numSections * kTableEntryBytes;
   if (bytes.size() < tableEnd)
     return fail("file is " + std::to_string(bytes.size()) +
                 " bytes, truncated inside the section table (ends at " +
                 std::to_string(tableEnd) + ")");
 
   // Locate and checksum every section before decoding any of them.
-  llvm::ArrayRef<uint8_t> section[16 + isa::kNumEngines];
+  llvm::ArrayRef<uint8_t> section[kEndKinds];
   uint64_t dataEnd = tableEnd;
   ByteReader table(bytes.slice(kHeaderBytes, tableEnd - kHeaderBytes),
                    "section table");
@@ -505,9 +535,9 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
     // The layout is canonical (fixed order, 8-byte aligned, zero padding,
     // nothing after the last section), so every byte of the file is checked
     // by something: a flipped bit anywhere is refused.
-    if (kind != sectionKindAt(i))
+    if (kind != sectionKindAt(i, lnc))
       return fail("section table entry " + std::to_string(i) + " is " + name +
-                  ", expected the " + sectionName(sectionKindAt(i)) +
+                  ", expected the " + sectionName(sectionKindAt(i, lnc)) +
                   " section");
     if (pad != 0)
       return fail(name + " section: table entry reserved bytes not zero");
@@ -533,6 +563,7 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
                 " trailing bytes after the last section");
 
   Program p;
+  p.peerStreams.resize(lnc - 1);
   {
     ByteReader r(section[uint32_t(SectionKind::Metadata)], "metadata");
     if (llvm::Error e = readMetadata(r, p))
@@ -544,13 +575,14 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
             readRegions(r, section[uint32_t(SectionKind::Constants)], p))
       return std::move(e);
   }
-  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
-    uint32_t kind = uint32_t(SectionKind::StreamBase) + e;
-    ByteReader r(section[kind], sectionName(kind));
-    if (llvm::Error err = readStream(r, isa::Engine(e), section[kind].size(),
-                                     section[kind], p))
-      return std::move(err);
-  }
+  for (unsigned c = 0; c < lnc; ++c)
+    for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+      uint32_t kind = uint32_t(SectionKind::StreamBase) + c * isa::kNumEngines + e;
+      ByteReader r(section[kind], sectionName(kind));
+      if (llvm::Error err = readStream(r, c, isa::Engine(e),
+                                       section[kind].size(), section[kind], p))
+        return std::move(err);
+    }
   {
     ByteReader r(section[uint32_t(SectionKind::Sources)], "sources");
     if (llvm::Error e = readSources(r, p))

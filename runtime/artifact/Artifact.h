@@ -1,7 +1,8 @@
 //===- Artifact.h - The on-disk artifact: write, read, verify ------*- C++ -*-===//
 //
 // A trnc artifact is a self-describing binary file: magic, format version,
-// a section table (metadata, regions, per-engine instruction streams,
+// a section table (metadata, regions, per-engine instruction streams of
+// each physical core,
 // constants, source locations), each section checksummed. The reader
 // verifies everything before anything runs: a bad file is an error, never
 // memory corruption.
@@ -20,8 +21,10 @@
 namespace trnc {
 
 /// Bumped whenever the container layout changes. 2: the allocations
-/// section (each SBUF/PSUM tile's placement and live range).
-constexpr uint32_t kArtifactFormatVersion = 2;
+/// section (each SBUF/PSUM tile's placement and live range). 3: streams per
+/// physical core (a second set of five stream sections at LNC=2) and each
+/// allocation's core.
+constexpr uint32_t kArtifactFormatVersion = 3;
 
 /// Serialise `program` (deterministic: same program, same bytes).
 std::vector<uint8_t> writeArtifact(const Program &program);

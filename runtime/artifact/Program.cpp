@@ -109,9 +109,18 @@ int64_t Program::outputRegion(uint32_t index) const {
 
 std::string describeInstruction(const Program &program, isa::Engine stream,
                                 size_t index) {
-  std::string s(isa::engineName(stream));
+  return describeInstruction(program, 0, stream, index);
+}
+
+std::string describeInstruction(const Program &program, unsigned core,
+                                isa::Engine stream, size_t index) {
+  std::string s = program.lnc() > 1 ? "core " + std::to_string(core) + " " : "";
+  s += isa::engineName(stream);
   s += " stream instruction " + std::to_string(index);
-  const auto &insts = program.streams[size_t(stream) % isa::kNumEngines];
+  if (core >= program.lnc())
+    return s;
+  const auto &insts =
+      program.coreStreams(core)[size_t(stream) % isa::kNumEngines];
   if (index >= insts.size())
     return s;
   const isa::Instruction &inst = insts[index];

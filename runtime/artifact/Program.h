@@ -69,22 +69,45 @@ struct Allocation {
   uint64_t bytes = 0;            // bytes per partition
   uint64_t first = 0, last = 0;  // program-order instruction indices, inclusive
   InstructionRef firstAt, lastAt;
+  /// The physical core whose SBUF/PSUM holds the tile and whose streams
+  /// firstAt/lastAt index (0 at LNC=1). `first`/`last` count that core's
+  /// instructions in program order.
+  uint8_t core = 0;
 };
 
 const char *spaceName(Allocation::Space space); // "SBUF", "PSUM"
+
+/// One physical core's instruction streams, one per engine.
+using EngineStreams = std::array<std::vector<isa::Instruction>, isa::kNumEngines>;
+
+/// Largest logical-core degree a program may have (MachineModel::maxLnc of
+/// every target is at most this).
+constexpr unsigned kMaxLnc = 2;
 
 struct Program {
   std::string target = "trn2";
   std::string name;              // graph name, for messages
   std::string compilerVersion;   // identity of the compiler that built it
   std::vector<Region> regions;
-  std::array<std::vector<isa::Instruction>, isa::kNumEngines> streams;
+  /// Physical core 0's streams: the whole program at LNC=1.
+  EngineStreams streams;
+  /// At LNC=2, physical core 1's streams (one entry); empty at LNC=1. Both
+  /// cores address the same HBM regions; SBUF/PSUM addresses are per core.
+  std::vector<EngineStreams> peerStreams;
   std::vector<SourceLoc> sources;
   /// Every SBUF/PSUM tile's placement and live range, in program order of
   /// first use (empty for hand-built programs).
   std::vector<Allocation> allocations;
   /// Free-form JSON text (options, statistics) carried for `trnc inspect`.
   std::string metadataJson = "{}";
+
+  /// Physical cores the program spans (its LNC degree).
+  unsigned lnc() const { return 1 + unsigned(peerStreams.size()); }
+  /// Physical core `c`'s streams (c < lnc()).
+  const EngineStreams &coreStreams(unsigned c) const {
+    return c ? peerStreams[c - 1] : streams;
+  }
+  EngineStreams &coreStreams(unsigned c) { return c ? peerStreams[c - 1] : streams; }
 
   size_t numInputs() const;
   size_t numOutputs() const;
@@ -104,5 +127,9 @@ std::string ioSignature(const Program &program);
 /// that names an instruction (verifier, loader, simulator).
 std::string describeInstruction(const Program &program, isa::Engine stream,
                                 size_t index);
+/// The same for physical core `core`'s stream; at LNC=2 the text starts
+/// with "core N ".
+std::string describeInstruction(const Program &program, unsigned core,
+                                isa::Engine stream, size_t index);
 
 } // namespace trnc

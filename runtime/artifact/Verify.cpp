@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <queue>
@@ -79,8 +80,11 @@ public:
 private:
   llvm::Error checkRegions();
   llvm::Error checkAllocations();
-  llvm::Error checkInstruction(Engine stream, size_t index,
+  llvm::Error checkInstruction(unsigned core, Engine stream, size_t index,
                                const Instruction &inst);
+  /// Cross-core semaphores: only barrier ones, only raised by a Nop
+  /// flagged kFlagSignalPeer, only at LNC=2 (isa/Isa.h).
+  std::string checkBarrier(const Instruction &inst) const;
   /// Structural and bounds checks of one present operand.
   std::string checkPattern(const AccessPattern &ap, OperandSpec spec) const;
   std::string checkOperands(const Instruction &inst) const;
@@ -321,6 +325,8 @@ uint8_t allowedFlags(Opcode op) {
     return kFlagScatter | kFlagAccumulate;
   if (op == Opcode::Collective) // one span at most: checkCollective
     return kFlagSpanInstance | kFlagSpanCluster;
+  if (op == Opcode::Nop) // a barrier's signal: checkBarrier
+    return kFlagSignalPeer;
   return 0;
 }
 
@@ -614,10 +620,31 @@ std::string Verifier::checkIndirect(const Instruction &inst) const {
   return "";
 }
 
-llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
-                                       const Instruction &inst) {
+std::string Verifier::checkBarrier(const Instruction &inst) const {
+  bool peer = inst.flags & kFlagSignalPeer;
+  if (peer && p.lnc() < 2)
+    return "signals the peer core (kFlagSignalPeer) but the program runs on "
+           "one physical core (LNC=1)";
+  if (peer && !isBarrierSemaphore(inst.signal))
+    return "signals the peer core on semaphore " +
+           (inst.signal == kNoSemaphore ? std::string("none")
+                                        : std::to_string(inst.signal)) +
+           ", which is not a barrier semaphore (" +
+           std::to_string(kFirstBarrierSemaphore) + ".." +
+           std::to_string(kNumSemaphores - 1) + ")";
+  // At LNC=1 ids 21..31 are free for any use (isa/Isa.h).
+  if (!peer && p.lnc() > 1 && inst.signal != kNoSemaphore &&
+      isBarrierSemaphore(inst.signal))
+    return "signals barrier semaphore " + std::to_string(inst.signal) +
+           " without kFlagSignalPeer (barrier semaphores are raised only by "
+           "the peer core)";
+  return "";
+}
+
+llvm::Error Verifier::checkInstruction(unsigned core, Engine stream,
+                                       size_t index, const Instruction &inst) {
   auto bad = [&](const std::string &msg) {
-    return fail(describeInstruction(p, stream, index) + ": " + msg);
+    return fail(describeInstruction(p, core, stream, index) + ": " + msg);
   };
   if (uint16_t(inst.opcode) >= kNumOpcodes)
     return bad("invalid opcode " + std::to_string(unsigned(inst.opcode)));
@@ -647,6 +674,11 @@ llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
   if (inst.signal != kNoSemaphore && inst.signal >= kNumSemaphores)
     return bad("signals semaphore " + std::to_string(inst.signal) +
                ", ids are 0.." + std::to_string(kNumSemaphores - 1));
+  if (std::string err = checkBarrier(inst); !err.empty())
+    return bad(err);
+  if (inst.opcode == Opcode::Collective && core != 0)
+    return bad("collective on physical core " + std::to_string(core) +
+               ": core 0 issues a logical core's collectives");
   if (inst.sourceIndex != kNoSource && inst.sourceIndex >= p.sources.size())
     return bad("source index " + std::to_string(inst.sourceIndex) +
                " but the program has " + std::to_string(p.sources.size()) +
@@ -700,9 +732,11 @@ llvm::Error Verifier::checkInstruction(Engine stream, size_t index,
 }
 
 llvm::Error Verifier::checkAllocations() {
-  uint64_t instructions = 0;
-  for (const auto &stream : p.streams)
-    instructions += stream.size();
+  // Each physical core has its own SBUF, PSUM and streams.
+  std::array<uint64_t, kMaxLnc> instructions{};
+  for (unsigned c = 0; c < p.lnc(); ++c)
+    for (const auto &stream : p.coreStreams(c))
+      instructions[c] += stream.size();
   // Live tiles of each space by address, swept in order of first use.
   std::vector<size_t> order(p.allocations.size());
   for (size_t i = 0; i < order.size(); ++i)
@@ -712,6 +746,10 @@ llvm::Error Verifier::checkAllocations() {
     std::string ctx = "allocation " + std::to_string(i) + " (" + spaceName(a.space) + ")";
     if (uint8_t(a.space) > uint8_t(Allocation::Space::Psum))
       return fail(ctx + ": invalid memory space " + std::to_string(unsigned(a.space)));
+    if (a.core >= p.lnc())
+      return fail(ctx + ": on physical core " + std::to_string(a.core) +
+                  " but the program spans " + std::to_string(p.lnc()));
+    const EngineStreams &streams = p.coreStreams(a.core);
     bool psum = a.space == Allocation::Space::Psum;
     uint64_t capacity = psum ? m.psumPartitionBytes : m.sbufPartitionBytes;
     if (a.partitions == 0 || a.partitions > m.numPartitions)
@@ -730,17 +768,20 @@ llvm::Error Verifier::checkAllocations() {
       return fail(ctx + ": bytes [" + std::to_string(a.address) + ", " +
                   std::to_string(a.address + a.bytes) + ") cross a " + std::to_string(bank) +
                   "-byte PSUM bank boundary");
-    if (a.first > a.last || a.last >= instructions)
+    if (a.first > a.last || a.last >= instructions[a.core])
       return fail(ctx + ": live range " + std::to_string(a.first) + ".." +
-                  std::to_string(a.last) + " outside the program's " +
-                  std::to_string(instructions) + " instructions");
+                  std::to_string(a.last) + " outside the " +
+                  (p.lnc() > 1 ? std::to_string(instructions[a.core]) +
+                                     " instructions of core " + std::to_string(a.core)
+                               : "program's " + std::to_string(instructions[0]) +
+                                     " instructions"));
     for (const InstructionRef &at : {a.firstAt, a.lastAt}) {
       size_t e = size_t(at.engine);
-      if (e >= kNumEngines || at.index >= p.streams[e].size())
+      if (e >= kNumEngines || at.index >= streams[e].size())
         return fail(ctx + ": names instruction " + std::to_string(at.index) + " of the " +
                     (e < kNumEngines ? std::string(engineName(at.engine)) : "?") +
                     " stream, which has " +
-                    std::to_string(e < kNumEngines ? p.streams[e].size() : 0));
+                    std::to_string(e < kNumEngines ? streams[e].size() : 0));
     }
     // An instruction's place in its stream is at most its place in the
     // program (the streams interleaved).
@@ -754,13 +795,15 @@ llvm::Error Verifier::checkAllocations() {
   });
   // Live tiles are pairwise disjoint, so a new one need only be compared
   // with its neighbours by address.
-  std::map<uint64_t, size_t> live[2]; // address -> allocation
+  // Per (core, space): each physical core has its own SBUF and PSUM.
+  std::map<uint64_t, size_t> live[2 * kMaxLnc]; // address -> allocation
   using Expiry = std::pair<uint64_t, size_t>; // (last, allocation)
-  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> ends[2];
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> ends[2 * kMaxLnc];
   for (size_t i : order) {
     const Allocation &a = p.allocations[i];
-    std::map<uint64_t, size_t> &map = live[size_t(a.space)];
-    auto &expiring = ends[size_t(a.space)];
+    size_t memory = 2 * size_t(a.core) + size_t(a.space);
+    std::map<uint64_t, size_t> &map = live[memory];
+    auto &expiring = ends[memory];
     while (!expiring.empty() && expiring.top().first < a.first) {
       map.erase(p.allocations[expiring.top().second].address);
       expiring.pop();
@@ -792,16 +835,22 @@ llvm::Error Verifier::checkAllocations() {
 }
 
 llvm::Error Verifier::run() {
+  if (p.lnc() > m.maxLnc)
+    return fail("the program spans " + std::to_string(p.lnc()) +
+                " physical cores (LNC=" + std::to_string(p.lnc()) + ") but " +
+                m.name + "'s logical cores have at most " +
+                std::to_string(m.maxLnc));
   if (llvm::Error e = checkRegions())
     return e;
   if (llvm::Error e = checkAllocations())
     return e;
-  for (unsigned e = 0; e < kNumEngines; ++e) {
-    const auto &stream = p.streams[e];
-    for (size_t i = 0; i < stream.size(); ++i)
-      if (llvm::Error err = checkInstruction(Engine(e), i, stream[i]))
-        return err;
-  }
+  for (unsigned c = 0; c < p.lnc(); ++c)
+    for (unsigned e = 0; e < kNumEngines; ++e) {
+      const auto &stream = p.coreStreams(c)[e];
+      for (size_t i = 0; i < stream.size(); ++i)
+        if (llvm::Error err = checkInstruction(c, Engine(e), i, stream[i]))
+          return err;
+    }
   return llvm::Error::success();
 }
 

@@ -1,6 +1,8 @@
 //===- SeedPrograms.cpp - Tiny programs covering every section and opcode -===//
 //
-// Two of them carry an allocation table, so mutations reach its checks.
+// Two of them carry an allocation table, so mutations reach its checks;
+// one spans two physical cores (LNC=2: a second set of stream sections, a
+// cross-core barrier, allocations on core 1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +56,7 @@ AccessPattern hb(uint32_t region, DType dt, uint16_t rows, uint32_t n) {
 /// signals its engine's semaphore; waits name (engine, position) producers.
 struct Emitter {
   Program p;
+  unsigned core = 0; ///< the physical core `emit` appends to
 
   explicit Emitter(const char *name) {
     p.target = "trn2";
@@ -80,9 +83,10 @@ struct Emitter {
     for (auto [e, pos] : after)
       inst.waits[inst.numWaits++] = {uint8_t(e), pos + 1};
     inst.signal = uint8_t(inst.engine);
-    auto &stream = p.streams[size_t(inst.engine)];
+    auto &stream = p.coreStreams(core)[size_t(inst.engine)];
     stream.push_back(inst);
-    order.push_back({inst.engine, uint32_t(stream.size() - 1)});
+    if (core == 0)
+      order.push_back({inst.engine, uint32_t(stream.size() - 1)});
     return {inst.engine, uint32_t(stream.size() - 1)};
   }
   /// A tile touched first by the `first`-th and last by the `last`-th
@@ -93,7 +97,7 @@ struct Emitter {
                              order.at(first), order.at(last)});
   }
 
-  std::vector<InstructionRef> order; // every instruction, in emission order
+  std::vector<InstructionRef> order; // core 0's instructions, in emission order
 };
 
 Instruction op(Opcode o, Engine e, AccessPattern dst, AccessPattern src0 = {},
@@ -212,10 +216,49 @@ Program indirect() {
   return m.p;
 }
 
+/// LNC=2: core 0 scales the input into scratch and signals the peer's
+/// barrier semaphore; core 1 waits for it, reads the scratch tile and
+/// stores it to the output. Both cores use the same SBUF addresses.
+Program twoCores() {
+  Emitter m("two_cores");
+  uint32_t in = m.region(Region::Kind::Input, DType::F32, 8 * 16 * 4, 0);
+  uint32_t mid = m.region(Region::Kind::Scratch, DType::F32, 8 * 16 * 4, 0);
+  uint32_t out = m.region(Region::Kind::Output, DType::F32, 8 * 16 * 4, 0);
+  m.p.peerStreams.resize(1);
+  auto x = m.emit(op(Opcode::DmaCopy, Engine::Dma, sb(DType::F32, 8, 0, 16),
+                     hb(in, DType::F32, 8, 16)), {});
+  Instruction scale = op(Opcode::TensorScalar, Engine::Vector, sb(DType::F32, 8, 64, 16),
+                         sb(DType::F32, 8, 0, 16));
+  scale.op0 = uint8_t(AluOp::Multiply);
+  scale.imm0 = 3.0f;
+  auto y = m.emit(scale, {x});
+  auto w = m.emit(op(Opcode::DmaCopy, Engine::Dma, hb(mid, DType::F32, 8, 16),
+                     sb(DType::F32, 8, 64, 16)), {y});
+  Instruction barrier = op(Opcode::Nop, Engine::Dma, {});
+  barrier.waits[barrier.numWaits++] = {uint8_t(Engine::Dma), w.second + 1};
+  barrier.flags = kFlagSignalPeer;
+  barrier.signal = kFirstBarrierSemaphore;
+  m.p.streams[size_t(Engine::Dma)].push_back(barrier);
+  m.order.push_back({Engine::Dma, 2});
+  m.tile(Allocation::Space::Sbuf, 8, 0, 64, 0, 1);
+  m.tile(Allocation::Space::Sbuf, 8, 64, 64, 1, 2);
+  m.core = 1;
+  Instruction load = op(Opcode::DmaCopy, Engine::Dma, sb(DType::F32, 8, 0, 16),
+                        hb(mid, DType::F32, 8, 16));
+  load.waits[load.numWaits++] = {kFirstBarrierSemaphore, 1};
+  auto l = m.emit(load, {});
+  m.emit(op(Opcode::DmaCopy, Engine::Dma, hb(out, DType::F32, 8, 16), sb(DType::F32, 8, 0, 16)),
+         {l});
+  Allocation peer{Allocation::Space::Sbuf, 8, 0, 64, 0, 1, {Engine::Dma, 0}, {Engine::Dma, 1}};
+  peer.core = 1;
+  m.p.allocations.push_back(peer);
+  return m.p;
+}
+
 } // namespace
 
 std::vector<Program> seedPrograms() {
-  return {elementwise(), matmul(), reduction(), indirect()};
+  return {elementwise(), matmul(), reduction(), indirect(), twoCores()};
 }
 
 void fixChecksums(std::vector<uint8_t> &bytes) {

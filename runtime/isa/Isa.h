@@ -14,7 +14,9 @@
 // completes in program order. DMA instructions issue in stream order but
 // run on 16 queues that overlap and complete out of order; each queue is
 // in order, so a DMA on queue q signals kDmaQueueSemaphoreBase + q (5..20).
-// Id 4 is unused; 21..31 are free. Instruction k (0-based) of such an
+// Id 4 is unused; 21..31 are free in a one-core program and the cross-core
+// barrier semaphores of a program over two physical cores (LNC=2, below).
+// Instruction k (0-based) of such an
 // "ordered agent" is complete once its semaphore reaches k + 1. Waits that
 // do not fit kMaxWaits go on wait-only Nop instructions placed just before
 // on the same engine (no operands, no signal).
@@ -227,6 +229,21 @@ constexpr uint8_t agentSemaphore(unsigned agent) {
 constexpr uint8_t completionSemaphore(Engine e, unsigned dmaQueue) {
   return agentSemaphore(orderedAgent(e, dmaQueue));
 }
+
+/// Cross-core barriers (LNC=2: one program over two physical cores, each
+/// with its own engines and semaphores). In such a program semaphores
+/// 21..31 are barrier semaphores: only a Nop flagged kFlagSignalPeer raises
+/// one, and it raises
+/// the *other* physical core's copy; a core waits on its own copy. A
+/// barrier is such a Nop on each side (or on the writing side only, for a
+/// one-way order) and a wait on the reading side. Every other semaphore is
+/// per core and never crosses.
+constexpr uint8_t kFirstBarrierSemaphore = 21;
+constexpr bool isBarrierSemaphore(uint8_t s) {
+  return s >= kFirstBarrierSemaphore && s < kNumSemaphores;
+}
+/// Nop only: its signal goes to the peer physical core's barrier semaphore.
+constexpr uint8_t kFlagSignalPeer = 1 << 7;
 
 /// Where an operand lives and how it is walked.
 /// SBUF/PSUM: partitions [partitionStart, partitionStart + partitionCount),

@@ -70,6 +70,9 @@ MachineModel commonModel() {
   // Communications with AWS Neuron".
   m.neuronLinkHopNs = 1500;
   m.efaHopNs = 15000;
+  // LNC=2 on NeuronCore-v3/v4 (trn2, trn3); trn1 sets 1 below. Source:
+  // Neuron "Logical NeuronCore configuration".
+  m.maxLnc = 2;
   return m;
 }
 
@@ -97,6 +100,9 @@ MachineModel trn1() {
   // Tensor Engine transposes are not bit-accurate for NaN/Inf on
   // NeuronCore-v2. Source: NKI ISA reference, nc_transpose.
   m.tensorTransposeBitExact = false;
+  // Only LNC=1: a logical core is one physical core (NCC_EARG001 for any
+  // other degree). Source: Neuron "Logical NeuronCore configuration".
+  m.maxLnc = 1;
   // DMA engine 27.2 GB/s (NKI DMA overview, v2/v3; HARDWARE.md: ~23-27).
   m.dmaEngineGBps = 27.2;
   // 2 cores per chip sharing ~0.82 TB/s of HBM. Source: "Trainium" page.
@@ -136,7 +142,7 @@ MachineModel trn2() {
   m.dmaEngineGBps = 27.2;
   // 8 physical cores per chip sharing 2.9 TB/s of HBM. Source: "Trainium2"
   // page (another page says 3 TB/s; we use 2.9). The default logical core
-  // is 2 physical cores; we model one physical core.
+  // is 2 physical cores (maxLnc); every constant here is one physical core's.
   m.coresPerChip = 8;
   m.hbmChipGBps = 2900;
   // Collectives: trn2.48xlarge, 16 chips in a 4 x 4 torus of NeuronLink-v3

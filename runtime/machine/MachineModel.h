@@ -1,6 +1,6 @@
 //===- MachineModel.h - NeuronCore targets (trn1, trn2, trn3) -----*- C++ -*-===//
 //
-// The constants that describe one NeuronCore: memory geometry the compiler
+// The constants that describe one physical NeuronCore: memory geometry the compiler
 // must respect and the simulator must enforce, and the engine clocks and
 // throughputs the timed simulator uses. Every value cites its source; see
 // shared/design/HARDWARE.md for the document list.
@@ -132,9 +132,26 @@ struct MachineModel {
   unsigned coresPerChip = 8;
   double hbmChipGBps = 2900;
 
+  // --- Logical NeuronCores ------------------------------------------------------
+  // Largest logical-core degree: physical cores one program may span. trn1
+  // supports only LNC=1 (compiler error NCC_EARG001); trn2 and trn3 group
+  // two physical cores that share HBM (LNC=2, trn2's default). Source:
+  // Neuron "Logical NeuronCore configuration", NKI "Using Logical
+  // NeuronCores". Every other constant here stays per *physical* core; a
+  // logical core of degree d has d x the engines, SBUF, PSUM, DMA engines
+  // and HBM share.
+  unsigned maxLnc = 2;
+  // Cost of a cross-core barrier (both physical cores of a logical core
+  // signal the peer's barrier semaphore and wait for it). No public figure
+  // was found: it is charged as one DMA fixed cost (dmaFixedNs), since a
+  // semaphore write to the peer core is a descriptor on a DMA queue. An
+  // assumption, not a measurement (docs/distributed.md, "LNC=2").
+  double barrierNs() const { return dmaFixedNs; }
+
   // --- Collectives (sim/Collectives.cpp) --------------------------------------
-  // One rank = one physical core; ranks fill the cores of a chip, then the
-  // chips of an instance (coresPerChip above), then instances.
+  // One rank = one logical core (one physical core at LNC=1, two at LNC=2);
+  // ranks fill the cores of a chip, then the chips of an instance
+  // (coresPerChip above), then instances.
   // Chips per instance: trn1.32xlarge and trn2.48xlarge have 16 (Trn1 /
   // Trn2 architecture pages; trn2: a 4 x 4 2D torus of NeuronLink-v3).
   unsigned chipsPerInstance = 16;
@@ -173,10 +190,23 @@ struct MachineModel {
   }
   /// GB/s of EFA one chip's ring gets (instance Gbit/s, shared by chips).
   double efaChipGBps() const { return efaInstanceGbps / 8 / chipsPerInstance; }
-  /// The chip and instance of rank `r` (ranks fill cores, chips, instances).
-  unsigned chipOfRank(int64_t r) const { return unsigned(r / coresPerChip); }
-  unsigned instanceOfRank(int64_t r) const {
-    return unsigned(r / (int64_t(coresPerChip) * chipsPerInstance));
+  /// Ranks (logical cores) one chip holds at logical-core degree `lnc`: a
+  /// trn2 chip's 8 physical cores are 4 ranks at LNC=2.
+  unsigned ranksPerChip(unsigned lnc = 1) const {
+    return coresPerChip / (lnc ? lnc : 1);
+  }
+  /// The HBM bandwidth of one logical core of degree `lnc` (its physical
+  /// cores' shares together), bytes/s.
+  double hbmLogicalCoreBytesPerSecond(unsigned lnc = 1) const {
+    return hbmCoreBytesPerSecond() * lnc;
+  }
+  /// The chip and instance of rank `r` at degree `lnc` (ranks fill the
+  /// logical cores of a chip, then chips, then instances).
+  unsigned chipOfRank(int64_t r, unsigned lnc = 1) const {
+    return unsigned(r / ranksPerChip(lnc));
+  }
+  unsigned instanceOfRank(int64_t r, unsigned lnc = 1) const {
+    return unsigned(r / (int64_t(ranksPerChip(lnc)) * chipsPerInstance));
   }
 };
 

@@ -2,7 +2,9 @@
 //
 // See ChromeTrace.h. Format: the Trace Event Format ("traceEvents" array of
 // "M" metadata, "X" complete, "s"/"f" flow and "C" counter events, ts/dur in
-// microseconds), as read by chrome://tracing and Perfetto.
+// microseconds), as read by chrome://tracing and Perfetto. At LNC=2 each
+// physical core is its own process row (pid, pid + 1), its engines, queues
+// and SBUF/PSUM counters under it; HBM counters stay on the first row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,14 +52,26 @@ json sortIndex(int pid, int tid) {
 
 /// The instruction a record executed, or nullptr if the program has none there.
 const isa::Instruction *instructionOf(const Program &program, const InstructionRecord &r) {
-  const auto &stream = program.streams[size_t(r.engine) % isa::kNumEngines];
+  if (r.core >= program.lnc())
+    return nullptr;
+  const auto &stream = program.coreStreams(r.core)[size_t(r.engine) % isa::kNumEngines];
   return r.index < stream.size() ? &stream[r.index] : nullptr;
+}
+
+/// The semaphore a signal raises, as core x kNumSemaphores + id (a
+/// barrier's Nop raises the peer core's).
+unsigned raisedSemaphore(const Program &program, const InstructionRecord &r,
+                         const isa::Instruction &inst) {
+  unsigned core = inst.flags & isa::kFlagSignalPeer ? (r.core + 1) % program.lnc() : r.core;
+  return core * isa::kNumSemaphores + inst.signal;
 }
 
 /// The args of one slice: operands, synchronisation, source, amounts.
 json sliceArgs(const Program &program, const InstructionRecord &r) {
   json args = json::object();
   args["engine"] = std::string(isa::engineName(r.engine));
+  if (program.lnc() > 1)
+    args["core"] = r.core;
   args["index"] = r.index;
   if (const isa::Instruction *found = instructionOf(program, r)) {
     const isa::Instruction &inst = *found;
@@ -103,23 +117,24 @@ void addSemaphoreFlows(json &events, const Program &program, const Profile &prof
                    [](const auto *a, const auto *b) { return a->endNs < b->endNs; });
   std::map<unsigned, std::vector<const InstructionRecord *>> bySemaphore;
   for (const InstructionRecord *r : signals)
-    bySemaphore[instructionOf(program, *r)->signal].push_back(r);
+    bySemaphore[raisedSemaphore(program, *r, *instructionOf(program, *r))].push_back(r);
 
   uint64_t id = 0;
   for (const InstructionRecord &r : profile.trace) {
     const isa::Instruction *inst = instructionOf(program, r);
     for (unsigned w = 0; inst && w < inst->numWaits && w < isa::kMaxWaits; ++w) {
       const isa::SemaphoreWait &sw = inst->waits[w];
-      auto it = bySemaphore.find(sw.semaphore);
+      auto it = bySemaphore.find(r.core * isa::kNumSemaphores + sw.semaphore);
       if (sw.semaphore == isa::kNoSemaphore || sw.value == 0 || it == bySemaphore.end() ||
           sw.value > it->second.size())
         continue;
       const InstructionRecord *from = it->second[sw.value - 1];
       std::string name = "s" + std::to_string(sw.semaphore) + ">=" + std::to_string(sw.value);
       events.push_back({{"ph", "s"}, {"id", id}, {"name", name}, {"cat", "semaphore"},
-                        {"pid", pid}, {"tid", track.at(from)}, {"ts", from->startNs / 1e3}});
+                        {"pid", pid + from->core}, {"tid", track.at(from)},
+                        {"ts", from->startNs / 1e3}});
       events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", id}, {"name", name}, {"cat", "semaphore"},
-                        {"pid", pid}, {"tid", track.at(&r)}, {"ts", r.startNs / 1e3}});
+                        {"pid", pid + r.core}, {"tid", track.at(&r)}, {"ts", r.startNs / 1e3}});
       ++id;
     }
   }
@@ -175,7 +190,9 @@ void addOccupancyCounters(json &events, const Program &program, const Profile &p
                                                            : model->sbufPartitionBytes;
     std::string name = std::string(spaceName(space)) + " live (bytes per partition";
     name += capacity ? ", of " + std::to_string(capacity) + ")" : ")";
-    addCounter(events, pid, name, "bytes", occupancySteps(program, profile, space));
+    for (unsigned core = 0; core < program.lnc(); ++core)
+      addCounter(events, pid + int(core), name, "bytes",
+                 occupancySteps(program, profile, space, core));
   }
 }
 
@@ -189,7 +206,10 @@ std::string writeChromeTrace(const Program &program, const Profile &profile, int
                                   (profile.target.empty() ? program.target : profile.target) +
                                   " (simulated)"
                             : processName;
-  events.push_back(metadata("process_name", pid, 0, process));
+  const int cores = int(program.lnc());
+  for (int c = 0; c < cores; ++c)
+    events.push_back(metadata("process_name", pid + c, 0,
+                              cores > 1 ? process + " core " + std::to_string(c) : process));
 
   // Records in start order per track; lanes keep every tid non-overlapping.
   std::vector<const InstructionRecord *> order;
@@ -201,13 +221,16 @@ std::string writeChromeTrace(const Program &program, const Profile &profile, int
     return a->startNs != b->startNs ? a->startNs < b->startNs : a < b;
   });
 
-  std::map<int, std::vector<double>> laneEnds; // base track -> end time per lane
-  std::map<int, std::string> tracks;           // tid -> name, in tid order
+  // Per core: base track -> end time per lane; tid -> name, in tid order.
+  std::vector<std::map<int, std::vector<double>>> laneEndsOf(cores);
+  std::vector<std::map<int, std::string>> tracksOf(cores);
   TrackOf trackOf;
   json slices = json::array();
   for (const InstructionRecord *r : order) {
     int base = baseTrack(*r);
-    std::vector<double> &ends = laneEnds[base];
+    int core = std::min(int(r->core), cores - 1);
+    std::map<int, std::string> &tracks = tracksOf[core];
+    std::vector<double> &ends = laneEndsOf[core][base];
     size_t lane = 0;
     while (lane < ends.size() && ends[lane] > r->startNs)
       ++lane;
@@ -221,18 +244,20 @@ std::string writeChromeTrace(const Program &program, const Profile &profile, int
 
     json e = {{"ph", "X"}, {"name", std::string(isa::opcodeName(r->opcode))},
               {"cat", std::string(isa::engineName(r->engine))},
-              {"pid", pid}, {"tid", tid},
+              {"pid", pid + core}, {"tid", tid},
               {"ts", r->startNs / 1e3}, {"dur", std::max(0.0, r->endNs - r->startNs) / 1e3}};
     e["args"] = sliceArgs(program, *r);
     slices.push_back(std::move(e));
   }
 
   // Every compute engine gets a track even when idle, so traces line up.
-  for (int e = 0; e < int(isa::Engine::Dma); ++e)
-    tracks.emplace(e, trackName(e));
-  for (const auto &[tid, name] : tracks) {
-    events.push_back(metadata("thread_name", pid, tid, name));
-    events.push_back(sortIndex(pid, tid));
+  for (int c = 0; c < cores; ++c) {
+    for (int e = 0; e < int(isa::Engine::Dma); ++e)
+      tracksOf[c].emplace(e, trackName(e));
+    for (const auto &[tid, name] : tracksOf[c]) {
+      events.push_back(metadata("thread_name", pid + c, tid, name));
+      events.push_back(sortIndex(pid + c, tid));
+    }
   }
   for (json &s : slices)
     events.push_back(std::move(s));

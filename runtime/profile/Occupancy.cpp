@@ -11,13 +11,14 @@
 
 namespace trnc::profile {
 
-uint64_t peakAllocatedBytes(const Program &program, Allocation::Space space) {
+uint64_t peakAllocatedBytes(const Program &program, Allocation::Space space,
+                            unsigned core) {
   // A tile holds its bytes from its first instruction through its last:
   // +bytes at first, -bytes after last. Frees go before allocations at the
   // same position (last + 1 == another's first: the bytes are handed over).
   std::vector<std::pair<uint64_t, int64_t>> steps;
   for (const Allocation &a : program.allocations)
-    if (a.space == space) {
+    if (a.space == space && a.core == core) {
       steps.push_back({a.first, int64_t(a.bytes)});
       steps.push_back({a.last + 1, -int64_t(a.bytes)});
     }
@@ -32,7 +33,8 @@ uint64_t peakAllocatedBytes(const Program &program, Allocation::Space space) {
 
 std::vector<std::pair<double, double>> occupancySteps(const Program &program,
                                                       const Profile &profile,
-                                                      Allocation::Space space) {
+                                                      Allocation::Space space,
+                                                      unsigned core) {
   std::vector<std::pair<double, double>> steps;
   if (profile.trace.empty())
     return steps;
@@ -42,9 +44,10 @@ std::vector<std::pair<double, double>> occupancySteps(const Program &program,
   std::unordered_map<uint64_t, const InstructionRecord *> records;
   records.reserve(profile.trace.size());
   for (const InstructionRecord &r : profile.trace)
-    records.emplace(key(r.engine, r.index), &r);
+    if (r.core == core)
+      records.emplace(key(r.engine, r.index), &r);
   for (const Allocation &a : program.allocations) {
-    if (a.space != space)
+    if (a.space != space || a.core != core)
       continue;
     auto first = records.find(key(a.firstAt.engine, a.firstAt.index));
     auto last = records.find(key(a.lastAt.engine, a.lastAt.index));

@@ -19,15 +19,18 @@
 namespace trnc::profile {
 
 /// Most bytes per partition of `space` live at once, over program order:
-/// the allocator's peak, known without running the program.
-uint64_t peakAllocatedBytes(const Program &program, Allocation::Space space);
+/// the allocator's peak, known without running the program. `core`: the
+/// physical core whose SBUF/PSUM (LNC=2: each has its own).
+uint64_t peakAllocatedBytes(const Program &program, Allocation::Space space,
+                            unsigned core = 0);
 
 /// Bytes per partition of `space` live over simulated time as (ns, change)
 /// steps, from the run's per-instruction records (none without a trace).
 /// A tile whose instructions the records lack is left out.
 std::vector<std::pair<double, double>> occupancySteps(const Program &program,
                                                       const Profile &profile,
-                                                      Allocation::Space space);
+                                                      Allocation::Space space,
+                                                      unsigned core = 0);
 
 /// The most bytes live at once in occupancySteps' (ns, change) steps (the
 /// changes at one time applied together).

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <array>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -61,14 +62,31 @@ void printTop(std::ostringstream &os, const char *title, const std::vector<Bucke
        << "  " << b.count << "x " << b.label << "\n";
 }
 
+/// Physical core `core`'s engines (LNC=2: the profile has one set per core).
+const std::array<EngineProfile, isa::kNumEngines> &coreEngines(const Profile &p, unsigned core) {
+  return core ? p.peerEngines[core - 1] : p.engines;
+}
+
+unsigned profileCores(const Profile &p) { return 1 + unsigned(p.peerEngines.size()); }
+
 void printEngines(std::ostringstream &os, const Profile &p) {
-  os << "  engine      instrs        busy    util    sem wait\n";
-  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
-    const EngineProfile &ep = p.engines[e];
-    os << "  " << pad(std::string(isa::engineName(isa::Engine(e))), 8) << lpad(std::to_string(ep.instructions), 10)
-       << lpad(formatNs(ep.busyNs), 12) << lpad(formatPercent(ep.utilisation), 8)
-       << lpad(formatNs(ep.semaphoreWaitNs), 12) << "\n";
-  }
+  const unsigned cores = profileCores(p);
+  os << (cores > 1 ? "  core engine      instrs        busy    util    sem wait\n"
+                   : "  engine      instrs        busy    util    sem wait\n");
+  for (unsigned c = 0; c < cores; ++c)
+    for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+      const EngineProfile &ep = coreEngines(p, c)[e];
+      os << "  " << (cores > 1 ? pad(std::to_string(c), 5) : std::string())
+         << pad(std::string(isa::engineName(isa::Engine(e))), 8) << lpad(std::to_string(ep.instructions), 10)
+         << lpad(formatNs(ep.busyNs), 12) << lpad(formatPercent(ep.utilisation), 8)
+         << lpad(formatNs(ep.semaphoreWaitNs), 12) << "\n";
+    }
+}
+
+/// "per core", or at LNC=2 "per logical core (2 physical cores)".
+std::string perCore(const Profile &p) {
+  return p.lnc > 1 ? "per logical core (" + std::to_string(p.lnc) + " physical cores)"
+                   : std::string("per core");
 }
 
 /// "bf16 4.19 MFLOP at 78.6 TFLOP/s peak, f32 ..." for the dtypes matmuls ran at.
@@ -90,9 +108,10 @@ void printTensorEngine(std::ostringstream &os, const Profile &p) {
      << ", MFU " << formatPercent(p.mfu);
   std::string dtypes = matmulDTypesText(p);
   if (dtypes.empty())
-    os << " (no matmuls; peak per core " << formatCount(p.peakFlopsPerSecond, "FLOP/s") << " bf16)\n";
+    os << " (no matmuls; peak " << perCore(p) << " " << formatCount(p.peakFlopsPerSecond, "FLOP/s")
+       << " bf16)\n";
   else
-    os << " against the peak of each matmul dtype: " << dtypes << " per core\n";
+    os << " against the peak of each matmul dtype: " << dtypes << " " << perCore(p) << "\n";
 }
 
 std::string histogramText(const Profile &p) {
@@ -168,11 +187,12 @@ const char *verdictName(Verdict::Kind kind) {
 
 Verdict classify(const Profile &p) {
   Verdict v;
-  for (unsigned e = 0; e < unsigned(isa::Engine::Dma); ++e)
-    if (p.engines[e].utilisation > v.busiestUtilisation) {
-      v.busiestUtilisation = p.engines[e].utilisation;
-      v.busiestEngine = isa::Engine(e);
-    }
+  for (unsigned c = 0; c < profileCores(p); ++c)
+    for (unsigned e = 0; e < unsigned(isa::Engine::Dma); ++e)
+      if (coreEngines(p, c)[e].utilisation > v.busiestUtilisation) {
+        v.busiestUtilisation = coreEngines(p, c)[e].utilisation;
+        v.busiestEngine = isa::Engine(e);
+      }
   std::string busiest = std::string(isa::engineName(v.busiestEngine)) + " engine " +
                         formatPercent(v.busiestUtilisation) + " busy";
   std::string memory = "HBM traffic at " + formatPercent(p.mbu) + " of bandwidth";
@@ -186,7 +206,7 @@ Verdict classify(const Profile &p) {
   } else if (p.mbu >= kMemoryBoundBandwidth) {
     v.kind = Verdict::Kind::MemoryBound;
     v.reason = "memory-bound: " + memory + ", busiest " + busiest + rule;
-  } else if (double dma = p.engines[size_t(isa::Engine::Dma)].utilisation;
+  } else if (double dma = coreEngines(p, 0)[size_t(isa::Engine::Dma)].utilisation;
              dma >= kComputeBoundUtilisation) {
     // The queues are what the engines wait on, yet bandwidth is not the limit:
     // per-transfer fixed costs (many small transfers) are.
@@ -213,7 +233,7 @@ std::string summarize(const Program &program, const Profile &p) {
   printTensorEngine(os, p);
   os << "  memory: " << formatBytes(double(p.dmaBytes)) << " moved by DMA, " << formatBytes(double(p.hbmBytes))
      << " to/from HBM; MBU " << formatPercent(p.mbu) << " of "
-     << formatCount(p.peakHbmBytesPerSecond, "B/s") << " per core\n";
+     << formatCount(p.peakHbmBytesPerSecond, "B/s") << " " << perCore(p) << "\n";
   printOnChipMemory(os, program, p);
   os << "  semaphore wait: " << formatNs(p.semaphoreWaitNs) << " summed over engines\n";
   if (p.collectives)

@@ -6,6 +6,8 @@
 
 #include "sim/DmaQueues.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -26,8 +28,11 @@ void DmaQueues::begin(Active &a, double at) {
   a.rate = 0;
 }
 
-void DmaQueues::dispatch(unsigned queue, const DmaTransfer &t) {
-  std::deque<Active> &q = queues[queue % queues.size()];
+void DmaQueues::dispatch(unsigned queue, const DmaTransfer &transfer) {
+  DmaTransfer t = transfer;
+  t.core = uint8_t(t.core % (queues.size() / isa::kNumDmaQueues));
+  std::deque<Active> &q =
+      queues[size_t(t.core) * isa::kNumDmaQueues + queue % isa::kNumDmaQueues];
   q.push_back(Active{t});
   if (q.size() == 1) {
     begin(q.front(), t.dispatchNs);
@@ -56,34 +61,45 @@ double DmaQueues::nextEventNs() const {
 
 void DmaQueues::rerate() {
   // Progressive filling: raise every unfrozen rate together until a
-  // transfer reaches its own rate or a resource (DMA, HBM) is full; freeze
-  // those; repeat. Each round freezes at least one transfer.
+  // transfer reaches its own rate or a resource (a core's DMA, the shared
+  // HBM) is full; freeze those; repeat. Each round freezes at least one
+  // transfer.
   std::vector<Active *> open;
   for (std::deque<Active> &q : queues)
     if (!q.empty() && moving(q.front()) && !timed(q.front())) {
       q.front().rate = 0;
       open.push_back(&q.front());
     }
-  double usedDma = 0, usedHbm = 0;
+  const size_t cores = queues.size() / isa::kNumDmaQueues;
+  // Small inline vectors: rerate runs at every DMA event.
+  llvm::SmallVector<double, 2> usedDma(cores, 0.0);
+  llvm::SmallVector<size_t, 2> perCore(cores, 0);
+  double usedHbm = 0;
   while (!open.empty()) {
-    size_t n = open.size(), nHbm = 0;
-    double step = (dmaCap - usedDma) / double(n);
+    size_t nHbm = 0;
+    std::fill(perCore.begin(), perCore.end(), 0);
+    double step = std::numeric_limits<double>::infinity();
     for (Active *a : open) {
       nHbm += a->t.touchesHbm;
+      ++perCore[a->t.core];
       step = std::min(step, a->t.aloneBytesPerNs - a->rate);
     }
+    for (size_t c = 0; c < cores; ++c)
+      if (perCore[c])
+        step = std::min(step, (dmaCap - usedDma[c]) / double(perCore[c]));
     if (nHbm)
       step = std::min(step, (hbmCap - usedHbm) / double(nHbm));
     step = std::max(step, 0.0);
     for (Active *a : open)
       a->rate += step;
-    usedDma += step * double(n);
+    for (size_t c = 0; c < cores; ++c)
+      usedDma[c] += step * double(perCore[c]);
     usedHbm += step * double(nHbm);
-    bool dmaFull = usedDma >= dmaCap * (1 - 1e-12);
     bool hbmFull = usedHbm >= hbmCap * (1 - 1e-12);
     std::vector<Active *> still;
     for (Active *a : open)
-      if (!(dmaFull || (a->t.touchesHbm && hbmFull) ||
+      if (!(usedDma[a->t.core] >= dmaCap * (1 - 1e-12) ||
+            (a->t.touchesHbm && hbmFull) ||
             a->rate >= a->t.aloneBytesPerNs * (1 - 1e-12)))
         still.push_back(a);
     if (still.size() == open.size()) // no progress possible (zero caps)

@@ -1,10 +1,13 @@
 //===- DmaQueues.h - DMA queues sharing the core's bandwidth ------*- C++ -*-===//
 //
-// The 16 DMA queues of a core as a fluid model. Each queue serialises its
+// The 16 DMA queues of a core (of each physical core of a logical core at
+// LNC=2) as a fluid model. Each queue serialises its
 // transfers: a transfer starts when it is dispatched and the queue's previous
 // transfer has ended, spends the fixed ~1.3 us, then moves its bytes. The
-// transfers moving bytes at one time share the core's DMA bandwidth (and,
-// those touching HBM, its HBM share) max-min fairly, none above the rate it
+// transfers moving bytes at one time share their core's DMA bandwidth (and,
+// those touching HBM, the HBM share, which at LNC=2 both physical cores'
+// transfers share: the pair's two shares of the chip's HBM bandwidth)
+// max-min fairly, none above the rate it
 // reaches alone; rates are recomputed whenever a transfer starts or ends its
 // data phase, so a transfer slows while others run and speeds up when they
 // end, and the rates in flight never sum above either cap. A job of fixed
@@ -28,6 +31,7 @@ namespace trnc::sim {
 
 struct DmaTransfer {
   const isa::Instruction *inst = nullptr;
+  uint8_t core = 0; ///< the physical core whose queue runs it
   uint32_t index = 0;
   double issueNs = 0, dispatchNs = 0;
   uint64_t bytes = 0;
@@ -47,11 +51,15 @@ struct DmaDone {
 
 class DmaQueues {
 public:
-  DmaQueues(double fixedNs, double dmaBytesPerNs, double hbmBytesPerNs)
-      : fixedNs(fixedNs), dmaCap(dmaBytesPerNs), hbmCap(hbmBytesPerNs) {}
+  /// `dmaBytesPerNs`: one core's DMA bandwidth (each of `cores` has its
+  /// own); `hbmBytesPerNs`: the HBM bandwidth all cores' transfers share.
+  DmaQueues(double fixedNs, double dmaBytesPerNs, double hbmBytesPerNs,
+            unsigned cores = 1)
+      : fixedNs(fixedNs), dmaCap(dmaBytesPerNs), hbmCap(hbmBytesPerNs),
+        queues(size_t(cores ? cores : 1) * isa::kNumDmaQueues) {}
 
-  /// Queues `t` on `queue` at `t.dispatchNs` (call advanceTo(dispatchNs)
-  /// first: dispatch times never go back).
+  /// Queues `t` on queue `queue` of core `t.core` at `t.dispatchNs` (call
+  /// advanceTo(dispatchNs) first: dispatch times never go back).
   void dispatch(unsigned queue, const DmaTransfer &t);
   /// When the next transfer ends its fixed phase or its data phase, under
   /// the current rates (infinity when no transfer is queued).
@@ -72,7 +80,7 @@ private:
 
   double fixedNs, dmaCap, hbmCap;
   double now = 0;
-  std::array<std::deque<Active>, isa::kNumDmaQueues> queues;
+  std::vector<std::deque<Active>> queues; // core x kNumDmaQueues + queue
 };
 
 } // namespace trnc::sim

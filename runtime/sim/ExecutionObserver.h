@@ -23,12 +23,14 @@ public:
   virtual ~ExecutionObserver() = default;
   /// A run of `program` begins.
   virtual void onStart(const Program &program) {}
-  /// Instruction `index` of `engine`'s stream executes (its waits are met;
-  /// it has not signalled yet).
-  virtual void onExecute(isa::Engine engine, size_t index,
+  /// Instruction `index` of `engine`'s stream on physical core `core` (0
+  /// but at LNC=2) executes (its waits are met; it has not signalled yet).
+  virtual void onExecute(unsigned core, isa::Engine engine, size_t index,
                          const isa::Instruction &inst) = 0;
-  /// That instruction then raised semaphore `semaphore` to `value`.
-  virtual void onSignal(isa::Engine engine, size_t index, uint8_t semaphore,
+  /// That instruction then raised semaphore `semaphore` of physical core
+  /// `semaphoreCore` (its own, or the peer's for a barrier) to `value`.
+  virtual void onSignal(unsigned core, isa::Engine engine, size_t index,
+                        unsigned semaphoreCore, uint8_t semaphore,
                         uint32_t value) {}
   /// The run ended; return an error to fail it (e.g. races were found).
   virtual llvm::Error onFinish() { return llvm::Error::success(); }

@@ -22,6 +22,7 @@ namespace trnc {
 
 /// One executed instruction in simulated time (nanoseconds from the start).
 struct InstructionRecord {
+  uint8_t core = 0;           // physical core (LNC=2: 0 or 1)
   isa::Engine engine = isa::Engine::Vector;
   uint16_t dmaQueue = 0;      // DMA only
   uint32_t index = 0;         // position in its engine's stream
@@ -58,9 +59,17 @@ struct DmaQueueProfile {
 
 struct Profile {
   std::string target;
+  /// Physical cores the program ran on (its LNC degree). At 2 the peaks
+  /// below (FLOP/s, HBM bytes/s) are the pair's, twice one core's, and
+  /// totalNs is the later core's finish.
+  unsigned lnc = 1;
   double totalNs = 0;
+  /// Physical core 0's engines (the whole program at LNC=1).
   std::array<EngineProfile, isa::kNumEngines> engines{};
-  std::vector<DmaQueueProfile> dmaQueues; // one per queue used (16)
+  /// At LNC=2, physical core 1's engines (one entry); empty at LNC=1.
+  std::vector<std::array<EngineProfile, isa::kNumEngines>> peerEngines;
+  /// One per queue: core 0's 16, then (LNC=2) core 1's 16.
+  std::vector<DmaQueueProfile> dmaQueues;
 
   // Tensor Engine. HFU counts all Tensor Engine work (incl. transposes via
   // identity matmuls); MFU only useful matmul FLOPs. Each dtype's FLOPs are

@@ -7,6 +7,11 @@
 // stream only issues in order: a DMA inherits every wait of the DMAs issued
 // before it (kept in `dmaIssue`), but not their completion.
 //
+// At LNC=2 every agent, signaller and semaphore is per physical core (agent
+// id = core x kNumOrderedAgents + agent); a barrier's Nop signals the peer
+// core's semaphore, which is how one core's clock joins the other's. SBUF
+// and PSUM are per core; HBM regions are shared by both.
+//
 // Clocks: clock[a][f] is the number of instructions of agent f known to
 // have completed before agent a's current instruction. Each signal stores
 // the signaller's clock (as of that instruction) per semaphore and
@@ -52,20 +57,28 @@ using namespace isa;
 
 namespace {
 
-using Clock = std::array<uint32_t, kNumOrderedAgents>;
-/// Signallers: the ordered agents, plus the DMA stream's own Nops (which
-/// complete when issued, in issue order).
+/// Ordered agents of every physical core: core x kNumOrderedAgents + agent.
+constexpr unsigned kNumAgents = kMaxLnc * kNumOrderedAgents;
+using Clock = std::array<uint32_t, kNumAgents>;
+/// Signallers of one core: its ordered agents, plus its DMA stream's own
+/// Nops (which complete when issued, in issue order). Globally core x
+/// kSignallersPerCore + signaller.
 constexpr unsigned kDmaIssuer = kNumOrderedAgents;
-constexpr unsigned kNumSignallers = kNumOrderedAgents + 1;
+constexpr unsigned kSignallersPerCore = kNumOrderedAgents + 1;
+constexpr unsigned kNumSignallers = kMaxLnc * kSignallersPerCore;
+/// Semaphores of every core: core x kNumSemaphores + semaphore.
+constexpr unsigned kAllSemaphores = kMaxLnc * kNumSemaphores;
 constexpr uint32_t kNoPosition = std::numeric_limits<uint32_t>::max();
 
 void join(Clock &into, const Clock &other) {
-  for (unsigned f = 0; f < kNumOrderedAgents; ++f)
+  for (unsigned f = 0; f < kNumAgents; ++f)
     into[f] = std::max(into[f], other[f]);
 }
 
-/// Memory spaces: 0 = SBUF, 1 = PSUM, 2 + r = HBM region r.
-constexpr unsigned kSbufSpace = 0, kPsumSpace = 1, kFirstHbmSpace = 2;
+/// Memory spaces: 2 x core = its SBUF, 2 x core + 1 = its PSUM, then
+/// kFirstHbmSpace + r = HBM region r (shared by the cores).
+constexpr unsigned kSbufSpace = 0, kPsumSpace = 1,
+                   kFirstHbmSpace = 2 * kMaxLnc;
 
 struct Footprint {
   unsigned space;
@@ -77,7 +90,7 @@ struct Footprint {
 /// The bytes an access pattern can touch: its extent, the same conservative
 /// footprint the compiler's semaphore scheduler uses. The program is
 /// verified, so every sum below stays far inside 64 bits.
-Footprint footprintOf(const AccessPattern &ap, bool write) {
+Footprint footprintOf(const AccessPattern &ap, bool write, unsigned core) {
   int64_t lo = 0, hi = 0;
   for (unsigned i = 0; i < ap.numDims; ++i) {
     int64_t reach = ap.stride[i] * int64_t(ap.count[i] - 1);
@@ -92,7 +105,7 @@ Footprint footprintOf(const AccessPattern &ap, bool write) {
     fp.pBegin = 0;
     fp.pEnd = 1;
   } else {
-    fp.space = ap.mem == MemKind::SBUF ? kSbufSpace : kPsumSpace;
+    fp.space = 2 * core + (ap.mem == MemKind::SBUF ? kSbufSpace : kPsumSpace);
     fp.pBegin = ap.partitionStart;
     fp.pEnd = uint32_t(ap.partitionStart) + ap.partitionCount;
   }
@@ -102,12 +115,11 @@ Footprint footprintOf(const AccessPattern &ap, bool write) {
   return fp;
 }
 
-std::string spaceName(unsigned space) {
-  if (space == kSbufSpace)
-    return "SBUF";
-  if (space == kPsumSpace)
-    return "PSUM";
-  return "HBM region " + std::to_string(space - kFirstHbmSpace);
+std::string spaceName(unsigned space, bool manyCores) {
+  if (space >= kFirstHbmSpace)
+    return "HBM region " + std::to_string(space - kFirstHbmSpace);
+  std::string core = manyCores ? "core " + std::to_string(space / 2) + " " : "";
+  return core + (space % 2 == kSbufSpace ? "SBUF" : "PSUM");
 }
 
 /// One access that may still race with a later one: `index` is the
@@ -126,6 +138,7 @@ struct Segment {
 using SegmentMap = std::map<uint64_t, Segment>; // keyed by segment begin
 
 struct Race {
+  unsigned firstCore, secondCore;
   Engine firstEngine, secondEngine;
   uint32_t firstIndex, secondIndex;
   bool firstWrites, secondWrites;
@@ -134,9 +147,16 @@ struct Race {
   uint64_t begin, end;
 };
 
-uint64_t instructionKey(unsigned engine, uint32_t index) {
-  return (uint64_t(engine) << 32) | index;
+uint64_t instructionKey(unsigned core, unsigned engine, uint32_t index) {
+  return (uint64_t(core) << 40) | (uint64_t(engine) << 32) | index;
 }
+
+/// An instruction by its core, engine and stream position.
+struct Where {
+  unsigned core;
+  Engine engine;
+  uint32_t index;
+};
 
 /// Distinct pairs remembered for de-duplication; past it, repeats count again.
 constexpr size_t kMaxRememberedPairs = 1 << 20;
@@ -146,20 +166,24 @@ constexpr size_t kMaxRememberedPairs = 1 << 20;
 struct RaceChecker::Impl {
   RaceCheckerOptions options;
   const Program *program = nullptr;
-  std::array<Clock, kNumOrderedAgents> clocks{};
-  Clock dmaIssue{}; // what every later DMA knows (the waits before it)
-  std::array<size_t, kNumOrderedAgents> remaining{}; // instructions not yet run
-  // Per DMA stream index: its position in its queue (kNoPosition for a
-  // Nop), and its clock while it runs (until its signal).
-  std::vector<uint32_t> dmaPosition;
-  llvm::DenseMap<uint32_t, Clock> dmaRunning;
-  std::array<std::vector<uint32_t>, kNumDmaQueues> queueToStream;
+  std::array<Clock, kNumAgents> clocks{};
+  // Per core: what every later DMA of its stream knows (the waits before it).
+  std::array<Clock, kMaxLnc> dmaIssue{};
+  std::array<size_t, kNumAgents> remaining{}; // instructions not yet run
+  // Per core and DMA stream index: its position in its queue (kNoPosition
+  // for a Nop), and its clock while it runs (until its signal; keyed by
+  // core << 32 | index).
+  std::array<std::vector<uint32_t>, kMaxLnc> dmaPosition;
+  llvm::DenseMap<uint64_t, Clock> dmaRunning;
+  std::array<std::array<std::vector<uint32_t>, kNumDmaQueues>, kMaxLnc>
+      queueToStream;
   // signalled[s][a][k]: clock of signaller a's (k+1)-th signal of s;
-  // signals[s][a]: how many the whole program has, and their total.
-  std::array<std::array<std::vector<Clock>, kNumSignallers>, kNumSemaphores>
+  // signals[s][a]: how many the whole program has, and their total
+  // (global semaphore and signaller ids).
+  std::array<std::array<std::vector<Clock>, kNumSignallers>, kAllSemaphores>
       signalled;
-  std::array<std::array<uint32_t, kNumSignallers>, kNumSemaphores> signals{};
-  std::array<uint64_t, kNumSemaphores> totalSignals{};
+  std::array<std::array<uint32_t, kNumSignallers>, kAllSemaphores> signals{};
+  std::array<uint64_t, kAllSemaphores> totalSignals{};
   std::vector<SegmentMap> spaces;
   size_t live = 0, pruneAt = 0, peakLive = 0;
 
@@ -170,23 +194,22 @@ struct RaceChecker::Impl {
   void reset(const Program &p);
   void access(const Footprint &fp, unsigned agent, uint32_t index,
               const Clock &clock);
-  void wait(const SemaphoreWait &w, Clock &clock) const;
-  std::pair<Engine, uint32_t> instructionOf(unsigned agent,
-                                            uint32_t index) const;
+  void wait(unsigned core, const SemaphoreWait &w, Clock &clock) const;
+  Where instructionOf(unsigned agent, uint32_t index) const;
   void splitAt(SegmentMap &map, uint64_t at);
   void report(const Record &r, unsigned agent, uint32_t index,
               const Footprint &fp, uint64_t segBegin, uint64_t segEnd);
   void prune();
   std::string describe(const Race &race) const;
-  void accessAll(const Instruction &inst, unsigned agent, uint32_t index,
-                 const Clock &clock) {
+  void accessAll(unsigned core, const Instruction &inst, unsigned agent,
+                 uint32_t index, const Clock &clock) {
     // dma_indirect: its HBM pattern spans the table's N rows, so the
     // footprint is every row the index tile could name (conservative).
     const std::pair<const AccessPattern *, bool> operands[] = {
         {&inst.src0, false}, {&inst.src1, false}, {&inst.dst, true}};
     for (auto [ap, write] : operands)
       if (ap->present())
-        access(footprintOf(*ap, write), agent, index, clock);
+        access(footprintOf(*ap, write, core), agent, index, clock);
   }
 };
 
@@ -194,7 +217,8 @@ void RaceChecker::Impl::reset(const Program &p) {
   program = &p;
   for (Clock &c : clocks)
     c.fill(0);
-  dmaIssue.fill(0);
+  for (Clock &c : dmaIssue)
+    c.fill(0);
   remaining.fill(0);
   for (auto &perSem : signalled)
     for (auto &list : perSem)
@@ -202,32 +226,40 @@ void RaceChecker::Impl::reset(const Program &p) {
   for (auto &perSem : signals)
     perSem.fill(0);
   totalSignals.fill(0);
-  dmaPosition.clear();
   dmaRunning.clear();
-  for (auto &q : queueToStream)
-    q.clear();
-  for (unsigned e = 0; e < kNumEngines; ++e) {
-    for (size_t i = 0; i < p.streams[e].size(); ++i) {
-      const Instruction &inst = p.streams[e][i];
-      unsigned signaller = orderedAgent(Engine(e), inst.dmaQueue);
-      if (Engine(e) == Engine::Dma) {
-        if (isDmaTransfer(inst.opcode)) {
-          auto &q = queueToStream[inst.dmaQueue % kNumDmaQueues];
-          dmaPosition.push_back(uint32_t(q.size()));
-          q.push_back(uint32_t(i));
-        } else {
-          dmaPosition.push_back(kNoPosition);
-          signaller = kDmaIssuer;
+  for (unsigned c = 0; c < kMaxLnc; ++c) {
+    dmaPosition[c].clear();
+    for (auto &q : queueToStream[c])
+      q.clear();
+  }
+  const unsigned lnc = std::min(p.lnc(), kMaxLnc);
+  for (unsigned c = 0; c < lnc; ++c)
+    for (unsigned e = 0; e < kNumEngines; ++e) {
+      const auto &stream = p.coreStreams(c)[e];
+      for (size_t i = 0; i < stream.size(); ++i) {
+        const Instruction &inst = stream[i];
+        unsigned signaller = orderedAgent(Engine(e), inst.dmaQueue);
+        if (Engine(e) == Engine::Dma) {
+          if (isDmaTransfer(inst.opcode)) {
+            auto &q = queueToStream[c][inst.dmaQueue % kNumDmaQueues];
+            dmaPosition[c].push_back(uint32_t(q.size()));
+            q.push_back(uint32_t(i));
+          } else {
+            dmaPosition[c].push_back(kNoPosition);
+            signaller = kDmaIssuer;
+          }
+        }
+        if (signaller < kNumOrderedAgents)
+          ++remaining[c * kNumOrderedAgents + signaller];
+        if (inst.signal < kNumSemaphores) {
+          // A barrier's Nop raises the peer core's semaphore.
+          unsigned target = inst.flags & kFlagSignalPeer ? (c + 1) % lnc : c;
+          unsigned sem = target * kNumSemaphores + inst.signal;
+          ++signals[sem][c * kSignallersPerCore + signaller];
+          ++totalSignals[sem];
         }
       }
-      if (signaller < kNumOrderedAgents)
-        ++remaining[signaller];
-      if (inst.signal < kNumSemaphores) {
-        ++signals[inst.signal][signaller];
-        ++totalSignals[inst.signal];
-      }
     }
-  }
   spaces.assign(kFirstHbmSpace + p.regions.size(), SegmentMap());
   live = peakLive = 0;
   pruneAt = 4096;
@@ -293,12 +325,12 @@ void RaceChecker::Impl::access(const Footprint &fp, unsigned agent,
     prune();
 }
 
-std::pair<Engine, uint32_t>
-RaceChecker::Impl::instructionOf(unsigned agent, uint32_t index) const {
+Where RaceChecker::Impl::instructionOf(unsigned agent, uint32_t index) const {
+  unsigned core = agent / kNumOrderedAgents, local = agent % kNumOrderedAgents;
   unsigned first = orderedAgent(Engine::Dma, 0);
-  if (agent < first)
-    return {Engine(agent), index};
-  return {Engine::Dma, queueToStream[agent - first][index]};
+  if (local < first)
+    return {core, Engine(local), index};
+  return {core, Engine::Dma, queueToStream[core][local - first][index]};
 }
 
 void RaceChecker::Impl::report(const Record &r, unsigned agent,
@@ -306,10 +338,11 @@ void RaceChecker::Impl::report(const Record &r, unsigned agent,
                                uint64_t segBegin, uint64_t segEnd) {
   uint32_t pBegin = std::max(r.pBegin, fp.pBegin);
   uint32_t pEnd = std::min(r.pEnd, fp.pEnd);
-  auto [firstEngine, firstIndex] = instructionOf(r.agent, r.index);
-  auto [secondEngine, secondIndex] = instructionOf(agent, index);
-  auto key = std::make_pair(instructionKey(unsigned(firstEngine), firstIndex),
-                            instructionKey(unsigned(secondEngine), secondIndex));
+  Where first = instructionOf(r.agent, r.index);
+  Where second = instructionOf(agent, index);
+  auto key = std::make_pair(
+      instructionKey(first.core, unsigned(first.engine), first.index),
+      instructionKey(second.core, unsigned(second.engine), second.index));
   auto found = pairs.find(key);
   if (found != pairs.end()) {
     // The same pair over more segments: widen the reported overlap.
@@ -327,9 +360,9 @@ void RaceChecker::Impl::report(const Record &r, unsigned agent,
   ++numRaces;
   unsigned slot = unsigned(races.size());
   if (races.size() < options.maxReported)
-    races.push_back({firstEngine, secondEngine, firstIndex, secondIndex,
-                     r.write, fp.write, fp.space, pBegin, pEnd, segBegin,
-                     segEnd});
+    races.push_back({first.core, second.core, first.engine, second.engine,
+                     first.index, second.index, r.write, fp.write, fp.space,
+                     pBegin, pEnd, segBegin, segEnd});
   else
     slot = std::numeric_limits<unsigned>::max();
   if (pairs.size() < kMaxRememberedPairs)
@@ -341,9 +374,9 @@ void RaceChecker::Impl::prune() {
   // again (a DMA's clock only grows from its queue's).
   Clock frontier;
   frontier.fill(std::numeric_limits<uint32_t>::max());
-  for (unsigned a = 0; a < kNumOrderedAgents; ++a)
+  for (unsigned a = 0; a < kNumAgents; ++a)
     if (remaining[a])
-      for (unsigned f = 0; f < kNumOrderedAgents; ++f)
+      for (unsigned f = 0; f < kNumAgents; ++f)
         frontier[f] = std::min(frontier[f], clocks[a][f]);
   for (SegmentMap &map : spaces) {
     for (auto it = map.begin(); it != map.end();) {
@@ -361,11 +394,14 @@ void RaceChecker::Impl::prune() {
 
 std::string RaceChecker::Impl::describe(const Race &race) const {
   auto verb = [](bool write) { return write ? " writes" : " reads"; };
-  std::string s = describeInstruction(*program, race.firstEngine, race.firstIndex) +
-                  verb(race.firstWrites) + " and " +
-                  describeInstruction(*program, race.secondEngine,
-                                      race.secondIndex) +
-                  verb(race.secondWrites) + " " + spaceName(race.space);
+  std::string s =
+      describeInstruction(*program, race.firstCore, race.firstEngine,
+                          race.firstIndex) +
+      verb(race.firstWrites) + " and " +
+      describeInstruction(*program, race.secondCore, race.secondEngine,
+                          race.secondIndex) +
+      verb(race.secondWrites) + " " +
+      spaceName(race.space, program->lnc() > 1);
   if (race.space < kFirstHbmSpace)
     s += " partitions " + std::to_string(race.pBegin) + ".." +
          std::to_string(race.pEnd) + ", bytes " + std::to_string(race.begin) +
@@ -384,86 +420,99 @@ RaceChecker::~RaceChecker() = default;
 
 void RaceChecker::onStart(const Program &program) { impl->reset(program); }
 
-void RaceChecker::Impl::wait(const SemaphoreWait &w, Clock &clock) const {
+void RaceChecker::Impl::wait(unsigned core, const SemaphoreWait &w,
+                             Clock &clock) const {
   if (w.value == 0 || w.semaphore >= kNumSemaphores)
     return; // met from the start: orders nothing
+  unsigned sem = core * kNumSemaphores + w.semaphore; // a core waits on its own
   for (unsigned a = 0; a < kNumSignallers; ++a) {
-    uint64_t mine = signals[w.semaphore][a];
-    uint64_t others = totalSignals[w.semaphore] - mine;
+    uint64_t mine = signals[sem][a];
+    uint64_t others = totalSignals[sem] - mine;
     if (!mine || w.value <= others)
       continue; // the others alone could have raised it that far
     uint64_t k = w.value - others; // signals of `a` proven done
-    const auto &list = signalled[w.semaphore][a];
+    const auto &list = signalled[sem][a];
     if (k <= list.size())
       join(clock, list[k - 1]);
   }
 }
 
-void RaceChecker::onExecute(Engine engine, size_t index,
+void RaceChecker::onExecute(unsigned core, Engine engine, size_t index,
                             const Instruction &inst) {
   Impl &s = *impl;
+  if (core >= kMaxLnc)
+    return;
   uint32_t i = uint32_t(index);
   unsigned waits = std::min<unsigned>(inst.numWaits, kMaxWaits);
+  const unsigned base = core * kNumOrderedAgents;
   if (engine != Engine::Dma) {
-    unsigned e = unsigned(engine);
+    unsigned e = base + unsigned(engine);
     Clock &clock = s.clocks[e];
     clock[e] = std::max(clock[e], i);
     for (unsigned w = 0; w < waits; ++w)
-      s.wait(inst.waits[w], clock);
-    s.accessAll(inst, e, i, clock);
+      s.wait(core, inst.waits[w], clock);
+    s.accessAll(core, inst, e, i, clock);
     if (s.remaining[e])
       --s.remaining[e];
     return;
   }
   // The DMA stream: waits hold back this and every later DMA's issue.
+  Clock &issue = s.dmaIssue[core];
   for (unsigned w = 0; w < waits; ++w)
-    s.wait(inst.waits[w], s.dmaIssue);
-  uint32_t pos = index < s.dmaPosition.size() ? s.dmaPosition[index]
-                                              : kNoPosition;
+    s.wait(core, inst.waits[w], issue);
+  const auto &positions = s.dmaPosition[core];
+  uint32_t pos = index < positions.size() ? positions[index] : kNoPosition;
   bool signals = inst.signal < kNumSemaphores;
+  uint64_t key = (uint64_t(core) << 32) | i;
   if (pos == kNoPosition) { // a Nop: no accesses, done when issued
     if (signals)
-      s.dmaRunning[i] = s.dmaIssue;
+      s.dmaRunning[key] = issue;
     return;
   }
-  unsigned a = orderedAgent(Engine::Dma, inst.dmaQueue);
+  unsigned a = base + orderedAgent(Engine::Dma, inst.dmaQueue);
   Clock &clock = s.clocks[a];
-  join(clock, s.dmaIssue);
+  join(clock, issue);
   clock[a] = std::max(clock[a], pos);
-  s.accessAll(inst, a, pos, clock);
+  s.accessAll(core, inst, a, pos, clock);
   if (signals) {
     Clock done = clock;
     done[a] = std::max(done[a], pos + 1);
-    s.dmaRunning[i] = done;
+    s.dmaRunning[key] = done;
   }
   if (s.remaining[a])
     --s.remaining[a];
 }
 
-void RaceChecker::onSignal(Engine engine, size_t index, uint8_t semaphore,
+void RaceChecker::onSignal(unsigned core, Engine engine, size_t index,
+                           unsigned semaphoreCore, uint8_t semaphore,
                            uint32_t value) {
   Impl &s = *impl;
-  if (semaphore >= kNumSemaphores || value == 0)
+  if (semaphore >= kNumSemaphores || value == 0 || core >= kMaxLnc ||
+      semaphoreCore >= kMaxLnc)
     return;
   unsigned signaller;
   Clock clock;
   if (engine != Engine::Dma) {
+    unsigned agent = core * kNumOrderedAgents + unsigned(engine);
     signaller = unsigned(engine);
-    Clock &mine = s.clocks[signaller];
-    mine[signaller] = std::max(mine[signaller], uint32_t(index + 1));
+    Clock &mine = s.clocks[agent];
+    mine[agent] = std::max(mine[agent], uint32_t(index + 1));
     clock = mine;
   } else {
-    auto it = s.dmaRunning.find(uint32_t(index));
+    auto it = s.dmaRunning.find((uint64_t(core) << 32) | uint32_t(index));
     if (it == s.dmaRunning.end())
       return;
     clock = it->second;
     s.dmaRunning.erase(it);
-    const Instruction &inst = s.program->streams[size_t(Engine::Dma)][index];
+    const Instruction &inst =
+        s.program->coreStreams(core)[size_t(Engine::Dma)][index];
     signaller = isDmaTransfer(inst.opcode)
                     ? orderedAgent(Engine::Dma, inst.dmaQueue)
                     : kDmaIssuer;
   }
-  s.signalled[semaphore][signaller].push_back(clock);
+  s.signalled[semaphoreCore * kNumSemaphores + semaphore]
+             [core * kSignallersPerCore + signaller]
+                 .push_back(clock);
 }
 
 llvm::Error RaceChecker::onFinish() {

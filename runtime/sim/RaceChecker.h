@@ -18,7 +18,10 @@
 // partition or HBM region; the pattern's extent, as the compiler's
 // scheduler computes it) kept in per-space segment maps, superseded by later
 // covering accesses and pruned once every engine still running has them in
-// its past, so the cost stays near-linear in the program length.
+// its past, so the cost stays near-linear in the program length. At LNC=2
+// the agents, semaphores, SBUF and PSUM are per physical core and HBM is
+// shared: a write on one core and an access of the same bytes on the other
+// that no barrier orders is a race like any other.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -40,9 +43,10 @@ public:
   ~RaceChecker() override;
 
   void onStart(const Program &program) override;
-  void onExecute(isa::Engine engine, size_t index,
+  void onExecute(unsigned core, isa::Engine engine, size_t index,
                  const isa::Instruction &inst) override;
-  void onSignal(isa::Engine engine, size_t index, uint8_t semaphore,
+  void onSignal(unsigned core, isa::Engine engine, size_t index,
+                unsigned semaphoreCore, uint8_t semaphore,
                 uint32_t value) override;
   /// Fails with the list of races (capped) and their count, if any.
   llvm::Error onFinish() override;

@@ -35,15 +35,16 @@ uint64_t programKey(const Program &program, bool timed) {
               llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(p), n)) ^
           (key * 0x9E3779B97F4A7C15ull);
   };
-  for (const auto &stream : program.streams) {
-    uint64_t n = stream.size();
-    mix(&n, sizeof n);
-    for (const isa::Instruction &inst : stream) {
-      uint8_t word[isa::kInstructionBytes];
-      isa::encode(inst, word); // the canonical bytes (no struct padding)
-      mix(word, sizeof word);
+  for (unsigned c = 0; c < program.lnc(); ++c) // every physical core's
+    for (const auto &stream : program.coreStreams(c)) {
+      uint64_t n = stream.size();
+      mix(&n, sizeof n);
+      for (const isa::Instruction &inst : stream) {
+        uint8_t word[isa::kInstructionBytes];
+        isa::encode(inst, word); // the canonical bytes (no struct padding)
+        mix(word, sizeof word);
+      }
     }
-  }
   for (const Region &r : program.regions) {
     uint64_t desc[3] = {uint64_t(r.kind), r.index, r.bytes};
     mix(desc, sizeof desc);

@@ -19,6 +19,11 @@
 // waits. SBUF, PSUM and the scratch arena (sim/ScratchArena.h: zeroed for
 // every run, lazily; packed by lifetime after a program's first run) are
 // allocated once per Simulator.
+// At LNC=2 the loop runs both physical cores' streams as one simulation:
+// agents are (core, engine), each core has its own SBUF, PSUM and
+// semaphores, HBM regions are shared, and a Nop flagged kFlagSignalPeer
+// raises a barrier semaphore of the other core (isa/Isa.h), barrierNs
+// after it issues.
 // Durations come from sim/Timing.cpp and sim/CostModel.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -66,6 +71,8 @@ struct Completion {
   double ns;
   uint64_t seq; // issue order: ties resolve deterministically
   uint8_t semaphore;
+  uint8_t semaphoreCore; // whose semaphore (the peer's for a barrier)
+  uint8_t core;          // the signalling instruction's core
   Engine engine;
   uint32_t index;
   bool operator>(const Completion &o) const {
@@ -79,28 +86,45 @@ llvm::Error fail(const std::string &msg) {
 
 } // namespace
 
+namespace {
+
+using Semaphores = std::array<uint32_t, kNumSemaphores>;
+using Engines = std::array<EngineState, kNumEngines>;
+
+/// One physical core's SBUF, PSUM and execution context.
+struct CoreMemory {
+  Buffer sbuf, psum;
+  sim::ExecContext ctx;
+
+  explicit CoreMemory(const MachineModel &model) {
+    sbuf = allocZeroed(model.sbufBytes());
+    psum = allocZeroed(model.psumBytes());
+    ctx.sbuf = sbuf.get();
+    ctx.psum = psum.get();
+    ctx.sbufPartitionBytes = model.sbufPartitionBytes;
+    ctx.psumPartitionBytes = model.psumPartitionBytes;
+    ctx.exactTranspose = model.tensorTransposeBitExact;
+    ctx.buf0.resize(sim::kChunk);
+    ctx.buf1.resize(sim::kChunk);
+    ctx.buf2.resize(sim::kChunk);
+  }
+};
+
+} // namespace
+
 struct Simulator::State {
   MachineModel model;
-  Buffer sbuf, psum;
   sim::ScratchArena scratch;
-  sim::ExecContext ctx;
-  std::array<uint32_t, kNumSemaphores> semaphores{};
-  std::array<EngineState, kNumEngines> engines{};
+  /// Physical cores: [0] always, [1] created for the first LNC=2 program.
+  std::vector<std::unique_ptr<CoreMemory>> cores;
+  std::vector<Semaphores> semaphores;
+  std::vector<Engines> engines;
 };
 
 Simulator::Simulator(const MachineModel &model) : state(new State) {
   State &s = *state;
   s.model = model;
-  s.sbuf = allocZeroed(model.sbufBytes());
-  s.psum = allocZeroed(model.psumBytes());
-  s.ctx.sbuf = s.sbuf.get();
-  s.ctx.psum = s.psum.get();
-  s.ctx.sbufPartitionBytes = model.sbufPartitionBytes;
-  s.ctx.psumPartitionBytes = model.psumPartitionBytes;
-  s.ctx.exactTranspose = model.tensorTransposeBitExact;
-  s.ctx.buf0.resize(sim::kChunk);
-  s.ctx.buf1.resize(sim::kChunk);
-  s.ctx.buf2.resize(sim::kChunk);
+  s.cores.push_back(std::make_unique<CoreMemory>(model));
 }
 
 Simulator::~Simulator() = default;
@@ -198,8 +222,11 @@ llvm::Error Simulator::run(const Program &program,
   if (llvm::Error e = run(program, inputs, outputs, options, nullptr))
     return e;
   if (stats)
-    for (unsigned e = 0; e < kNumEngines; ++e)
-      stats->instructions[e] = state->engines[e].executed;
+    for (unsigned e = 0; e < kNumEngines; ++e) {
+      stats->instructions[e] = 0;
+      for (const Engines &core : state->engines)
+        stats->instructions[e] += core[e].executed;
+    }
   return llvm::Error::success();
 }
 
@@ -207,35 +234,43 @@ namespace {
 
 /// The deadlock report: every stuck instruction and what it waits for.
 std::string deadlockMessage(const Program &program,
-                            const std::array<EngineState, kNumEngines> &engines,
-                            const std::array<uint32_t, kNumSemaphores> &sems) {
+                            const std::vector<Engines> &engines,
+                            const std::vector<Semaphores> &semaphores) {
   std::string msg = "deadlock in program '" + program.name +
                     "': no engine can make progress;";
-  for (unsigned e = 0; e < kNumEngines; ++e) {
-    const EngineState &es = engines[e];
-    if (es.pc >= program.streams[e].size())
-      continue;
-    const Instruction &inst = program.streams[e][es.pc];
-    msg += "\n  " + describeInstruction(program, Engine(e), es.pc) +
-           " waits for";
-    for (unsigned w = 0; w < inst.numWaits; ++w) {
-      const SemaphoreWait &sw = inst.waits[w];
-      if (sems[sw.semaphore] >= sw.value)
+  for (unsigned c = 0; c < program.lnc(); ++c) {
+    const Semaphores &sems = semaphores[c];
+    for (unsigned e = 0; e < kNumEngines; ++e) {
+      const EngineState &es = engines[c][e];
+      const auto &stream = program.coreStreams(c)[e];
+      if (es.pc >= stream.size())
         continue;
-      msg += " semaphore " + std::to_string(sw.semaphore) + " >= " +
-             std::to_string(sw.value) + " (now " +
-             std::to_string(sems[sw.semaphore]) + ")";
+      const Instruction &inst = stream[es.pc];
+      msg += "\n  " + describeInstruction(program, c, Engine(e), es.pc) +
+             " waits for";
+      for (unsigned w = 0; w < inst.numWaits; ++w) {
+        const SemaphoreWait &sw = inst.waits[w];
+        if (sems[sw.semaphore] >= sw.value)
+          continue;
+        msg += " semaphore " + std::to_string(sw.semaphore) + " >= " +
+               std::to_string(sw.value) + " (now " +
+               std::to_string(sems[sw.semaphore]) + ")";
+      }
     }
   }
-  msg += "\n  semaphores:";
-  bool any = false;
-  for (unsigned i = 0; i < kNumSemaphores; ++i)
-    if (sems[i]) {
-      msg += " s" + std::to_string(i) + "=" + std::to_string(sems[i]);
-      any = true;
-    }
-  if (!any)
-    msg += " all 0";
+  for (unsigned c = 0; c < program.lnc(); ++c) {
+    const Semaphores &sems = semaphores[c];
+    msg += program.lnc() > 1 ? "\n  core " + std::to_string(c) + " semaphores:"
+                             : std::string("\n  semaphores:");
+    bool any = false;
+    for (unsigned i = 0; i < kNumSemaphores; ++i)
+      if (sems[i]) {
+        msg += " s" + std::to_string(i) + "=" + std::to_string(sems[i]);
+        any = true;
+      }
+    if (!any)
+      msg += " all 0";
+  }
   return msg;
 }
 
@@ -249,18 +284,26 @@ llvm::Error Simulator::run(const Program &program,
   if (program.target != s.model.name)
     return fail("program '" + program.name + "' targets " + program.target +
                 " but this simulator models " + s.model.name);
-  // Everything below runs without bounds checks: the verifier proves them.
+  // Everything below runs without bounds checks: the verifier proves them
+  // (including lnc() <= the target's maxLnc).
   if (llvm::Error e = verifyProgram(program))
     return e;
+  const unsigned lnc = program.lnc();
+  while (s.cores.size() < lnc)
+    s.cores.push_back(std::make_unique<CoreMemory>(s.model));
+  sim::ExecContext &ctx0 = s.cores[0]->ctx;
   if (llvm::Error e = bindRegions(program, inputs, outputs, options.timed,
-                                  s.scratch, s.ctx))
+                                  s.scratch, ctx0))
     return e;
+  // HBM is shared: every core sees core 0's region bindings.
+  for (unsigned c = 1; c < lnc; ++c)
+    s.cores[c]->ctx.regions = ctx0.regions;
 
-  s.semaphores.fill(0);
-  s.engines.fill(EngineState());
-  // signalNs[sem][v - 1]: when semaphore `sem` reached value v. Signals are
-  // raised in time order, so each list is sorted.
-  std::array<std::vector<double>, kNumSemaphores> signalNs;
+  s.semaphores.assign(lnc, Semaphores{});
+  s.engines.assign(lnc, Engines{});
+  // signalNs[core][sem][v - 1]: when semaphore `sem` of `core` reached value
+  // v. Signals are raised in time order, so each list is sorted.
+  std::vector<std::array<std::vector<double>, kNumSemaphores>> signalNs(lnc);
   std::priority_queue<Completion, std::vector<Completion>,
                       std::greater<Completion>>
       pending;
@@ -269,44 +312,49 @@ llvm::Error Simulator::run(const Program &program,
       program.streams[size_t(Engine::Dma)],
       [](const Instruction &i) { return i.opcode == Opcode::Collective; });
   sim::TimingModel timing(s.model, options.recordTrace,
-                          options.timed ? profile : nullptr, collectives);
+                          options.timed ? profile : nullptr, collectives, lnc);
   ExecutionObserver *observer = options.observer;
   if (observer)
     observer->onStart(program);
 
-  // When the waits of `inst` were all met, or -1 if some are not yet.
-  auto waitsMetAt = [&](const Instruction &inst) {
+  // When the waits of `inst` (on `core`) were all met, or -1 if some are
+  // not yet.
+  auto waitsMetAt = [&](unsigned core, const Instruction &inst) {
+    const Semaphores &sems = s.semaphores[core];
     double at = 0;
     for (unsigned w = 0; w < inst.numWaits; ++w) {
       const SemaphoreWait &sw = inst.waits[w];
-      if (s.semaphores[sw.semaphore] < sw.value)
+      if (sems[sw.semaphore] < sw.value)
         return -1.0;
       if (sw.value)
-        at = std::max(at, signalNs[sw.semaphore][sw.value - 1]);
+        at = std::max(at, signalNs[core][sw.semaphore][sw.value - 1]);
     }
     return at;
   };
 
   for (;;) {
     // The ready instruction with the earliest start; ties to the lowest
-    // engine number.
-    int best = -1;
+    // core, then the lowest engine number.
+    int bestCore = -1, best = -1;
     double bestNs = std::numeric_limits<double>::infinity();
     bool left = false;
-    for (unsigned e = 0; e < kNumEngines; ++e) {
-      const EngineState &es = s.engines[e];
-      if (es.pc >= program.streams[e].size())
-        continue;
-      left = true;
-      double met = waitsMetAt(program.streams[e][es.pc]);
-      if (met < 0)
-        continue;
-      double start = std::max(es.freeNs, met);
-      if (start < bestNs) {
-        best = int(e);
-        bestNs = start;
+    for (unsigned c = 0; c < lnc; ++c)
+      for (unsigned e = 0; e < kNumEngines; ++e) {
+        const EngineState &es = s.engines[c][e];
+        const auto &stream = program.coreStreams(c)[e];
+        if (es.pc >= stream.size())
+          continue;
+        left = true;
+        double met = waitsMetAt(c, stream[es.pc]);
+        if (met < 0)
+          continue;
+        double start = std::max(es.freeNs, met);
+        if (start < bestNs) {
+          bestCore = int(c);
+          best = int(e);
+          bestNs = start;
+        }
       }
-    }
     // The next DMA event (a transfer ending or starting to move bytes):
     // DMA end times are known only as time advances to them.
     double dmaNs = options.timed ? timing.nextDmaEventNs()
@@ -317,53 +365,66 @@ llvm::Error Simulator::run(const Program &program,
     if (!pending.empty() && pending.top().ns <= horizon) {
       Completion c = pending.top();
       pending.pop();
-      uint32_t value = ++s.semaphores[c.semaphore];
-      signalNs[c.semaphore].push_back(c.ns);
+      uint32_t value = ++s.semaphores[c.semaphoreCore][c.semaphore];
+      signalNs[c.semaphoreCore][c.semaphore].push_back(c.ns);
       if (observer)
-        observer->onSignal(c.engine, c.index, c.semaphore, value);
+        observer->onSignal(c.core, c.engine, c.index, c.semaphoreCore,
+                           c.semaphore, value);
       continue;
     }
     if (dmaNs <= bestNs && dmaNs < std::numeric_limits<double>::infinity()) {
       timing.advanceDmaTo(dmaNs);
       for (const sim::DmaDone &d : timing.takeDmaCompletions())
         if (d.transfer.inst->signal != kNoSemaphore)
-          pending.push({d.endNs, seq++, d.transfer.inst->signal, Engine::Dma,
+          pending.push({d.endNs, seq++, d.transfer.inst->signal,
+                        d.transfer.core, d.transfer.core, Engine::Dma,
                         d.transfer.index});
       continue;
     }
     if (best < 0) {
       if (!left)
         break;
-      llvm::Error err = fail(deadlockMessage(program, s.engines, s.semaphores));
+      llvm::Error err =
+          fail(deadlockMessage(program, s.engines, s.semaphores));
       if (observer)
         err = llvm::joinErrors(std::move(err), observer->onFinish());
       return err;
     }
 
-    EngineState &es = s.engines[best];
+    const unsigned core = unsigned(bestCore);
+    EngineState &es = s.engines[core][best];
     Engine engine = Engine(best);
     uint32_t index = uint32_t(es.pc);
-    const Instruction &inst = program.streams[best][es.pc];
+    const Instruction &inst = program.coreStreams(core)[best][es.pc];
+    sim::ExecContext &ctx = s.cores[core]->ctx;
     if (observer)
-      observer->onExecute(engine, index, inst);
-    s.scratch.beforeExecute(inst, s.ctx);
+      observer->onExecute(core, engine, index, inst);
+    s.scratch.beforeExecute(inst, ctx);
     if (inst.opcode == Opcode::Collective) {
       if (llvm::Error err =
-              runCollective(program, options.collectives, s.ctx, inst, index)) {
+              runCollective(program, options.collectives, ctx, inst, index)) {
         if (observer)
           err = llvm::joinErrors(std::move(err), observer->onFinish());
         return err;
       }
     } else {
-      execute(s.ctx, inst);
+      execute(ctx, inst);
     }
+    // A barrier's signal raises the peer core's semaphore (the verifier
+    // allows kFlagSignalPeer on Nops of LNC=2 programs only).
+    const bool peer = inst.flags & kFlagSignalPeer;
+    const uint8_t semaphoreCore = uint8_t(peer ? (core + 1) % lnc : core);
     double endNs = bestNs;
     if (options.timed) {
-      if (engine == Engine::Dma) {
+      if (peer) {
+        endNs = timing.signalPeer(core, engine, index, inst, es.freeNs, bestNs)
+                    .endNs;
+        es.freeNs = bestNs;
+      } else if (engine == Engine::Dma) {
         // The Dma stream only dispatches to the queue; the queue runs it
         // and signals when time reaches its end (above).
         std::optional<sim::Timed> now =
-            timing.dma(index, inst, es.freeNs, bestNs);
+            timing.dma(core, index, inst, es.freeNs, bestNs);
         es.freeNs = bestNs;
         if (!now) {
           ++seq;
@@ -373,12 +434,14 @@ llvm::Error Simulator::run(const Program &program,
         }
         endNs = now->endNs;
       } else {
-        endNs = timing.compute(engine, index, inst, es.freeNs, bestNs).endNs;
+        endNs = timing.compute(core, engine, index, inst, es.freeNs, bestNs)
+                    .endNs;
         es.freeNs = endNs;
       }
     }
     if (inst.signal != kNoSemaphore)
-      pending.push({endNs, seq, inst.signal, engine, index});
+      pending.push({endNs, seq, inst.signal, semaphoreCore, uint8_t(core),
+                    engine, index});
     ++seq;
     ++es.pc;
     ++es.executed;
@@ -395,9 +458,13 @@ llvm::Error Simulator::run(const Program &program,
     if (!options.timed) {
       *profile = Profile();
       profile->target = s.model.name;
+      profile->lnc = lnc;
+      profile->peerEngines.resize(lnc - 1);
     }
-    for (unsigned e = 0; e < kNumEngines; ++e)
-      profile->engines[e].instructions = s.engines[e].executed;
+    for (unsigned c = 0; c < lnc; ++c)
+      for (unsigned e = 0; e < kNumEngines; ++e)
+        (c ? profile->peerEngines[c - 1][e] : profile->engines[e])
+            .instructions = s.engines[c][e].executed;
   }
   if (observer)
     return observer->onFinish();

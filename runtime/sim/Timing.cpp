@@ -80,24 +80,36 @@ double overlapLength(const std::vector<std::pair<double, double>> &a,
 }
 
 TimingModel::TimingModel(const MachineModel &model, bool recordTrace,
-                         Profile *profile, bool trackOverlap)
+                         Profile *profile, bool trackOverlap, unsigned lnc)
     : model(model), recordTrace(recordTrace), trackOverlap(trackOverlap),
       profile(profile),
+      // Each physical core has its own DMA engines; HBM traffic of the
+      // logical core shares its cores' HBM shares (MachineModel).
       dmaQueues(model.dmaFixedNs, model.dmaCoreBytesPerSecond() * 1e-9,
-                std::min(model.dmaCoreBytesPerSecond(),
-                         model.hbmCoreBytesPerSecond()) *
-                    1e-9) {
+                std::min(lnc * model.dmaCoreBytesPerSecond(),
+                         model.hbmLogicalCoreBytesPerSecond(lnc)) *
+                    1e-9,
+                lnc),
+      tensor(lnc), dmaIntervalsByCore(lnc) {
   for (unsigned d = 0; d < kNumDTypes; ++d)
     peakByDType[d] = matmulPeakFlopsPerSecond(model, DType(d));
   if (profile) {
     *profile = Profile();
     profile->target = model.name;
-    profile->dmaQueues.resize(kNumDmaQueues);
-    profile->peakFlopsPerSecond = peakByDType[size_t(DType::BF16)];
+    profile->lnc = lnc;
+    profile->peerEngines.resize(lnc - 1);
+    profile->dmaQueues.resize(lnc * kNumDmaQueues);
+    // MFU/HFU/MBU of a logical core: against its physical cores' peaks.
+    profile->peakFlopsPerSecond = lnc * peakByDType[size_t(DType::BF16)];
     for (unsigned d = 0; d < kNumDTypes; ++d)
-      profile->matmulByDType[d].peakFlopsPerSecond = peakByDType[d];
-    profile->peakHbmBytesPerSecond = model.hbmCoreBytesPerSecond();
+      profile->matmulByDType[d].peakFlopsPerSecond = lnc * peakByDType[d];
+    profile->peakHbmBytesPerSecond = model.hbmLogicalCoreBytesPerSecond(lnc);
   }
+}
+
+EngineProfile &TimingModel::engineProfile(unsigned core, Engine engine) {
+  return core ? profile->peerEngines[core - 1][size_t(engine)]
+              : profile->engines[size_t(engine)];
 }
 
 DType TimingModel::rateDType(const Instruction &inst) const {
@@ -118,7 +130,13 @@ void TimingModel::recordMatmul(const Instruction &inst, double flops) {
   }
 }
 
-double TimingModel::matmulNs(const Instruction &inst, double startNs) {
+double TimingModel::matmulNs(unsigned core, const Instruction &inst,
+                             double startNs) {
+  TensorState &ts = tensor[core];
+  bool &anyMatmul = ts.anyMatmul, &rampStarted = ts.rampStarted;
+  double &prevMatmulStart = ts.prevMatmulStart, &prevMatmulEnd = ts.prevMatmulEnd,
+         &prevMatmulBusy = ts.prevMatmulBusy, &rampStartNs = ts.rampStartNs,
+         &lowUtilisationNs = ts.lowUtilisationNs;
   // Warm-up throttle (trn2/trn3): the rate starts at ~50% and ramps linearly
   // to full over ~3 us from the first matmul after (re-)engagement; the cap
   // re-engages once the Tensor Engine's utilisation, measured matmul to
@@ -160,25 +178,37 @@ double TimingModel::matmulNs(const Instruction &inst, double startNs) {
   return ns;
 }
 
-Timed TimingModel::compute(Engine engine, uint32_t index,
+Timed TimingModel::compute(unsigned core, Engine engine, uint32_t index,
                            const Instruction &inst, double issueNs,
                            double startNs) {
   Timed t{issueNs, startNs, startNs};
   double flops = 0;
   if (inst.opcode == Opcode::Matmul) {
-    t.endNs = startNs + matmulNs(inst, startNs);
+    t.endNs = startNs + matmulNs(core, inst, startNs);
     flops = matmulFlops(inst);
     recordMatmul(inst, flops);
   } else {
     t.endNs = startNs + double(vectorLikeCycles(model, inst)) /
                             engineClockGHz(model, engine);
   }
-  record(engine, index, inst, t, startNs - issueNs, 0, flops);
+  record(core, engine, index, inst, t, startNs - issueNs, 0, flops);
   return t;
 }
 
-std::optional<Timed> TimingModel::dma(uint32_t index, const Instruction &inst,
-                                      double issueNs, double dispatchNs) {
+Timed TimingModel::signalPeer(unsigned core, Engine engine, uint32_t index,
+                              const Instruction &inst, double issueNs,
+                              double startNs) {
+  // The barrier cost: no cited figure, one DMA fixed cost (MachineModel::
+  // barrierNs). The engine is not held: only the peer's signal waits.
+  Timed t{issueNs, startNs, startNs + model.barrierNs()};
+  record(core, engine, index, inst, t, startNs - issueNs, 0, 0, ~size_t(0),
+         /*busy=*/false);
+  return t;
+}
+
+std::optional<Timed> TimingModel::dma(unsigned core, uint32_t index,
+                                      const Instruction &inst, double issueNs,
+                                      double dispatchNs) {
   // Each queue serialises its transfers; a transfer costs the fixed ~1.3 us
   // then moves its bytes at what it reaches alone (engines x per-engine GB/s
   // x size efficiency) within a max-min fair share of the core's DMA (and
@@ -186,14 +216,16 @@ std::optional<Timed> TimingModel::dma(uint32_t index, const Instruction &inst,
   // re-rated as they start and end (DmaQueues.h).
   if (!isDmaTransfer(inst.opcode)) { // a Nop on the Dma stream: no transfer
     Timed t{issueNs, dispatchNs, dispatchNs};
-    record(Engine::Dma, index, inst, t, dispatchNs - issueNs, 0, 0);
+    record(core, Engine::Dma, index, inst, t, dispatchNs - issueNs, 0, 0);
     return t;
   }
   advanceDmaTo(dispatchNs);
   unsigned q = inst.dmaQueue % kNumDmaQueues;
+  unsigned profileQueue = core * kNumDmaQueues + q;
   uint64_t bytes = dmaBytes(inst);
   DmaTransfer t;
   t.inst = &inst;
+  t.core = uint8_t(core);
   t.index = index;
   t.issueNs = issueNs;
   t.dispatchNs = dispatchNs;
@@ -211,7 +243,7 @@ std::optional<Timed> TimingModel::dma(uint32_t index, const Instruction &inst,
     t.fixedDurationNs = collectiveNs(model, inst);
     dmaQueues.dispatch(q, t);
     if (profile) {
-      DmaQueueProfile &qp = profile->dmaQueues[q];
+      DmaQueueProfile &qp = profile->dmaQueues[profileQueue];
       ++qp.transfers;
       qp.bytes += bytes;
       ++profile->collectives;
@@ -221,7 +253,7 @@ std::optional<Timed> TimingModel::dma(uint32_t index, const Instruction &inst,
   }
   dmaQueues.dispatch(q, t);
   if (profile) {
-    DmaQueueProfile &qp = profile->dmaQueues[q];
+    DmaQueueProfile &qp = profile->dmaQueues[profileQueue];
     ++qp.transfers;
     qp.bytes += bytes;
     profile->dmaBytes += bytes;
@@ -242,13 +274,14 @@ void TimingModel::advanceDmaTo(double ns) {
     Timed timed{t.issueNs, d.startNs, d.endNs};
     (t.inst->opcode == Opcode::Collective ? collectiveIntervals : dmaIntervals)
         .push_back({d.startNs, d.endNs});
+    dmaIntervalsByCore[t.core].push_back({d.startNs, d.endNs});
     if (profile)
-      profile->dmaQueues[t.inst->dmaQueue % kNumDmaQueues].busyNs +=
-          d.endNs - d.startNs;
+      profile->dmaQueues[t.core * kNumDmaQueues + t.inst->dmaQueue % kNumDmaQueues]
+          .busyNs += d.endNs - d.startNs;
     // The Dma stream waited on semaphores until dispatch; the wait for the
     // queue is not a semaphore wait.
-    record(Engine::Dma, t.index, *t.inst, timed, t.dispatchNs - t.issueNs,
-           t.bytes, 0, t.traceSlot);
+    record(t.core, Engine::Dma, t.index, *t.inst, timed,
+           t.dispatchNs - t.issueNs, t.bytes, 0, t.traceSlot);
   }
 }
 
@@ -258,17 +291,17 @@ std::vector<DmaDone> TimingModel::takeDmaCompletions() {
   return out;
 }
 
-void TimingModel::record(Engine engine, uint32_t index,
+void TimingModel::record(unsigned core, Engine engine, uint32_t index,
                          const Instruction &inst, const Timed &t,
                          double waitNs, uint64_t bytes, double flops,
-                         size_t traceSlot) {
+                         size_t traceSlot, bool busy) {
   endNs = std::max(endNs, t.endNs);
   if (!profile)
     return;
-  EngineProfile &ep = profile->engines[size_t(engine)];
+  EngineProfile &ep = engineProfile(core, engine);
   ++ep.instructions;
   ep.semaphoreWaitNs += waitNs;
-  if (engine != Engine::Dma) {
+  if (engine != Engine::Dma && busy) {
     ep.busyNs += t.endNs - t.startNs;
     if (trackOverlap)
       computeIntervals.push_back({t.startNs, t.endNs});
@@ -276,6 +309,7 @@ void TimingModel::record(Engine engine, uint32_t index,
   if (!recordTrace)
     return;
   InstructionRecord r;
+  r.core = uint8_t(core);
   r.engine = engine;
   r.dmaQueue = engine == Engine::Dma ? inst.dmaQueue : 0;
   r.index = index;
@@ -297,10 +331,11 @@ void TimingModel::finish() {
     return;
   Profile &p = *profile;
   p.totalNs = endNs;
-  // DMA busy time: the union of all transfers' intervals across queues.
-  std::vector<std::pair<double, double>> all = dmaIntervals;
-  all.insert(all.end(), collectiveIntervals.begin(), collectiveIntervals.end());
-  p.engines[size_t(Engine::Dma)].busyNs = unionLength(mergeIntervals(all));
+  // DMA busy time: the union of each core's transfers' intervals across its
+  // queues (collectives included: core 0 issues them).
+  for (unsigned c = 0; c < dmaIntervalsByCore.size(); ++c)
+    engineProfile(c, Engine::Dma).busyNs =
+        unionLength(mergeIntervals(dmaIntervalsByCore[c]));
   // Collective time, and the part of it the core was busy with other work.
   std::vector<std::pair<double, double>> comm =
       mergeIntervals(collectiveIntervals);
@@ -313,10 +348,13 @@ void TimingModel::finish() {
     p.collectiveOverlapNs = overlapLength(comm, mergeIntervals(std::move(work)));
   }
   p.semaphoreWaitNs = 0;
-  for (EngineProfile &ep : p.engines) {
-    ep.utilisation = endNs > 0 ? ep.busyNs / endNs : 0;
-    p.semaphoreWaitNs += ep.semaphoreWaitNs;
-  }
+  // Each physical core's engines over the whole run (the later core's end).
+  for (unsigned c = 0; c < dmaIntervalsByCore.size(); ++c)
+    for (unsigned e = 0; e < kNumEngines; ++e) {
+      EngineProfile &ep = engineProfile(c, Engine(e));
+      ep.utilisation = endNs > 0 ? ep.busyNs / endNs : 0;
+      p.semaphoreWaitNs += ep.semaphoreWaitNs;
+    }
   // Each dtype's FLOPs at its own peak: the Tensor Engine time they need.
   p.tensorAtPeakNs = p.usefulAtPeakNs = 0;
   for (const MatmulDTypeProfile &m : p.matmulByDType)

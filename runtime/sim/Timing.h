@@ -5,7 +5,9 @@
 // queues (DmaQueues.h: each serialises its transfers; transfers moving
 // bytes at once share the core's DMA/HBM bandwidth fairly, re-rated as they
 // start and end), and the Profile being accumulated (matmul FLOPs by the
-// dtype whose rate they run at, for MFU/HFU per dtype). The engine loop
+// dtype whose rate they run at, for MFU/HFU per dtype). At LNC=2 it times
+// both physical cores: a Tensor Engine state each, 16 DMA queues each, one
+// HBM bandwidth shared, the peaks of the profile those of the pair. The engine loop
 // (Simulator.cpp) decides *when* an instruction may start; this class says
 // when it ends and records it (a DMA's end once time reaches it). O(1) per
 // instruction (O(queues) per DMA event), no per-element work.
@@ -58,18 +60,27 @@ public:
   /// `profile` may be null (timing still drives the order of execution).
   /// `trackOverlap` (a program with collectives) keeps every compute
   /// instruction's interval to measure how much communication it hides.
+  /// `lnc`: the physical cores the program spans (1 or 2).
   TimingModel(const MachineModel &model, bool recordTrace, Profile *profile,
-              bool trackOverlap = false);
+              bool trackOverlap = false, unsigned lnc = 1);
 
-  /// A compute-engine instruction (Tensor/Vector/Scalar/GpSimd) that its
-  /// engine reached at `issueNs` and whose waits were met at `startNs`.
-  Timed compute(isa::Engine engine, uint32_t index,
+  /// A compute-engine instruction (Tensor/Vector/Scalar/GpSimd) of physical
+  /// core `core` that its engine reached at `issueNs` and whose waits were
+  /// met at `startNs`.
+  Timed compute(unsigned core, isa::Engine engine, uint32_t index,
                 const isa::Instruction &inst, double issueNs, double startNs);
-  /// A DMA the Dma stream dispatched to its queue at `dispatchNs`. A Nop
-  /// ends at once (its times are returned); a transfer ends later, found by
-  /// advancing: nextDmaEventNs / advanceDmaTo / takeDmaCompletions.
-  std::optional<Timed> dma(uint32_t index, const isa::Instruction &inst,
-                           double issueNs, double dispatchNs);
+  /// A DMA the Dma stream of `core` dispatched to its queue at `dispatchNs`.
+  /// A Nop ends at once (its times are returned); a transfer ends later,
+  /// found by advancing: nextDmaEventNs / advanceDmaTo / takeDmaCompletions.
+  std::optional<Timed> dma(unsigned core, uint32_t index,
+                           const isa::Instruction &inst, double issueNs,
+                           double dispatchNs);
+  /// A barrier's signal to the peer core (a Nop flagged kFlagSignalPeer on
+  /// any engine): the engine only issues it; the peer's semaphore rises
+  /// MachineModel::barrierNs() later (the returned end).
+  Timed signalPeer(unsigned core, isa::Engine engine, uint32_t index,
+                   const isa::Instruction &inst, double issueNs,
+                   double startNs);
   /// When the next DMA transfer changes phase or ends (infinity: none).
   double nextDmaEventNs() const { return dmaQueues.nextEventNs(); }
   /// Advances the DMA queues to `ns`, recording the transfers that end.
@@ -81,16 +92,17 @@ public:
   void finish();
 
 private:
-  double matmulNs(const isa::Instruction &inst, double startNs);
+  double matmulNs(unsigned core, const isa::Instruction &inst, double startNs);
   /// The dtype whose peak a matmul runs at: of its two operand dtypes, the
   /// one with the lower peak (a bf16 x fp32 matmul runs at the fp32 rate).
   isa::DType rateDType(const isa::Instruction &inst) const;
   void recordMatmul(const isa::Instruction &inst, double flops);
   /// `traceSlot`: a trace record reserved earlier to fill (a DMA's, whose
   /// end is known after later instructions were recorded).
-  void record(isa::Engine engine, uint32_t index, const isa::Instruction &inst,
-              const Timed &t, double waitNs, uint64_t bytes, double flops,
-              size_t traceSlot = ~size_t(0));
+  void record(unsigned core, isa::Engine engine, uint32_t index,
+              const isa::Instruction &inst, const Timed &t, double waitNs,
+              uint64_t bytes, double flops, size_t traceSlot = ~size_t(0),
+              bool busy = true);
 
   const MachineModel &model;
   bool recordTrace;
@@ -99,19 +111,26 @@ private:
   double endNs = 0; // latest end of any instruction
   std::array<double, isa::kNumDTypes> peakByDType{}; // matmulPeakFlopsPerSecond
 
-  // Tensor Engine: previous matmul, and the warm-up throttle's state.
-  bool anyMatmul = false;
-  double prevMatmulStart = 0, prevMatmulEnd = 0, prevMatmulBusy = 0;
-  bool rampStarted = false;
-  double rampStartNs = 0;
-  double lowUtilisationNs = 0;
+  // Each physical core's Tensor Engine: previous matmul, and the warm-up
+  // throttle's state.
+  struct TensorState {
+    bool anyMatmul = false;
+    double prevMatmulStart = 0, prevMatmulEnd = 0, prevMatmulBusy = 0;
+    bool rampStarted = false;
+    double rampStartNs = 0;
+    double lowUtilisationNs = 0;
+  };
+  std::vector<TensorState> tensor;
+  /// Engine profile of `engine` on physical core `core`.
+  EngineProfile &engineProfile(unsigned core, isa::Engine engine);
 
   // DMA queues sharing the core's bandwidth, the transfers that ended and
   // not yet taken, and all transfer intervals (for the DMA busy time, a
   // union across queues).
   DmaQueues dmaQueues;
   std::vector<DmaDone> dmaDone;
-  std::vector<std::pair<double, double>> dmaIntervals;
+  std::vector<std::pair<double, double>> dmaIntervals; // every core's
+  std::vector<std::vector<std::pair<double, double>>> dmaIntervalsByCore;
   // Collective intervals and compute-engine busy intervals (with
   // dmaIntervals: the share of communication the core's other work hides).
   std::vector<std::pair<double, double>> collectiveIntervals;

@@ -34,6 +34,10 @@ def known_targets() -> list:
     return ["trn2", "trn1", "trn3"]
 
 
+def target_max_lnc(target: str) -> int:
+    return 1 if target == "trn1" else 2
+
+
 def compile(graph_json: str, options_json: str) -> dict:
     graph = json.loads(graph_json)
     opts = json.loads(options_json)

@@ -1,5 +1,6 @@
 """End to end: a two-layer MLP trained with SGD, and how graphs get compiled."""
 
+import json
 import os
 import subprocess
 import sys
@@ -96,12 +97,34 @@ def test_options_reach_the_backend():
     torch.testing.assert_close(out, model(x))
 
 
-@pytest.mark.parametrize("lnc, message", [(2, "lnc=2 .* is not implemented"), (3, "must be 1 or 2"),
-                                          (True, "must be 1 or 2")])
-def test_lnc_other_than_one_is_refused_by_name(lnc, message):
-    compiled = torch.compile(torch.nn.Linear(4, 4), backend=BACKEND, dynamic=False, options={"lnc": lnc})
+@pytest.mark.parametrize("lnc, target, message", [(2, "trn2", "lnc=2 .* is not implemented"),
+                                                  (2, "trn3", "lnc=2 .* is not implemented"),
+                                                  (2, "trn1", "lnc=2 is not supported on trn1"),
+                                                  (3, "trn2", "must be 1 or 2"), (True, "trn2", "must be 1 or 2")])
+def test_lnc_other_than_one_is_refused_by_name(lnc, target, message):
+    compiled = torch.compile(torch.nn.Linear(4, 4), backend=BACKEND, dynamic=False,
+                             options={"lnc": lnc, "target": target})
     with pytest.raises(Exception, match=message):
         compiled(torch.randn(2, 4))
+
+
+def test_lnc_in_the_compiler_options_and_the_cache_key():
+    # The compiler parses "lnc" (a string, like every option), refuses it on
+    # trn1 naming the target, and refuses lnc=2 elsewhere until the split
+    # pass exists (docs/distributed.md, "LNC=2"); "lnc" changes the key.
+    from trnc._native import native
+    graph = json.dumps({"inputs": [], "nodes": [], "outputs": []})
+    trn1 = native().compile(graph, json.dumps({"target": "trn1", "lnc": "2"}))
+    assert not trn1["ok"] and trn1["error_kind"] == "invalid_options"
+    assert "lnc=2 is not supported on trn1" in trn1["message"]
+    bad = native().compile(graph, json.dumps({"target": "trn2", "lnc": "4"}))
+    assert not bad["ok"] and "'lnc' must be" in bad["message"]
+    trn2 = native().compile(graph, json.dumps({"target": "trn2", "lnc": "2"}))
+    assert not trn2["ok"] and "is not implemented" in trn2["message"]
+    assert native().target_max_lnc("trn1") == 1 and native().target_max_lnc("trn2") == 2
+    keys = {native().cache_key(graph, options) for options in
+            (json.dumps({"target": "trn2"}), json.dumps({"target": "trn2", "lnc": "2"}))}
+    assert len(keys) == 2
 
 
 def test_lnc_one_is_todays_program():

@@ -151,14 +151,18 @@ TEST_CASE("wrong magic and versions are named", "[artifact]") {
   bad[8] = 99;
   auto r2 = readArtifact(bad);
   CHECK(contains(errorText(r2), "format version 99 found, this runtime reads "
-                                "version 2 (written by a newer trnc)"));
-  // Format 1 had no allocations section: an artifact of an older trnc is
-  // refused by its version, before any section is read.
-  bad = bytes;
-  bad[8] = 1;
-  CHECK(contains(errorText(readArtifact(bad)),
-                 "format version 1 found, this runtime reads version 2 (written "
-                 "by an older trnc: recompile the graph)"));
+                                "version 3 (written by a newer trnc)"));
+  // Format 1 had no allocations section, format 2 no streams per physical
+  // core: an artifact of an older trnc is refused by its version, before
+  // any section is read.
+  for (uint8_t old : {1, 2}) {
+    bad = bytes;
+    bad[8] = old;
+    CHECK(contains(errorText(readArtifact(bad)),
+                   "format version " + std::to_string(old) +
+                       " found, this runtime reads version 3 (written by an "
+                       "older trnc: recompile the graph)"));
+  }
   bad = bytes;
   bad[12] = 7;
   auto r3 = readArtifact(bad);

@@ -102,3 +102,33 @@ TEST_CASE("sixteen queues never exceed the HBM cap; on-chip transfers "
   // The on-chip one gets the DMA's remaining 100 B/ns.
   CHECK(near(onChipEnd, 65536 / 100.0));
 }
+
+TEST_CASE("two physical cores: own DMA caps, one shared HBM cap", "[dma][lnc]") {
+  // Each core's DMA moves at most 400 B/ns; HBM traffic of both shares 600.
+  DmaQueues q(0, 400, 600, /*cores=*/2);
+  auto on = [](DmaTransfer t, uint8_t core) {
+    t.core = core;
+    return t;
+  };
+  // Core 0: two HBM transfers (its DMA cap 400 binds: 200 each); core 1:
+  // one HBM transfer. HBM 600 over three: 200 each, all within the caps.
+  q.dispatch(0, on(transfer(0, 0, 40000, 1000), 0));
+  q.dispatch(1, on(transfer(1, 0, 40000, 1000), 0));
+  q.dispatch(0, on(transfer(2, 0, 40000, 1000), 1)); // core 1's queue 0
+  std::vector<DmaDone> done = drain(q);
+  REQUIRE(done.size() == 3);
+  for (const DmaDone &d : done)
+    CHECK(near(d.endNs, 200));
+  // Without HBM (SBUF to SBUF), each core reaches its own DMA cap: core 1's
+  // lone transfer runs at 400 while core 0's two share 400.
+  DmaQueues r(0, 400, 600, 2);
+  r.dispatch(0, on(transfer(0, 0, 40000, 1000, false), 0));
+  r.dispatch(1, on(transfer(1, 0, 40000, 1000, false), 0));
+  r.dispatch(0, on(transfer(2, 0, 40000, 1000, false), 1));
+  done = drain(r);
+  REQUIRE(done.size() == 3);
+  CHECK(near(done[0].endNs, 100)); // core 1's, alone on its DMA
+  CHECK(done[0].transfer.index == 2);
+  CHECK(near(done[1].endNs, 200));
+  CHECK(near(done[2].endNs, 200));
+}

@@ -222,14 +222,29 @@ bool CompileOptions::fromJson(std::string_view json, CompileOptions &out,
       options.target = value;
     } else if (it.key() == "dump_dir") {
       options.dumpDir = value;
+    } else if (it.key() == "lnc") {
+      if (value != "1" && value != "2") {
+        error = "compile option 'lnc' must be \"1\" or \"2\" (the Neuron "
+                "logical-core degrees), got \"" + value + "\"";
+        return false;
+      }
+      options.lnc = unsigned(value[0] - '0');
     } else {
       error = "unknown compile option '" + it.key() +
-              "' (known: target, dump_dir)";
+              "' (known: target, dump_dir, lnc)";
       return false;
     }
   }
-  if (!lookupMachineModel(options.target)) {
+  std::optional<MachineModel> model = lookupMachineModel(options.target);
+  if (!model) {
     error = "unknown target '" + options.target + "'";
+    return false;
+  }
+  if (options.lnc > model->maxLnc) {
+    error = "lnc=" + std::to_string(options.lnc) + " is not supported on " +
+            options.target + ": its logical cores are at most " +
+            std::to_string(model->maxLnc) + " physical core (Neuron "
+            "\"Logical NeuronCore configuration\", NCC_EARG001)";
     return false;
   }
   out = std::move(options);
@@ -261,6 +276,16 @@ CompileResult compileGraph(const nlohmann::json &graphJson,
     return failure("compile_error", "unknown target '" + options.target +
                                         "' (known: " + known + ")");
   }
+
+  // The split over two physical cores (docs/distributed.md, "LNC=2") is
+  // not in the pipeline yet: an lnc=2 program must not silently be an
+  // lnc=1 one under an lnc=2 cache key.
+  if (options.lnc != 1)
+    return failure("compile_error",
+                   "lnc=" + std::to_string(options.lnc) +
+                       " (one program over two physical NeuronCores) is not "
+                       "implemented: compile with lnc=1 (docs/distributed.md, "
+                       "\"LNC=2\")");
 
   if (std::string limit = checkGraphLimits(graphJson, *lookupMachineModel(options.target));
       !limit.empty())

@@ -135,6 +135,8 @@ void printInstruction(llvm::raw_ostream &os, const Program &p,
     os << " scatter";
   if (inst.flags & isa::kFlagTranspose)
     os << " transpose";
+  if (inst.flags & isa::kFlagSignalPeer)
+    os << " signal-peer"; // the signal raises the other core's semaphore
   if (inst.numWaits) {
     os << " waits=[";
     for (unsigned w = 0; w < inst.numWaits && w < isa::kMaxWaits; ++w) {
@@ -175,15 +177,18 @@ std::string trnc::disassemble(const Program &program) {
       os << (d ? "," : "") << r.shape[d];
     os << "] " << r.bytes << " bytes\n";
   }
-  for (unsigned e = 0; e < isa::kNumEngines; ++e) {
-    const auto &stream = program.streams[e];
-    os << "stream " << isa::engineName(isa::Engine(e)) << ": "
-       << stream.size() << " instructions\n";
-    for (size_t i = 0; i < stream.size(); ++i) {
-      os << "  " << isa::engineName(isa::Engine(e)) << " " << i << ": ";
-      printInstruction(os, program, stream[i]);
-      os << "\n";
+  // LNC=2: core 1's streams follow core 0's, their headers named by core.
+  for (unsigned c = 0; c < program.lnc(); ++c)
+    for (unsigned e = 0; e < isa::kNumEngines; ++e) {
+      const auto &stream = program.coreStreams(c)[e];
+      std::string core = c ? "core " + std::to_string(c) + " " : "";
+      os << core << "stream " << isa::engineName(isa::Engine(e)) << ": "
+         << stream.size() << " instructions\n";
+      for (size_t i = 0; i < stream.size(); ++i) {
+        os << "  " << isa::engineName(isa::Engine(e)) << " " << i << ": ";
+        printInstruction(os, program, stream[i]);
+        os << "\n";
+      }
     }
-  }
   return os.str();
 }

@@ -110,7 +110,8 @@ def format_text(path: str, info: dict[str, Any]) -> str:
     lines = [
         f"artifact: {path} ({info['bytes']} bytes)",
         f"format version: {info['format_version']} (isa {info['isa_version']})",
-        f"target: {info['target']}",
+        f"target: {info['target']}" + (f" (LNC={info['lnc']}: {info['lnc']} physical cores)"
+                                         if info.get("lnc", 1) > 1 else ""),
         f"compiler: {info['compiler']}",
         f"graph: {info['name']}",
     ]

@@ -27,7 +27,13 @@ struct CompileOptions {
   /// (TORCH_LOGS=trnc_ir). Not a compile option of the cache key: it changes
   /// nothing in the artifact.
   bool captureIR = false;
-  /// Parse `{"target": "trn2", "dump_dir": "..."}`; unknown keys are errors.
+  /// Logical NeuronCore degree: physical cores the program spans (1, or 2
+  /// on targets whose MachineModel::maxLnc allows it). Part of the cache
+  /// key (the JSON carries "lnc" only when it is 2).
+  unsigned lnc = 1;
+  /// Parse `{"target": "trn2", "dump_dir": "...", "lnc": "2"}`; unknown
+  /// keys, an lnc other than "1"/"2" and an lnc above the target's maxLnc
+  /// are errors.
   static bool fromJson(std::string_view json, CompileOptions &out, std::string &error);
 };
 
