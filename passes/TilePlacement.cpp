@@ -75,31 +75,27 @@ std::optional<int64_t> TileArena::search(int64_t size, int64_t from) {
   return std::nullopt;
 }
 
-/// The tightest fit: of the candidate starts (0 and the end of every live
-/// tile, each rounded up to a legal start) that fit, the one leaving the
-/// least room before the next live tile (or the end).
+/// The tightest fit: of the gaps between the live tiles (sorted by address)
+/// that hold the tile at their first legal start, the one leaving the least
+/// room. One pass over the live tiles.
 std::optional<int64_t> TileArena::searchBest(int64_t size) {
   std::optional<int64_t> best;
   int64_t bestSlack = 0;
-  auto consider = [&](int64_t addr) {
-    addr = legalStart(alignUp(addr, kTileAlignment), size);
-    if (addr + size > capacity)
+  auto tryGap = [&](int64_t begin, int64_t end) {
+    int64_t addr = legalStart(alignUp(begin, kTileAlignment), size);
+    if (addr + size > end)
       return;
-    int64_t next = capacity;
-    for (PlacedTile *t : live) {
-      if (addr < t->address + t->size && t->address < addr + size)
-        return;
-      if (t->address >= addr + size)
-        next = std::min(next, t->address);
-    }
-    if (!best || next - addr - size < bestSlack) {
+    if (!best || end - addr - size < bestSlack) {
       best = addr;
-      bestSlack = next - addr - size;
+      bestSlack = end - addr - size;
     }
   };
-  consider(0);
-  for (PlacedTile *t : live)
-    consider(t->address + t->size);
+  int64_t end = 0;
+  for (PlacedTile *t : live) {
+    tryGap(end, t->address);
+    end = std::max(end, t->address + t->size);
+  }
+  tryGap(end, capacity);
   return best;
 }
 
