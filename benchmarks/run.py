@@ -29,10 +29,13 @@ import tempfile
 import time
 from typing import Optional
 
-# Cold compiles for both backends: no trnc artifact cache, no Inductor caches.
-os.environ["TRNC_DISABLE_CACHE"] = "1"
-os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="trnc-bench-inductor-"))
+# Cold compiles for both backends: no trnc artifact cache, no Inductor caches
+# (set before torch is imported). Only when run as the benchmark: a process
+# that imports this module (test_bench_harness.py) keeps its own caches.
+if __name__ == "__main__":
+    os.environ["TRNC_DISABLE_CACHE"] = "1"
+    os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="trnc-bench-inductor-"))
 
 import torch  # noqa: E402,F401
 

@@ -99,7 +99,8 @@ def test_trnc_profile_plot(monkeypatch, tmp_path) -> None:
     graphs = {}
     real = trnc.backend.export_graph
     monkeypatch.setattr(trnc.backend, "export_graph", lambda gm, name: graphs.setdefault(name, real(gm, name)))
-    compile_neuron(mlp())(torch.randn(32, 64))
+    with torch.no_grad():  # one graph (with grad, the backward is compiled beside the forward)
+        compile_neuron(mlp())(torch.randn(32, 64))
     (graph,) = graphs.values()
     source = tmp_path / "g.graph.json"
     source.write_text(graph.to_json())
