@@ -76,8 +76,8 @@ using namespace trnc::nisa;
 namespace {
 
 /// The share of each memory the new order may fill with program order's
-/// live tiles plus the ahead ones: the rest is slack for fragmentation, since
-/// the allocator places by first fit.
+/// live tiles plus the ahead ones: the rest is slack for fragmentation (the
+/// allocator places by first fit, then best fit, not by packing).
 constexpr double kPlaceableShare = 0.75;
 
 /// Tensor, Vector, Scalar, GpSimd (isa::Engine order), then the DMA stream.
