@@ -15,6 +15,12 @@
 // map of every live buffer (the mlir-aie habit). The placement itself is
 // TilePlacement.cpp, shared with the list scheduler.
 //
+// When every tile an instruction touches already has an address (the list
+// scheduler placed them as it ordered the stream, and timed the order with
+// them), those addresses are checked instead (inside the memory, legal in
+// PSUM banks, no two tiles live at once sharing a byte) and kept; an
+// invalid one is an error naming both tiles.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
@@ -101,13 +107,42 @@ void AllocatePass::runOnOperation() {
   if (!model)
     return signalPassFailure();
   TilePlacement placement(*model);
+  bool placed = true;
+  func.walk([&](InstructionOpInterface inst) {
+    for (Value v : inst->getOperands())
+      if (auto alloc = v.getDefiningOp<AllocOp>(); alloc && !alloc.getAddress())
+        placed = false;
+  });
+  Builder b(&getContext());
+  if (placed) {
+    if (placement.check(func)) {
+      func.walk([&](AllocOp op) { // unused tiles: any address
+        if (!op.getAddress())
+          op.setAddressAttr(b.getI64IntegerAttr(0));
+      });
+      return;
+    }
+    const PlacedTile &t = *placement.failed();
+    InFlightDiagnostic diag = t.op.emitOpError("address ")
+                              << *t.op.getAddress() << " is invalid: ";
+    if (const PlacedTile *other = placement.conflict())
+      diag << "it overlaps the tile at address " << *other->op.getAddress()
+           << " (live " << other->first << ".." << other->last
+           << ") while both are live (" << t.first << ".." << t.last << ")";
+    else
+      diag << "the tile (" << t.size << " bytes per partition) leaves "
+           << (TilePlacement::isPsum(t) ? "PSUM" : "SBUF")
+           << " or crosses a PSUM bank";
+    if (const PlacedTile *other = placement.conflict())
+      diag.attachNote(other->op.getLoc()) << "the other tile";
+    return signalPassFailure();
+  }
   if (!placement.run(func)) {
     const PlacedTile &t = *placement.failed();
     return reportOverflow(t, placement.arenaOf(t),
                           TilePlacement::isPsum(t) ? "PSUM" : "SBUF");
   }
   // Tiles no instruction touches still get a (harmless) address.
-  Builder b(&getContext());
   for (const PlacedTile &t : placement.tiles()) {
     LLVM_DEBUG(llvm::dbgs() << "tile " << t.op.getType() << " live " << t.first
                             << ".." << t.last << " at " << t.address << "\n");

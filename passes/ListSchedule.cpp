@@ -35,15 +35,24 @@
 //    access in program order. It may go only while the ahead tiles stay
 //    within a budget (a share of SBUF / PSUM: the prefetch depth) and, with
 //    the most bytes program order itself keeps live between the frontier
-//    and it, within the memory: so the new order never needs more than
+//    and it, within 75% of the memory: so the new order never needs more than
 //    program order's live bytes plus the ahead ones (hoisting a later row
 //    tile's loads cannot starve the current tile's working set).
-//  - Safety: the new order is kept only if the allocator's own placement
-//    (TilePlacement.h) fits it and, with the order that placement adds (a
-//    tile written where an earlier one lived waits for that one's last
-//    access), it is still estimated faster than program order; otherwise
-//    smaller budgets are tried, and finally the original order is restored. The schedule never changes
-//    what is computed, only the order of independent instructions.
+//  - Placement: each tile gets its SBUF/PSUM address when the schedule
+//    first touches it (TileArena, TilePlacement.h, time-aware: preferably
+//    bytes freed before the instruction starts, else those freed first, and
+//    the instruction waits for them, as the semaphores will make it), and
+//    frees it at its last access. A tile that will live long (its last
+//    access in program order is far past the frontier: a hoisted load of a
+//    later layer's weights) is placed from the top of SBUF down, so that
+//    scattered small tiles do not leave the working tiles without a gap. An
+//    instruction whose new tiles find no gap waits; when the frontier's
+//    find none, the schedule fails.
+//  - Safety: the new order, with its addresses, is kept only if it is
+//    estimated faster than program order; otherwise a smaller budget is
+//    tried, and finally the original order is restored (and the allocator
+//    places its tiles). The schedule never changes what is computed, only
+//    the order of independent instructions.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
@@ -60,6 +69,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <array>
+#include <limits>
 #include <queue>
 
 #define DEBUG_TYPE "trnc-pipeline-list-schedule"
@@ -76,8 +86,9 @@ using namespace trnc::nisa;
 namespace {
 
 /// The share of each memory the new order may fill with program order's
-/// live tiles plus the ahead ones: the rest is slack for fragmentation (the
-/// allocator places by first fit, then best fit, not by packing).
+/// live tiles plus the ahead ones: the rest is slack for fragmentation
+/// (tiles are placed as they go live, not packed; at 0.85 the GPT step's
+/// backward leaves its frontier without a gap).
 constexpr double kPlaceableShare = 0.75;
 
 /// Tensor, Vector, Scalar, GpSimd (isa::Engine order), then the DMA stream.
@@ -100,8 +111,9 @@ struct Node {
 };
 
 struct TileState {
-  int64_t bytes = 0; // aligned, per partition
+  int64_t bytes = 0; // aligned, per partition (PSUM: whole banks)
   bool psum = false;
+  int64_t placeBytes = 0; // aligned, per partition, as placed
   unsigned accesses = 0, remaining = 0;
   unsigned first = 0, last = 0; // accessing nodes, in program order
   bool live = false;
@@ -197,25 +209,24 @@ SmallVector<unsigned, 3> allowedEngines(Operation *op, unsigned programEngine) {
 class ListScheduler {
 public:
   ListScheduler(func::FuncOp func, const MachineModel &model)
-      : func(func), model(model) {}
+      : func(func), model(model),
+        arenas{TileArena(model.sbufPartitionBytes, 0),
+               TileArena(model.psumPartitionBytes, model.psumBankBytes)} {}
 
   /// Builds the graph; false when the function holds ops this pass does not
   /// know how to move (it then leaves the function alone).
   bool build();
-  /// Orders node `to` after node `from` (from < to), as a hazard the
-  /// placement adds: the next tile at a reused address.
-  void addEdge(unsigned from, unsigned to) {
-    nodes[from].succs.push_back(to);
-    ++nodes[to].pendingPreds;
-  }
   /// Schedules with `budget` (share of each on-chip memory) and returns the
-  /// order (node indices) and its estimated length.
+  /// order (node indices) and its estimated length; empty when the tiles do
+  /// not fit.
   SmallVector<unsigned> schedule(double budget, double &makespanNs);
   /// The estimated length of the current program order.
   double originalMakespan();
   /// Puts the ops in `order`, on the engines the last schedule chose (or on
   /// the program's own engines).
   void apply(ArrayRef<unsigned> order, bool chosenEngines);
+  /// Gives each tile the address the last schedule placed it at.
+  void applyAddresses();
   size_t size() const { return nodes.size(); }
 
 private:
@@ -223,19 +234,26 @@ private:
   double dmaDurationNs(const Node &n, unsigned active) const;
   int64_t newLiveBytes(const Node &n, bool psum) const;
   /// Whether node `id` may go now without overfilling memory (see the
-  /// file comment); the frontier always may.
-  bool fits(unsigned id) const;
+  /// file comment) and its new tiles find room; the frontier always may.
+  bool fits(unsigned id);
+  /// Places the tiles node `id` makes live, for a start at `readyNs`;
+  /// returns how long the start must wait for their bytes to be freed, or
+  /// nullopt when one finds no gap. `commit`: keep them (else a trial).
+  std::optional<double> placeNewTiles(unsigned id, double readyNs,
+                                      bool commit);
   /// Program order's live bytes per instruction, per memory space.
   void measureProgramLiveness();
   void start(unsigned id, double startNs);
-  /// Fresh scheduling state: nothing started, live tiles capped at `budget`.
-  void reset(double budget);
+  /// Fresh scheduling state: nothing started, live tiles capped at `budget`;
+  /// `placing`: tiles get addresses as they go live.
+  void reset(double budget, bool placing);
 
   func::FuncOp func;
   const MachineModel &model;
   std::vector<Node> nodes;
   std::vector<TileState> tileStates;
   DenseMap<Value, unsigned> tileIds;
+  std::vector<AllocOp> tileOps; // by tile id
   std::vector<Footprint> footprints; // flattened, per node
   std::vector<unsigned> footprintBegin;
 
@@ -260,6 +278,12 @@ private:
   std::vector<Node> working;
   std::vector<TileState> tiles;
   double makespan = 0;
+  // Placement (when `placing`): one arena per memory, a placed tile per
+  // tile id (its live range in the new order's indices).
+  bool placing = false;
+  unsigned startedCount = 0;
+  std::array<TileArena, 2> arenas;
+  std::vector<PlacedTile> placedTiles;
 };
 
 bool ListScheduler::build() {
@@ -318,6 +342,8 @@ bool ListScheduler::build() {
         t.bytes = (type.getPartitionBytes() + kTileAlignment - 1) /
                   kTileAlignment * kTileAlignment;
         t.psum = type.getSpace() == MemorySpace::psum;
+        t.placeBytes = t.bytes;
+        tileOps.push_back(a.buffer.getDefiningOp<AllocOp>());
         // PSUM tiles may not cross a bank, and a dozen small accumulators
         // spread over the 8 banks leave none free for a full one: count
         // each PSUM tile as the whole banks it touches.
@@ -409,7 +435,7 @@ void ListScheduler::measureProgramLiveness() {
   }
 }
 
-bool ListScheduler::fits(unsigned id) const {
+bool ListScheduler::fits(unsigned id) {
   if (id == frontier)
     return true;
   for (bool psum : {false, true}) {
@@ -424,12 +450,54 @@ bool ListScheduler::fits(unsigned id) const {
         programLive[psum].query(frontier, id) + ahead > capacityBytes[psum])
       return false;
   }
-  return true;
+  return !placing || placeNewTiles(id, 0, /*commit=*/false).has_value();
+}
+
+std::optional<double> ListScheduler::placeNewTiles(unsigned id, double readyNs,
+                                                   bool commit) {
+  if (!placing)
+    return 0.0;
+  struct Trial {
+    TileArena *arena;
+    PlacedTile *tile;
+    int64_t cursorBefore;
+  };
+  SmallVector<Trial, 3> placedNow;
+  std::optional<double> wait = 0.0;
+  for (unsigned t : working[id].tiles) {
+    const TileState &s = tiles[t];
+    if (s.live)
+      continue;
+    TileArena &arena = arenas[s.psum];
+    PlacedTile &p = placedTiles[t];
+    // Long-lived in the new order: kept long by the program, or hoisted far
+    // ahead of its use (a later layer's weights): placed top-down, out of
+    // the way of the working tiles.
+    bool longLived = s.last - frontier > kLongLived;
+    std::optional<int64_t> addr = arena.place(p.size, longLived, readyNs);
+    if (!addr) {
+      wait = std::nullopt;
+      break;
+    }
+    p.address = *addr;
+    *wait = std::max(*wait, arena.freedBy(*addr, p.size) - readyNs);
+    placedNow.push_back({&arena, &p, arena.getCursor()});
+    arena.insert(&p, longLived);
+  }
+  if (!wait || !commit)
+    for (const Trial &trial : llvm::reverse(placedNow))
+      trial.arena->retract(trial.tile, trial.cursorBefore);
+  return wait;
 }
 
 void ListScheduler::start(unsigned id, double startNs) {
   Node &n = working[id];
   double finish;
+  // Its new tiles' addresses; it waits until their bytes are free.
+  std::optional<double> wait = placeNewTiles(id, startNs, /*commit=*/true);
+  assert(wait && "list scheduler: a scheduled tile found no gap");
+  startNs += std::max(0.0, *wait);
+  unsigned position = startedCount++;
   if (n.resource == kDmaResource) {
     // In-order dispatch; the transfer runs on the queue that frees first.
     freeAt[kDmaResource] = startNs;
@@ -451,6 +519,7 @@ void ListScheduler::start(unsigned id, double startNs) {
     if (!s.live) {
       s.live = true;
       liveBytes[s.psum] += s.bytes;
+      placedTiles[t].first = position;
       if (id != frontier && s.first > frontier) {
         s.ahead = true;
         aheadBytes[s.psum] += s.bytes;
@@ -460,6 +529,9 @@ void ListScheduler::start(unsigned id, double startNs) {
     if (--s.remaining == 0) {
       s.live = false;
       liveBytes[s.psum] -= s.bytes;
+      placedTiles[t].last = position;
+      if (placing)
+        arenas[s.psum].release(&placedTiles[t], finish);
       if (s.ahead) {
         s.ahead = false;
         aheadBytes[s.psum] -= s.bytes;
@@ -483,7 +555,7 @@ void ListScheduler::start(unsigned id, double startNs) {
     working[s].readyNs = std::max(working[s].readyNs, finish);
 }
 
-void ListScheduler::reset(double budget) {
+void ListScheduler::reset(double budget, bool place) {
   working = nodes;
   tiles = tileStates;
   for (TileState &t : tiles)
@@ -501,6 +573,13 @@ void ListScheduler::reset(double budget) {
   budgetBytes = {int64_t(budget * model.sbufPartitionBytes),
                  int64_t(budget * model.psumPartitionBytes)};
   makespan = 0;
+  startedCount = 0;
+  placing = place;
+  for (TileArena &arena : arenas)
+    arena.reset(/*bestFit=*/false, /*timeAware=*/true);
+  placedTiles.clear();
+  for (unsigned t = 0; t < tiles.size(); ++t)
+    placedTiles.push_back({tileOps[t], -1, -1, tiles[t].placeBytes});
 }
 
 /// Pops the entries of nodes already scheduled (the frontier, taken out of
@@ -515,7 +594,7 @@ static void dropScheduled(ResourceQueues &q, const std::vector<bool> &done) {
 
 SmallVector<unsigned> ListScheduler::schedule(double budget,
                                               double &makespanNs) {
-  reset(budget);
+  reset(budget, /*placing=*/true);
 
   std::array<ResourceQueues, kNumResources> queues;
   auto push = [&](unsigned id) {
@@ -609,6 +688,13 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
     if (!best)
       best = forced; // every resource blocked by the budget: progress
     assert(best && "list scheduler: dependence cycle");
+    if (best->id == frontier &&
+        !placeNewTiles(frontier, best->startNs, /*commit=*/false)) {
+      LLVM_DEBUG(llvm::dbgs() << func.getName() << ": no gap for the tiles of "
+                              << frontier << " at " << order.size() << "\n");
+      makespanNs = std::numeric_limits<double>::infinity();
+      return {}; // fragmented: program order's own tiles find no gap
+    }
     ResourceQueues &q = queues[best->resource];
     (best->from == 0   ? (void)q.waiting.pop()
      : best->from == 1 ? q.releasedFree.pop()
@@ -628,10 +714,16 @@ SmallVector<unsigned> ListScheduler::schedule(double budget,
 double ListScheduler::originalMakespan() {
   // Program order as the schedule: each instruction starts when its
   // resource is free and its inputs are ready.
-  reset(/*budget=*/1.0);
+  reset(/*budget=*/1.0, /*placing=*/false);
   for (unsigned i = 0; i < working.size(); ++i)
     start(i, std::max(freeAt[working[i].resource], working[i].readyNs));
   return makespan;
+}
+
+void ListScheduler::applyAddresses() {
+  Builder b(func.getContext());
+  for (const PlacedTile &t : placedTiles)
+    t.op.setAddressAttr(b.getI64IntegerAttr(t.address));
 }
 
 void ListScheduler::apply(ArrayRef<unsigned> order, bool chosenEngines) {
@@ -646,43 +738,6 @@ void ListScheduler::apply(ArrayRef<unsigned> order, bool chosenEngines) {
       op->setAttr("engine",
                   EngineAttr::get(ctx, static_cast<Engine>(engine)));
   }
-}
-
-/// Whether the current order of `func` fits on chip and, with the hazards
-/// its placement adds, is still estimated faster than `beforeNs`: a tile
-/// placed where earlier tiles lived is first written only after the last
-/// access of the latest of them (the semaphore pass will order it so).
-bool placedFaster(func::FuncOp func, const MachineModel &model,
-                  double beforeNs) {
-  TilePlacement placement(model);
-  if (!placement.run(func))
-    return false;
-  ListScheduler placed(func, model);
-  if (!placed.build())
-    return false;
-  // Per memory space and 64-byte slot: the last access of its latest tile.
-  std::array<std::vector<int64_t>, 2> lastUse{
-      std::vector<int64_t>(model.sbufPartitionBytes / kTileAlignment, -1),
-      std::vector<int64_t>(model.psumPartitionBytes / kTileAlignment, -1)};
-  SmallVector<const PlacedTile *> byFirst;
-  for (const PlacedTile &t : placement.tiles())
-    if (t.first >= 0)
-      byFirst.push_back(&t);
-  llvm::stable_sort(byFirst, [](const PlacedTile *a, const PlacedTile *b) {
-    return a->first < b->first;
-  });
-  for (const PlacedTile *t : byFirst) {
-    std::vector<int64_t> &slots = lastUse[TilePlacement::isPsum(*t)];
-    int64_t begin = t->address / kTileAlignment,
-            end = (t->address + t->size) / kTileAlignment, prev = -1;
-    for (int64_t i = begin; i < end; ++i) {
-      prev = std::max(prev, slots[i]);
-      slots[i] = t->last;
-    }
-    if (prev >= 0 && prev < t->first)
-      placed.addEdge(prev, t->first);
-  }
-  return placed.originalMakespan() < beforeNs;
 }
 
 struct ListSchedulePass
@@ -706,15 +761,18 @@ struct ListSchedulePass
     for (double budget : {double(memoryShare), memoryShare / 2.0}) {
       double after = 0;
       SmallVector<unsigned> order = scheduler.schedule(budget, after);
+      if (order.empty())
+        continue; // fragmented: try a shallower prefetch
       if (after >= before)
         break; // no better than program order
+      // The order and the addresses it was timed with: the allocator checks
+      // them instead of placing again.
       scheduler.apply(order, /*chosenEngines=*/true);
-      if (placedFaster(func, *model, before)) {
-        LLVM_DEBUG(llvm::dbgs() << func.getName() << ": estimated "
-                                << before << " ns -> " << after
-                                << " ns (budget " << budget << ")\n");
-        return;
-      }
+      scheduler.applyAddresses();
+      LLVM_DEBUG(llvm::dbgs() << func.getName() << ": estimated " << before
+                              << " ns -> " << after << " ns (budget "
+                              << budget << ")\n");
+      return;
     }
     scheduler.apply(original, /*chosenEngines=*/false);
     LLVM_DEBUG(llvm::dbgs() << func.getName() << ": program order kept ("

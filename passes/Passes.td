@@ -135,11 +135,15 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
     order onto 16 queues, costed by the simulator's formulas. Each engine
     takes its lowest-index ready instruction; the engine that can start
     soonest goes next. A tile is live from its first to its last access in
-    the new order, and an instruction that would push live tiles past
-    `memory-share` of SBUF or PSUM waits: that bounds how far loads are
-    hoisted (the prefetch depth). The order is kept only when it is
-    estimated faster and the allocator's placement fits it (else a smaller
-    share, else program order). Allocations move to the top of the body.
+    the new order, and an instruction that would push the tiles it hoists
+    past `memory-share` of SBUF or PSUM waits: that bounds how far loads are
+    hoisted (the prefetch depth). Tiles get their addresses as the schedule
+    first touches them (time-aware: bytes freed before the instruction
+    starts are preferred, and it waits for those it takes), so the estimate
+    includes the waits reuse adds. The order and its addresses are kept only
+    when estimated faster than program order (else a smaller share, else
+    program order, placed by the allocator). Allocations move to the top of
+    the body.
 
     Before (tile 1's load waits behind tile 0's store in the DMA stream):
     ```mlir
@@ -161,7 +165,7 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
            "NeuronCore target whose costs and memory sizes apply">,
-    Option<"memoryShare", "memory-share", "double", /*default=*/"0.6",
+    Option<"memoryShare", "memory-share", "double", /*default=*/"0.75",
            "Share of SBUF and of PSUM that live tiles may take while "
            "instructions are hoisted">,
   ];

@@ -16,6 +16,14 @@
 // tile in the smallest gap that holds it, which packs tighter at the cost of
 // reusing a just-freed slot sooner.
 //
+// The list scheduler places tiles as it schedules (an arena per memory,
+// time-aware): a tile written where earlier tiles lived must wait for their
+// last access, so of the gaps that fit, it takes (in cursor order) one whose
+// bytes were all freed before its first instruction starts, else the one
+// freed earliest. The cursor alone keeps reuse far apart in instructions,
+// not in time: in a reordered stream a tile freed many instructions ago may
+// still be read by a slow engine.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -26,6 +34,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <vector>
 
 namespace trnc {
 
@@ -33,6 +42,21 @@ namespace trnc {
 constexpr int64_t kTileAlignment = 64;
 /// A live range longer than this many instructions is placed top-down.
 constexpr int64_t kLongLived = 1024;
+
+/// The largest value over ranges of slots after "raise to at least v" range
+/// updates (a segment tree whose tags are never pushed down).
+class SlotMax {
+public:
+  void reset(int64_t slots);
+  void raise(int64_t begin, int64_t end, double v) { raise(1, 0, n, begin, end, v); }
+  double max(int64_t begin, int64_t end) const { return max(1, 0, n, begin, end); }
+
+private:
+  void raise(size_t node, int64_t lo, int64_t hi, int64_t begin, int64_t end, double v);
+  double max(size_t node, int64_t lo, int64_t hi, int64_t begin, int64_t end) const;
+  int64_t n = 0;
+  std::vector<double> best, tag; // subtree max incl. tags; own tag
+};
 
 /// One tile to place: its live range over instruction indices.
 struct PlacedTile {
@@ -47,30 +71,45 @@ class TileArena {
 public:
   TileArena(int64_t capacity, int64_t bank) : capacity(capacity), bank(bank) {}
 
-  /// Forgets every tile; `bestFit` chooses the placement policy.
-  void reset(bool bestFit);
+  /// Forgets every tile; `bestFit` or `timeAware` choose the placement
+  /// policy (else first fit from the cursor).
+  void reset(bool bestFit, bool timeAware = false);
 
   /// Drops tiles whose live range ended before instruction `now`.
   void expire(int64_t now);
+  /// Drops tile `t`, whose last access ends at `freedNs` (time-aware).
+  void release(PlacedTile *t, double freedNs);
+  /// Undoes a trial insert(t) made when the cursor was at `cursorBefore`.
+  void retract(PlacedTile *t, int64_t cursorBefore);
+  int64_t getCursor() const { return cursor; }
+  /// When the bytes [addr, addr + size) were last freed (time-aware).
+  double freedBy(int64_t addr, int64_t size) const;
   /// Finds an address for `size` bytes; nullopt when no gap fits.
-  /// `fromTop`: the highest gap that fits (unbanked memory only).
-  std::optional<int64_t> place(int64_t size, bool fromTop = false);
+  /// `fromTop`: the highest gap that fits (unbanked memory only). `readyNs`:
+  /// when the tile's first instruction starts (time-aware placement).
+  std::optional<int64_t> place(int64_t size, bool fromTop = false,
+                               double readyNs = 0);
   /// `fromTop`: placed by place(size, true), which leaves the cursor alone.
   void insert(PlacedTile *t, bool fromTop = false);
   /// Live tiles by address.
-  llvm::ArrayRef<PlacedTile *> liveTiles();
+  llvm::ArrayRef<PlacedTile *> liveTiles() const { return live; }
   int64_t getCapacity() const { return capacity; }
+  /// `addr`, or the next address a tile of `size` may start at (PSUM: a
+  /// tile that fits a bank stays inside one; a bigger one starts a bank).
+  int64_t legalStart(int64_t addr, int64_t size) const;
 
 private:
   std::optional<int64_t> search(int64_t size, int64_t from);
   std::optional<int64_t> searchDown(int64_t size);
   std::optional<int64_t> searchBest(int64_t size);
-  int64_t legalStart(int64_t addr, int64_t size) const;
+  std::optional<int64_t> searchCoolest(int64_t size, double readyNs);
 
   int64_t capacity, bank;
   bool bestFit = false;
   int64_t cursor = 0;
-  llvm::SmallVector<PlacedTile *> live;
+  llvm::SmallVector<PlacedTile *> live; // by address
+  bool timeAware = false;
+  SlotMax freedAt; // per 64-byte slot: when its last tile's last access ends
 };
 
 /// The placement of every nisa.alloc of one function.
@@ -84,6 +123,13 @@ public:
   /// `failed()` is that tile and `arenaOf(*failed())` its memory map).
   /// `bestFit`: whether best fit may follow a failed first fit.
   bool run(mlir::func::FuncOp func, bool bestFit = true);
+  /// Checks the addresses the tiles of `func` already carry (placed by the
+  /// list scheduler): every used tile has one, inside its memory, legal for
+  /// PSUM banks, and no two tiles live at once share a byte. On failure,
+  /// `failed()` is the first offending tile and `conflict()` the tile it
+  /// overlaps (null when it lacks an address or leaves the memory).
+  bool check(mlir::func::FuncOp func);
+  const PlacedTile *conflict() const { return conflictTile; }
 
   llvm::ArrayRef<PlacedTile> tiles() const { return placed; }
   PlacedTile *failed() const { return failedTile; }
@@ -91,12 +137,15 @@ public:
   static bool isPsum(const PlacedTile &t);
 
 private:
+  /// Live ranges of every tile of `func`, and the used ones by first use.
+  llvm::SmallVector<PlacedTile *> collect(mlir::func::FuncOp func);
   /// One placement of the tiles in `order` under a policy.
   bool placeAll(llvm::ArrayRef<PlacedTile *> order, bool bestFit);
 
   llvm::SmallVector<PlacedTile> placed;
   TileArena sbuf, psum;
   PlacedTile *failedTile = nullptr;
+  const PlacedTile *conflictTile = nullptr;
 };
 
 } // namespace trnc

@@ -113,3 +113,51 @@ func.func @best_fit() {
   nisa.memset %d <0, [32768, 1], [128, 32768]>, 3.0 on vector : !nisa.tile<sbuf, 128, 32768, f32>
   return
 }
+
+// -----
+
+// Addresses the list scheduler chose (every used tile has one) are checked
+// and kept, even where the allocator's own search would pick others (%c
+// would take 0 here); an unused tile gets 0.
+// CHECK-LABEL: func.func @preplaced
+func.func @preplaced() {
+  // CHECK: nisa.alloc {address = 0 : i64} : <sbuf, 128, 512, f32>
+  // CHECK: nisa.alloc {address = 8192 : i64} : <sbuf, 128, 512, f32>
+  // CHECK: nisa.alloc {address = 2048 : i64} : <sbuf, 128, 512, f32>
+  // CHECK: nisa.alloc {address = 0 : i64} : <sbuf, 128, 64, f32>
+  %a = nisa.alloc {address = 0 : i64} : !nisa.tile<sbuf, 128, 512, f32>
+  %b = nisa.alloc {address = 8192 : i64} : !nisa.tile<sbuf, 128, 512, f32>
+  %c = nisa.alloc {address = 2048 : i64} : !nisa.tile<sbuf, 128, 512, f32>
+  %unused = nisa.alloc : !nisa.tile<sbuf, 128, 64, f32>
+  nisa.memset %a <0, [512, 1], [128, 512]>, 0.0 on vector : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.tensor_copy %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> on scalar
+      : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+  nisa.tensor_copy %c <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> on scalar
+      : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+  return
+}
+
+// -----
+
+// Two tiles live at once on overlapping bytes: a planted or corrupted
+// placement is an error naming both, not a silent race.
+func.func @preplaced_overlap() {
+  // expected-note @+1 {{the other tile}}
+  %a = nisa.alloc {address = 0 : i64} : !nisa.tile<sbuf, 128, 512, f32>
+  // expected-error @+1 {{'nisa.alloc' op address 1024 is invalid: it overlaps the tile at address 0 (live 0..1) while both are live (1..1)}}
+  %b = nisa.alloc {address = 1024 : i64} : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.memset %a <0, [512, 1], [128, 512]>, 0.0 on vector : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.tensor_copy %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> on scalar
+      : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+  return
+}
+
+// -----
+
+// A PSUM tile of one bank's size or less may not cross a bank boundary.
+func.func @preplaced_bank() {
+  // expected-error @+1 {{'nisa.alloc' op address 1024 is invalid: the tile (2048 bytes per partition) leaves PSUM or crosses a PSUM bank}}
+  %p = nisa.alloc {address = 1024 : i64} : !nisa.tile<psum, 128, 512, f32>
+  nisa.memset %p <0, [512, 1], [128, 512]>, 0.0 on vector : !nisa.tile<psum, 128, 512, f32>
+  return
+}

@@ -134,3 +134,39 @@ func.func @stores_not_starved(%in: memref<786432xf32> {nisa.input = 0 : i64}, %o
   nisa.dma_copy %out2 <0, [2048, 1], [128, 2048]>, %y <0, [2048, 1], [128, 2048]> : memref<262144xf32>, !t
   return
 }
+
+// -----
+
+// Placement as the schedule goes: when %c needs 100 KiB, both big tiles are
+// dead, but the store of %a (12.8 MB) is still reading its bytes while %b's
+// last reader (a 32 KiB slice) finished long ago. %c goes where only %b lived
+// (first fit from the cursor would wrap to 0 and wait for the store); the
+// allocator keeps these addresses.
+// CHECK-LABEL: func.func @reuse_cool
+// CHECK-NEXT: nisa.alloc {address = 0 : i64} : <sbuf, 128, 25600, f32>
+// CHECK-NEXT: nisa.alloc {address = 102400 : i64} : <sbuf, 128, 25600, f32>
+// CHECK-NEXT: nisa.alloc {address = 126976 : i64} : <sbuf, 128, 25600, f32>
+!big = !nisa.tile<sbuf, 128, 25600, f32>
+!small = !nisa.tile<sbuf, 128, 512, f32>
+
+func.func @reuse_cool(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                      %o0: memref<3276800xf32> {nisa.output = 0 : i64},
+                      %o1: memref<8192xf32> {nisa.output = 1 : i64},
+                      %o2: memref<3276800xf32> {nisa.output = 2 : i64},
+                      %o3: memref<65536xf32> {nisa.output = 3 : i64}) {
+  %a = nisa.alloc : !big
+  %b = nisa.alloc : !big
+  %c = nisa.alloc : !big
+  %s = nisa.alloc : !small
+  %u = nisa.alloc : !small
+  nisa.memset %a <0, [25600, 1], [128, 25600]>, 0.0 on vector : !big
+  nisa.memset %b <0, [25600, 1], [128, 25600]>, 1.0 on gpsimd : !big
+  nisa.dma_copy %o0 <0, [25600, 1], [128, 25600]>, %a <0, [25600, 1], [128, 25600]> : memref<3276800xf32>, !big
+  nisa.dma_copy %o1 <0, [64, 1], [128, 64]>, %b <0, [25600, 1], [128, 64]> : memref<8192xf32>, !big
+  nisa.dma_copy %s <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !small, memref<65536xf32>
+  nisa.activation exp %u <0, [512, 1], [128, 512]>, %s <0, [512, 1], [128, 512]> : !small, !small
+  nisa.dma_copy %o3 <0, [512, 1], [128, 512]>, %u <0, [512, 1], [128, 512]> : memref<65536xf32>, !small
+  nisa.memset %c <0, [25600, 1], [128, 25600]>, 2.0 on gpsimd : !big
+  nisa.dma_copy %o2 <0, [25600, 1], [128, 25600]>, %c <0, [25600, 1], [128, 25600]> : memref<3276800xf32>, !big
+  return
+}
