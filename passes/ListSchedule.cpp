@@ -462,6 +462,18 @@ std::optional<double> ListScheduler::placeNewTiles(unsigned id, double readyNs,
     PlacedTile *tile;
     int64_t cursorBefore;
   };
+  // A trial of one new tile per memory only asks whether a gap holds it.
+  if (!commit) {
+    unsigned newTiles[2] = {0, 0};
+    for (unsigned t : working[id].tiles)
+      newTiles[tiles[t].psum] += !tiles[t].live;
+    if (newTiles[0] <= 1 && newTiles[1] <= 1) {
+      for (unsigned t : working[id].tiles)
+        if (!tiles[t].live && !arenas[tiles[t].psum].hasRoom(tiles[t].placeBytes))
+          return std::nullopt;
+      return 0.0;
+    }
+  }
   SmallVector<Trial, 3> placedNow;
   std::optional<double> wait = 0.0;
   for (unsigned t : working[id].tiles) {

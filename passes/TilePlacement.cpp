@@ -101,6 +101,19 @@ void TileArena::insert(PlacedTile *t, bool fromTop) {
     cursor = 0;
 }
 
+bool TileArena::hasRoom(int64_t size) const {
+  int64_t end = 0;
+  auto holds = [&](int64_t begin, int64_t gapEnd) {
+    return legalStart(alignUp(begin, kTileAlignment), size) + size <= gapEnd;
+  };
+  for (PlacedTile *t : live) {
+    if (holds(end, t->address))
+      return true;
+    end = std::max(end, t->address + t->size);
+  }
+  return holds(end, capacity);
+}
+
 /// First fit at or after `from`: the lowest legal start in the first gap
 /// between live tiles (sorted by address) that holds the tile. O(live).
 std::optional<int64_t> TileArena::search(int64_t size, int64_t from) {

@@ -89,6 +89,8 @@ public:
   /// when the tile's first instruction starts (time-aware placement).
   std::optional<int64_t> place(int64_t size, bool fromTop = false,
                                double readyNs = 0);
+  /// Whether some gap holds `size` bytes (any policy would place them).
+  bool hasRoom(int64_t size) const;
   /// `fromTop`: placed by place(size, true), which leaves the cursor alone.
   void insert(PlacedTile *t, bool fromTop = false);
   /// Live tiles by address.
