@@ -76,8 +76,8 @@ def LowerToNisa : Pass<"trnc-tile-lower-to-nisa", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
-           "NeuronCore target whose limits apply (trn1, trn2, trn3)">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "NeuronCore target whose limits apply (default: the module's nisa.target, else trn2)">,
   ];
   let dependentDialects = ["::trnc::nisa::NisaDialect",
                            "::mlir::func::FuncDialect"];
@@ -114,11 +114,34 @@ def ForwardStores : Pass<"trnc-fuse-forward-stores", "::mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
-           "NeuronCore target whose memory sizes apply">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "NeuronCore target whose memory sizes apply (default: the module's nisa.target, else trn2)">,
     Option<"memoryShare", "memory-share", "double", /*default=*/"0.5",
            "Share of SBUF and of PSUM that live tiles may take after "
            "forwarding">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Target: the one module attribute every pass and verifier reads
+//===----------------------------------------------------------------------===//
+
+def SetTarget : Pass<"trnc-set-target", "::mlir::ModuleOp"> {
+  let summary = "Name the NeuronCore target of the module (nisa.target)";
+  let description = [{
+    Sets the module's `nisa.target` attribute (trn1, trn2, trn3), the first
+    step of every pipeline. Passes take their machine model from it (a
+    pass's own `target` option must agree), and verifiers their limits (an
+    SBUF tile of 200 KiB per partition is valid on trn2 but not on trn1). A
+    module that already names another target is an error.
+
+    ```mlir
+    module attributes {nisa.target = "trn1"} { ... }
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
+           "NeuronCore target (trn1, trn2, trn3)">,
   ];
 }
 
@@ -163,8 +186,8 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
-           "NeuronCore target whose costs and memory sizes apply">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "NeuronCore target whose costs and memory sizes apply (default: the module's nisa.target, else trn2)">,
     Option<"memoryShare", "memory-share", "double", /*default=*/"0.75",
            "Share of SBUF and of PSUM that live tiles may take while "
            "instructions are hoisted">,
@@ -187,8 +210,8 @@ def Allocate : Pass<"trnc-allocate-memory", "::mlir::func::FuncOp"> {
     After:  `%t = nisa.alloc {address = 2048 : i64} : !nisa.tile<sbuf, 128, 512, f32>`
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"trn2\"",
-           "NeuronCore target whose memory sizes apply">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "NeuronCore target whose memory sizes apply (default: the module's nisa.target, else trn2)">,
   ];
 }
 

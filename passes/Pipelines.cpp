@@ -56,22 +56,26 @@ struct KernelPipelineCLOptions
 
 } // namespace
 
+/// The module's nisa.target, which every later pass reads (TargetModel.h).
+static void addSetTarget(OpPassManager &pm, const std::string &target) {
+  SetTargetOptions set;
+  set.target = target;
+  pm.addPass(createSetTarget(set));
+}
+
 void buildKernelPipeline(OpPassManager &pm,
                          const KernelPipelineOptions &options) {
+  addSetTarget(pm, options.target);
   OpPassManager &fpm = pm.nest<func::FuncOp>();
-  if (options.listSchedule) {
-    ListScheduleOptions listSchedule;
-    listSchedule.target = options.target;
-    fpm.addPass(createListSchedule(listSchedule));
-  }
-  AllocateOptions allocate;
-  allocate.target = options.target;
-  fpm.addPass(createAllocate(allocate));
+  if (options.listSchedule)
+    fpm.addPass(createListSchedule());
+  fpm.addPass(createAllocate());
   fpm.addPass(createSchedule());
 }
 
 void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   auto wanted = [&](CompilePhase phase) { return phase <= options.compileTo; };
+  addSetTarget(pm, options.target);
   // trn: canonicalize and merge repeated pure ops (every trn op is pure;
   // random draws differ by their seed operand).
   pm.addPass(createCanonicalizerPass());
@@ -79,30 +83,19 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   // Integer arithmetic exact in fp32, or bounded inputs, or refused.
   pm.addPass(createIntegerRange());
   // tile: trn -> nisa instructions over tiles (one op at a time).
-  LowerToNisaOptions lower;
-  lower.target = options.target;
-  pm.addPass(createLowerToNisa(lower));
+  pm.addPass(createLowerToNisa());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   // fuse: intermediates handed over on chip instead of through HBM.
-  if (wanted(CompilePhase::Fuse)) {
-    ForwardStoresOptions forward;
-    forward.target = options.target;
-    fpm.addPass(createForwardStores(forward));
-  }
+  if (wanted(CompilePhase::Fuse))
+    fpm.addPass(createForwardStores());
   // pipeline: the order (and engines) that overlap DMA with compute.
-  if (wanted(CompilePhase::Pipeline)) {
-    ListScheduleOptions listSchedule;
-    listSchedule.target = options.target;
-    fpm.addPass(createListSchedule(listSchedule));
-  }
+  if (wanted(CompilePhase::Pipeline))
+    fpm.addPass(createListSchedule());
   // allocate: SBUF/PSUM addresses by liveness over that order.
-  if (wanted(CompilePhase::Allocate)) {
-    AllocateOptions allocate;
-    allocate.target = options.target;
-    fpm.addPass(createAllocate(allocate));
-  }
+  if (wanted(CompilePhase::Allocate))
+    fpm.addPass(createAllocate());
   // schedule: semaphores between the per-engine streams.
   if (wanted(CompilePhase::Schedule))
     fpm.addPass(createSchedule());

@@ -27,7 +27,14 @@ def Nisa_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
+  let extraClassDeclaration = [{
+    /// The module attribute naming the NeuronCore target ("trn2"): set once
+    /// (trnc-set-target), read by every pass and verifier that needs sizes
+    /// or costs.
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "nisa.target";
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,7 @@
 #include "dialects/Nisa/NisaOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -14,6 +15,51 @@ using namespace trnc::nisa;
 #include "dialects/Nisa/NisaAttrs.cpp.inc"
 #define GET_TYPEDEF_CLASSES
 #include "dialects/Nisa/NisaTypes.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// The target attribute
+//===----------------------------------------------------------------------===//
+
+std::optional<llvm::StringRef> trnc::nisa::moduleTarget(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto name =
+            op->getAttrOfType<StringAttr>(NisaDialect::kTargetAttrName))
+      return name.getValue();
+  return std::nullopt;
+}
+
+const trnc::MachineModel &trnc::nisa::targetModelOf(Operation *op) {
+  // Every known target's model, built once.
+  static const std::vector<MachineModel> models = [] {
+    std::vector<MachineModel> all;
+    for (const std::string &name : knownTargets())
+      all.push_back(*lookupMachineModel(name));
+    return all;
+  }();
+  llvm::StringRef name = moduleTarget(op).value_or(kDefaultTarget);
+  for (const MachineModel &m : models)
+    if (m.name == name)
+      return m;
+  return models.front(); // the default target (knownTargets() lists it first)
+}
+
+LogicalResult NisaDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kTargetAttrName)
+    return op->emitError("unknown nisa attribute '")
+           << attr.getName().getValue() << "'";
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || !lookupMachineModel(name.getValue().str())) {
+    std::string known;
+    for (const std::string &t : knownTargets())
+      known += (known.empty() ? "" : ", ") + t;
+    return op->emitError("'") << kTargetAttrName << "' must name a target ("
+                              << known << "), got " << attr.getValue();
+  }
+  if (!isa<ModuleOp>(op))
+    return op->emitError("'") << kTargetAttrName << "' belongs on a module";
+  return success();
+}
 
 void NisaDialect::initialize() {
   addAttributes<

@@ -18,3 +18,19 @@
 #include "dialects/Nisa/NisaAttrs.h.inc"
 #define GET_TYPEDEF_CLASSES
 #include "dialects/Nisa/NisaTypes.h.inc"
+
+#include "machine/MachineModel.h"
+
+#include <optional>
+
+namespace trnc::nisa {
+
+/// The `nisa.target` of the module enclosing `op` (or `op` itself), if set.
+std::optional<llvm::StringRef> moduleTarget(mlir::Operation *op);
+
+/// The machine model of the module enclosing `op`: its `nisa.target`'s, or
+/// the default target's when unset (the attribute's verifier rejects an
+/// unknown name).
+const MachineModel &targetModelOf(mlir::Operation *op);
+
+} // namespace trnc::nisa

@@ -173,13 +173,23 @@ static LogicalResult verifyEngine(Operation *op, Engine engine,
 
 LogicalResult AllocOp::verify() {
   auto tile = cast<TileType>(getType());
+  // The module's target sets the partition's size (SBUF: 192 KiB on trn1,
+  // 224 KiB on trn2, 256 KiB on trn3).
+  const MachineModel &model = targetModelOf(*this);
+  bool psum = tile.getSpace() == MemorySpace::psum;
+  int64_t limit = psum ? model.psumPartitionBytes : model.sbufPartitionBytes;
+  if (tile.getPartitionBytes() > limit)
+    return emitOpError("tile needs ")
+           << tile.getPartitionBytes() << " bytes per partition, more than "
+           << (psum ? "PSUM" : "SBUF") << "'s " << limit << " on "
+           << model.name;
   if (std::optional<int64_t> addr = getAddress()) {
-    int64_t limit = tile.getSpace() == MemorySpace::psum ? 16 * 1024
-                                                         : 256 * 1024;
     if (*addr < 0 || *addr + tile.getPartitionBytes() > limit)
       return emitOpError("address ") << *addr << " + "
                                      << tile.getPartitionBytes()
-                                     << " bytes exceeds the partition";
+                                     << " bytes exceeds the partition ("
+                                     << limit << " bytes on " << model.name
+                                     << ")";
   }
   return success();
 }
@@ -325,14 +335,16 @@ LogicalResult MatmulOp::verify() {
   if (s.partitions != m.partitions)
     return emitOpError("contraction differs: stationary has K = ")
            << s.partitions << ", moving has K = " << m.partitions;
-  // matmul_m: stationary free size <= 128.
-  if (s.freeElements > 128)
+  // matmul_m: stationary free size <= the array's columns (128).
+  const MachineModel &model = targetModelOf(*this);
+  if (s.freeElements > model.tensorArrayCols)
     return emitOpError("stationary free size ")
-           << s.freeElements << " exceeds 128";
-  // matmul_n: moving free size <= 512 (one 2 KiB PSUM bank of fp32).
-  if (m.freeElements > 512)
-    return emitOpError("moving free size ") << m.freeElements
-                                            << " exceeds 512";
+           << s.freeElements << " exceeds " << model.tensorArrayCols;
+  // matmul_n: moving free size <= one PSUM bank of fp32 (512).
+  int64_t bankElements = model.psumBankBytes / 4;
+  if (m.freeElements > bankElements)
+    return emitOpError("moving free size ") << m.freeElements << " exceeds "
+                                            << bankElements;
   if (d.partitions != s.freeElements || d.freeElements != m.freeElements)
     return emitOpError("dst must be [")
            << s.freeElements << " partitions, " << m.freeElements

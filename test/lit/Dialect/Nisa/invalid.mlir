@@ -168,3 +168,37 @@ func.func @nop_signal() {
   nisa.nop on vector {signal = 1}
   return
 }
+
+// -----
+
+// The module's target sets the partition size: 200 KiB of SBUF fits a trn2
+// partition (224 KiB) but not a trn1 one (192 KiB).
+module attributes {nisa.target = "trn1"} {
+  func.func @sbuf_size_on_trn1() {
+    // expected-error @+1 {{tile needs 204800 bytes per partition, more than SBUF's 196608 on trn1}}
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 51200, f32>
+    return
+  }
+}
+
+// -----
+
+// Without a nisa.target the default target's (trn2) limit applies.
+func.func @sbuf_size_default() {
+  // expected-error @+1 {{tile needs 262144 bytes per partition, more than SBUF's 229376 on trn2}}
+  %t = nisa.alloc : !nisa.tile<sbuf, 128, 65536, f32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'nisa.target' must name a target (trn2, trn1, trn3), got "trn9"}}
+module attributes {nisa.target = "trn9"} {
+}
+
+// -----
+
+// expected-error @+1 {{'nisa.target' belongs on a module}}
+func.func @target_on_func() attributes {nisa.target = "trn2"} {
+  return
+}
