@@ -37,12 +37,14 @@ import tiny  # noqa: E402
 
 # transformers' model modules import torchvision when it is importable; the
 # registry's torchvision is the CUDA build, whose C extension does not load beside
-# the CPU torch (benchmarks/timm_sweep/README.md). scripts/setup.sh keeps it out of
-# the environment; if an older setup left it there, define its op schemas first.
+# the CPU torch (benchmarks/timm_sweep/README.md). scripts/setup.sh installs it and
+# timm into their own directory; the shim defines torchvision's op schemas and puts
+# that directory on sys.path, so transformers imports torchvision and Gemma 3n's
+# vision tower (a TimmWrapperModel) finds timm.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "timm_sweep"))
 import tv_shim  # noqa: E402
 
-tv_shim.guard_environment()
+tv_shim.import_torchvision()
 
 # float32 models of 2 layers at hidden 64: eager and the engines differ in summation
 # order only (fp32 accumulation in PSUM, HARDWARE.md), far below these bounds.
