@@ -45,7 +45,6 @@ from .complex_pairs import rewrite_complex, with_complex_pairs
 from .constants import lift_constants, with_constants
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
-from .graph_cse import eliminate_common_subexpressions
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
 from .host_ints import split_int_bookkeeping
 from .integer_range import bound_integer_constants, check_integer_constants
@@ -147,7 +146,6 @@ class NeuronBackend:
             constants = lift_constants(gm)  # get_attr tensors -> trailing inputs (constants.py)
             check_integer_constants(gm, constants, name)  # no int arithmetic past 2**24 (integer_range.py)
             pairs = rewrite_complex(gm, name)  # complex values -> real (re, im) pairs (complex_pairs.py)
-            eliminate_common_subexpressions(gm)  # repeated pure calls computed once (graph_cse.py)
             graph = export_graph(gm, name)
             bound_integer_constants(gm, graph, constants)  # their magnitudes, for the range check
             eager = collect.intercept(graph, options, gm)  # trnc compile / precompile
