@@ -220,3 +220,23 @@ def test_trnc_profile_rejects_bad_files(tmp_path):
 
     r = trnc_cli("profile", str(tmp_path / "missing.trnc"))
     assert r.returncode == 1 and "cannot read" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_trnc_profile_generates_token_ids_and_masks(exported, tmp_path):
+    # A language model's artifact takes int64 token ids (and masks): the
+    # profile command generates them (random ids in [0, 8), or zeros).
+    emb = torch.nn.Embedding(16, 32)
+
+    def lookup(ids, keep):
+        return emb(ids) * keep.unsqueeze(-1)
+
+    with torch.no_grad():
+        compile_neuron(lookup)(torch.randint(0, 16, (4, 8)), torch.ones(4, 8, dtype=torch.bool))
+    graph = tmp_path / "lookup.graph.json"
+    graph.write_text(only(exported, "inference")[1].to_json())
+    artifact = tmp_path / "lookup.trnc"
+    assert trnc_cli("compile-graph", str(graph), "-o", str(artifact)).returncode == 0
+    for fill in ("random", "zeros"):
+        r = trnc_cli("profile", str(artifact), "--inputs", fill)
+        assert r.returncode == 0, r.stderr
+        assert "total simulated time" in r.stdout

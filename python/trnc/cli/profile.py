@@ -14,7 +14,8 @@ from .._native import native
 from ..cache import read_artifact_file
 from ..errors import TrncError
 
-_TORCH_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "i32": "int32", "u8": "uint8"}
+_TORCH_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "i32": "int32", "i64": "int64",
+                 "u8": "uint8", "bool": "bool"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
