@@ -68,6 +68,7 @@
 #include "dialects/Nisa/NisaToIsa.h"
 #include "sim/Collectives.h"
 #include "sim/CostModel.h"
+#include "sim/TensorWarmup.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Debug.h"
@@ -230,6 +231,7 @@ struct Schedule {
   SmallVector<unsigned> order; // node indices; empty when tiles did not fit
   std::vector<unsigned> engines;
   std::vector<int64_t> addresses; // per tile id
+  std::vector<int> queues;        // per node: its DMA queue (-1: none)
   double makespanNs = 0;
 };
 
@@ -287,6 +289,13 @@ private:
   // Work already given to each compute engine and not yet started.
   std::array<double, kNumResources> queuedNs{};
   std::array<double, isa::kNumDmaQueues> laneFree{};
+  // Queues transfers may take (the last is the collectives' when there are
+  // any), and per node the one its transfer took.
+  unsigned lanes = isa::kNumDmaQueues;
+  std::vector<int> queueOf;
+  // The Tensor Engine's warm-up throttle and start-up latency: a matmul's
+  // time depends on those before it, as in the simulator.
+  sim::TensorWarmup tensorWarmup;
   std::array<int64_t, 2> liveBytes{}; // [sbuf, psum]
   std::array<int64_t, 2> budgetBytes{}; // for ahead tiles
   std::array<int64_t, 2> capacityBytes{};
@@ -389,6 +398,9 @@ bool ListScheduler::build() {
     nodes.push_back(std::move(n));
   }
   footprintBegin.push_back(footprints.size());
+  if (llvm::any_of(nodes,
+                   [](const Node &n) { return llvm::isa<CollectiveOp>(n.op); }))
+    lanes = isa::kNumDmaQueues - 1;
   addDependences();
   measureProgramLiveness();
   // Each node's longest path to the end (its own time included): the
@@ -552,15 +564,19 @@ void ListScheduler::start(unsigned id, double startNs) {
   if (n.resource == kDmaResource) {
     // In-order dispatch; the transfer runs on the queue that frees first.
     freeAt[kDmaResource] = startNs;
-    auto lane = std::min_element(laneFree.begin(), laneFree.end());
+    auto lane = std::min_element(laneFree.begin(), laneFree.begin() + lanes);
     double begin = std::max(startNs, *lane);
+    queueOf[id] = lane - laneFree.begin();
     unsigned active = 1;
-    for (double f : laneFree)
-      active += f > begin;
+    for (unsigned q = 0; q < lanes; ++q)
+      active += laneFree[q] > begin;
     finish = begin + dmaDurationNs(n, active);
     *lane = finish;
   } else {
-    finish = startNs + n.durationNs;
+    double duration = n.durationNs;
+    if (n.costed && n.inst.opcode == isa::Opcode::Matmul)
+      duration = tensorWarmup.matmulNs(model, n.inst, startNs);
+    finish = startNs + duration;
     freeAt[n.resource] = finish;
     queuedNs[n.resource] = std::max(0.0, queuedNs[n.resource] - n.durationNs);
   }
@@ -613,7 +629,9 @@ void ListScheduler::reset(double budget, bool place) {
     t.remaining = t.accesses;
   freeAt.fill(0);
   queuedNs.fill(0);
+  tensorWarmup = {};
   laneFree.fill(0);
+  queueOf.assign(working.size(), -1);
   liveBytes = {0, 0};
   aheadBytes = {0, 0};
   aheadTiles = {};
@@ -769,6 +787,7 @@ Schedule ListScheduler::schedule(double budget, Priority kind) {
     result.engines.push_back(n.resource);
   for (const PlacedTile &t : placedTiles)
     result.addresses.push_back(t.address);
+  result.queues = queueOf;
   return result;
 }
 
@@ -789,6 +808,9 @@ void ListScheduler::apply(const Schedule &schedule) {
     Operation *op = nodes[id].op;
     op->moveBefore(terminator);
     unsigned engine = schedule.engines[id];
+    if (llvm::isa<DmaCopyOp, DmaGatherOp, DmaScatterOp>(op) &&
+        schedule.queues[id] >= 0)
+      op->setAttr("queue", b.getI64IntegerAttr(schedule.queues[id]));
     if (engine != kDmaResource && op->hasAttr("engine"))
       op->setAttr("engine",
                   EngineAttr::get(ctx, static_cast<Engine>(engine)));

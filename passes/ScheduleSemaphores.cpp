@@ -157,7 +157,11 @@ LogicalResult SchedulePass::schedule(InstructionOpInterface inst) {
   // Every DMA transfer (dma_copy, dma_gather, dma_scatter) has a `queue`;
   // a collective keeps its own (Isa.h kCollectiveQueue).
   if (llvm::isa<DmaCopyOp, DmaGatherOp, DmaScatterOp>(op)) {
-    queue = chooseQueue(rec.footprints);
+    // The list scheduler's queue (the one it timed the transfer on) stays.
+    if (auto chosen = op->getAttrOfType<IntegerAttr>("queue"))
+      queue = unsigned(chosen.getInt());
+    else
+      queue = chooseQueue(rec.footprints);
     op->setAttr("queue", b.getI64IntegerAttr(queue));
   } else if (auto collective = dyn_cast<CollectiveOp>(op)) {
     queue = unsigned(collective.getQueue());

@@ -206,7 +206,7 @@ LogicalResult DmaCopyOp::verify() {
     return emitOpError("dst has ")
            << getDstAp().getNumElements() << " elements but source has "
            << getSrc0Ap().getNumElements();
-  if (getQueue() < 0 || getQueue() >= 16)
+  if (getQueue() && (*getQueue() < 0 || *getQueue() >= 16))
     return emitOpError("DMA queue must be in 0..15 (16 queues per engine)");
   // dma_i64: engines hold no int64; an i64 HBM side pairs with i32 (Isa.h
   // DType).
@@ -308,12 +308,12 @@ LogicalResult CollectiveOp::verify() {
 
 LogicalResult DmaGatherOp::verify() {
   return verifyIndirect(*this, getDst(), getDstAp(), getSrc0Ap(), getSrc1(),
-                        getSrc1Ap(), getQueue());
+                        getSrc1Ap(), getQueue().value_or(0));
 }
 
 LogicalResult DmaScatterOp::verify() {
   return verifyIndirect(*this, getSrc0(), getSrc0Ap(), getDstAp(), getSrc1(),
-                        getSrc1Ap(), getQueue());
+                        getSrc1Ap(), getQueue().value_or(0));
 }
 
 LogicalResult MatmulOp::verify() {

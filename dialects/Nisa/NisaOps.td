@@ -79,7 +79,7 @@ def Nisa_DmaCopyOp : Nisa_InstrOp<"dma_copy"> {
                             Nisa_AccessPatternAttr:$dst_ap,
                             Arg<Nisa_Buffer, "", [MemRead]>:$src0,
                             Nisa_AccessPatternAttr:$src0_ap,
-                            DefaultValuedAttr<I64Attr, "0">:$queue),
+                            OptionalAttr<I64Attr>:$queue),
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
     $dst $dst_ap `,` $src0 $src0_ap attr-dict `:` type($dst) `,` type($src0)
@@ -107,7 +107,7 @@ def Nisa_DmaGatherOp : Nisa_InstrOp<"dma_gather"> {
                             Nisa_AccessPatternAttr:$src0_ap,
                             Arg<Nisa_Tile, "", [MemRead]>:$src1,
                             Nisa_AccessPatternAttr:$src1_ap,
-                            DefaultValuedAttr<I64Attr, "0">:$queue),
+                            OptionalAttr<I64Attr>:$queue),
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
     $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap attr-dict
@@ -138,7 +138,7 @@ def Nisa_DmaScatterOp : Nisa_InstrOp<"dma_scatter"> {
                             Arg<Nisa_Tile, "", [MemRead]>:$src1,
                             Nisa_AccessPatternAttr:$src1_ap,
                             UnitAttr:$accumulate,
-                            DefaultValuedAttr<I64Attr, "0">:$queue),
+                            OptionalAttr<I64Attr>:$queue),
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
     $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap (`accumulate` $accumulate^)?

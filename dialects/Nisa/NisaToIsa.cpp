@@ -47,12 +47,12 @@ bool trnc::nisa::describeInstruction(Operation *op, isa::Instruction &inst) {
   return llvm::TypeSwitch<Operation *, bool>(op)
       .Case([&](DmaCopyOp o) {
         inst.opcode = isa::Opcode::DmaCopy;
-        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
+        inst.dmaQueue = static_cast<uint16_t>(o.getQueue().value_or(0));
         return true;
       })
       .Case([&](DmaGatherOp o) {
         inst.opcode = isa::Opcode::DmaIndirect;
-        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
+        inst.dmaQueue = static_cast<uint16_t>(o.getQueue().value_or(0));
         return true;
       })
       .Case([&](DmaScatterOp o) {
@@ -60,7 +60,7 @@ bool trnc::nisa::describeInstruction(Operation *op, isa::Instruction &inst) {
         inst.flags |= isa::kFlagScatter;
         if (o.getAccumulate())
           inst.flags |= isa::kFlagAccumulate;
-        inst.dmaQueue = static_cast<uint16_t>(o.getQueue());
+        inst.dmaQueue = static_cast<uint16_t>(o.getQueue().value_or(0));
         return true;
       })
       .Case([&](CollectiveOp o) {

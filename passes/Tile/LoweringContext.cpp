@@ -124,7 +124,7 @@ void LoweringContext::dma(Location loc, Value dst,
                           nisa::AccessPatternAttr dstAp, Value src,
                           nisa::AccessPatternAttr srcAp) {
   b.create<nisa::DmaCopyOp>(loc, dst, dstAp, src, srcAp,
-                            b.getI64IntegerAttr(0), DenseI64ArrayAttr(),
+                            IntegerAttr(), DenseI64ArrayAttr(),
                             IntegerAttr());
 }
 
@@ -242,7 +242,7 @@ void LoweringContext::dmaGather(Location loc, Value dst,
                                 nisa::AccessPatternAttr tableAp, Value index,
                                 nisa::AccessPatternAttr indexAp) {
   b.create<nisa::DmaGatherOp>(loc, dst, dstAp, table, tableAp, index, indexAp,
-                              b.getI64IntegerAttr(0), DenseI64ArrayAttr(),
+                              IntegerAttr(), DenseI64ArrayAttr(),
                               IntegerAttr());
 }
 
@@ -253,6 +253,6 @@ void LoweringContext::dmaScatter(Location loc, Value table,
                                  bool accumulate) {
   b.create<nisa::DmaScatterOp>(loc, table, tableAp, src, srcAp, index, indexAp,
                                accumulate ? b.getUnitAttr() : UnitAttr(),
-                               b.getI64IntegerAttr(0), DenseI64ArrayAttr(),
+                               IntegerAttr(), DenseI64ArrayAttr(),
                                IntegerAttr());
 }

@@ -3,9 +3,9 @@
 // Pure functions from (machine model, instruction) to engine cycles, DMA
 // bytes and bandwidths: the formulas of HARDWARE.md "Instructions", with the
 // constants of MachineModel. O(1) per instruction: they read the access
-// patterns' shapes, never the data. Stateful effects (matmul start-up
-// latency, the warm-up throttle, DMA queues and bandwidth sharing) live in
-// sim/Timing.cpp.
+// patterns' shapes, never the data. Stateful effects live in
+// sim/TensorWarmup.h (matmul start-up latency, the warm-up throttle) and
+// sim/Timing.cpp (DMA queues and bandwidth sharing).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -19,6 +19,7 @@
 #include "machine/MachineModel.h"
 #include "sim/DmaQueues.h"
 #include "sim/Profile.h"
+#include "sim/TensorWarmup.h"
 
 #include <array>
 #include <cstdint>
@@ -92,7 +93,6 @@ public:
   void finish();
 
 private:
-  double matmulNs(unsigned core, const isa::Instruction &inst, double startNs);
   /// The dtype whose peak a matmul runs at: of its two operand dtypes, the
   /// one with the lower peak (a bf16 x fp32 matmul runs at the fp32 rate).
   isa::DType rateDType(const isa::Instruction &inst) const;
@@ -113,14 +113,7 @@ private:
 
   // Each physical core's Tensor Engine: previous matmul, and the warm-up
   // throttle's state.
-  struct TensorState {
-    bool anyMatmul = false;
-    double prevMatmulStart = 0, prevMatmulEnd = 0, prevMatmulBusy = 0;
-    bool rampStarted = false;
-    double rampStartNs = 0;
-    double lowUtilisationNs = 0;
-  };
-  std::vector<TensorState> tensor;
+  std::vector<TensorWarmup> tensor;
   /// Engine profile of `engine` on physical core `core`.
   EngineProfile &engineProfile(unsigned core, isa::Engine engine);
 

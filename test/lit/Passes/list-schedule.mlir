@@ -5,12 +5,15 @@
 
 // Two independent load -> exp -> store chains. The load of tile 1 is
 // hoisted above the store of tile 0 (which waits for exp 0), so it overlaps
-// tile 0's compute; each chain keeps its own order. With no memory to
-// spare the program order stays.
+// tile 0's compute; each chain keeps its own order. Each transfer takes the
+// queue the schedule timed it on (the one that frees first), which the
+// semaphore pass keeps. With no memory to spare the program order stays.
 // CHECK-LABEL: func.func @two_tiles
 // CHECK-COUNT-4: nisa.alloc
 // CHECK: nisa.dma_copy %[[T0:.*]] <0, [512, 1], [128, 512]>, %arg0 <0,
+// CHECK-SAME: {queue = 0 : i64}
 // CHECK-NEXT: nisa.dma_copy %[[T1:.*]] <0, [512, 1], [128, 512]>, %arg0 <65536,
+// CHECK-SAME: {queue = 1 : i64}
 // CHECK-NEXT: nisa.activation exp %[[U0:.*]] <0, [512, 1], [128, 512]>, %[[T0]]
 // CHECK-NEXT: nisa.dma_copy %arg1 <0, {{.*}}, %[[U0]]
 // CHECK-NEXT: nisa.activation exp %[[U1:.*]] <0, [512, 1], [128, 512]>, %[[T1]]

@@ -13,10 +13,10 @@ func.func @wait_tensor(%in: memref<32xf32> {nisa.input = 0 : i64},
   %r = nisa.dram_alloc : memref<32xf32>
   %t = nisa.alloc {address = 0 : i64} : !t
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {signal = 5 : i64}
+  // CHECK-SAME: {queue = 0 : i64, signal = 5 : i64}
   nisa.dma_copy %t <0, [32, 1], [1, 32]>, %in <0, [32, 1], [1, 32]> : !t, memref<32xf32>
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {signal = 5 : i64}
+  // CHECK-SAME: {queue = 0 : i64, signal = 5 : i64}
   nisa.dma_copy %s <0, [32, 1], [1, 32]>, %t <0, [32, 1], [1, 32]> : memref<32xf32>, !t
   // CHECK: nisa.collective
   // CHECK-SAME: {signal = 20 : i64, waits = array<i64: 5, 2>}

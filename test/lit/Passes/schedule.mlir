@@ -13,7 +13,7 @@ func.func @raw(%in: memref<65536xf32> {nisa.input = 0 : i64},
   %t = nisa.alloc {address = 0 : i64} : !t
   %u = nisa.alloc {address = 2048 : i64} : !t
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {signal = 5 : i64} :
+  // CHECK-SAME: {queue = 0 : i64, signal = 5 : i64} :
   nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   // CHECK: nisa.tensor_scalar
   // CHECK-SAME: {signal = 1 : i64, waits = array<i64: 5, 1>}
@@ -23,7 +23,7 @@ func.func @raw(%in: memref<65536xf32> {nisa.input = 0 : i64},
   // CHECK-SAME: {signal = 1 : i64} :
   nisa.tensor_copy %t <0, [512, 1], [128, 512]>, %u <0, [512, 1], [128, 512]> on vector : !t, !t
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {signal = 5 : i64, waits = array<i64: 1, 2>}
+  // CHECK-SAME: {queue = 0 : i64, signal = 5 : i64, waits = array<i64: 1, 2>}
   nisa.dma_copy %out <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
   return
 }
@@ -49,7 +49,7 @@ func.func @war(%in: memref<65536xf32> {nisa.input = 0 : i64}) {
   // CHECK-SAME: {queue = 1 : i64, signal = 6 : i64} :
   nisa.dma_copy %v <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {signal = 5 : i64, waits = array<i64: 2, 1>}
+  // CHECK-SAME: {queue = 0 : i64, signal = 5 : i64, waits = array<i64: 2, 1>}
   nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   return
 }
@@ -99,7 +99,7 @@ func.func @dma_queues(%in: memref<1024xf32> {nisa.input = 0 : i64},
   %t = nisa.alloc {address = 0 : i64} : !s
   %u = nisa.alloc {address = 64 : i64} : !s
   // CHECK: nisa.dma_copy
-  // CHECK-SAME: {signal = 5 : i64} :
+  // CHECK-SAME: {queue = 0 : i64, signal = 5 : i64} :
   nisa.dma_copy %t <0, [8, 1], [64, 8]>, %in <0, [8, 1], [64, 8]> : !s, memref<1024xf32>
   // CHECK: nisa.dma_copy
   // CHECK-SAME: {queue = 1 : i64, signal = 6 : i64} :
@@ -163,7 +163,7 @@ func.func @indirect(%base: memref<640xf32> {nisa.input = 0 : i64},
                    %out: memref<640xf32> {nisa.output = 0 : i64}) {
   %i = nisa.alloc {address = 0 : i64} : !nisa.tile<sbuf, 128, 1, i32>
   %t = nisa.alloc {address = 64 : i64} : !nisa.tile<sbuf, 128, 64, f32>
-  // CHECK: nisa.dma_copy {{.*}} {signal = 5 : i64}
+  // CHECK: nisa.dma_copy {{.*}} {queue = 0 : i64, signal = 5 : i64}
   nisa.dma_copy %out <0, [64, 1], [10, 64]>, %base <0, [64, 1], [10, 64]> : memref<640xf32>, memref<640xf32>
   // CHECK: nisa.dma_copy {{.*}}queue = 1 : i64, signal = 6 : i64}
   nisa.dma_copy %i <0, [1, 1], [128, 1]>, %idx <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 1, i32>, memref<128xi32>
@@ -173,5 +173,24 @@ func.func @indirect(%base: memref<640xf32> {nisa.input = 0 : i64},
   nisa.dma_scatter %out <0, [64, 1], [10, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> accumulate : memref<640xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
   // CHECK: nisa.dma_scatter {{.*}}{queue = 1 : i64, signal = 6 : i64}
   nisa.dma_scatter %out <0, [64, 1], [10, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> : memref<640xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+  return
+}
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// A queue the list scheduler chose stays (its timing assumed it); a DMA
+// without one gets the pass's choice.
+// CHECK-LABEL: func.func @kept_queue
+func.func @kept_queue(%in: memref<65536xf32> {nisa.input = 0 : i64}) {
+  %t = nisa.alloc {address = 0 : i64} : !t
+  %u = nisa.alloc {address = 2048 : i64} : !t
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {queue = 3 : i64, signal = 8 : i64}
+  nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> {queue = 3 : i64} : !t, memref<65536xf32>
+  // CHECK: nisa.dma_copy
+  // CHECK-SAME: {queue = 0 : i64, signal = 5 : i64}
+  nisa.dma_copy %u <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   return
 }
