@@ -361,11 +361,18 @@ private:
     }
     return v;
   }
-  /// Operand values a member reads as tiles.
+  /// Operand values a member reads as tiles (none for a step folded into
+  /// its reader, whose instruction reads the step's operand instead).
   SmallVector<Value> tileOperands(Operation *op) {
-    if (role(op) == Role::elementwise)
-      return tileOperandsOf(op);
+    if (role(op) == Role::elementwise) {
+      const ElementwiseStep &step = steps.find(op)->second;
+      return step.folded ? SmallVector<Value>() : step.operands;
+    }
     return {op->getOperand(0)};
+  }
+  bool folded(Operation *op) {
+    auto step = steps.find(op);
+    return step != steps.end() && step->second.folded;
   }
   /// The [K...] walk of a full or row view (its last dim dropped when it
   /// is N or 1).
@@ -412,15 +419,18 @@ private:
   /// The last member reading each value (its root, through aliases);
   /// outputs are read after the group.
   llvm::DenseMap<Value, size_t> lastUse;
+  /// Bytes per partition one task keeps live at its peak (fits()).
+  int64_t taskBytes = 0;
 };
 
 LogicalResult RowGroupLowering::plan() {
   for (auto [i, op] : llvm::enumerate(group.ops))
-    for (Value v : op->getOperands())
+    for (Value v : role(op) == Role::alias ? SmallVector<Value>{op->getOperand(0)}
+                                           : tileOperands(op))
       lastUse[rootOf(v)] = i;
   for (Operation *op : group.ops) {
     Role r = role(op);
-    if (r == Role::alias)
+    if (r == Role::alias || folded(op))
       continue;
     bool isCast = isa<trn::ConvertOp>(op);
     for (Value v : tileOperands(op)) {
@@ -525,11 +535,16 @@ bool RowGroupLowering::fits() {
   llvm::DenseMap<Value, int64_t> live;
   int64_t peak = 0;
   for (auto [i, op] : llvm::enumerate(group.ops)) {
-    for (Value v : op->getOperands())
+    if (folded(op))
+      continue;
+    SmallVector<Value> reads = role(op) == Role::alias
+                                   ? SmallVector<Value>{op->getOperand(0)}
+                                   : tileOperands(op);
+    for (Value v : reads)
       if (!internal(v) && !live.count(v) && space.isFull(v))
         live[v] = bytesOf(v);
-    bool inPlace = llvm::any_of(op->getOperands(),
-                                [&](Value v) { return reusable(i, op, v); });
+    bool inPlace =
+        llvm::any_of(reads, [&](Value v) { return reusable(i, op, v); });
     if (role(op) != Role::alias && role(op) != Role::sumRows)
       live[op->getResult(0)] = inPlace ? 0 : bytesOf(op->getResult(0));
     int64_t now = invariantBytes;
@@ -543,6 +558,7 @@ bool RowGroupLowering::fits() {
     for (Value v : dead)
       live.erase(v);
   }
+  taskBytes = peak;
   return peak <= (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3;
 }
 
@@ -625,7 +641,9 @@ void RowGroupLowering::emit() {
 
   llvm::DenseMap<unsigned, Value> invariantTiles;
   bool firstTask = true;
+  EngineBalance engines(ctx.machine);
   forEachTile(kept, ctx.partitions(), /*maxFree=*/1, [&](const TileTask &task) {
+    EmitMark mark(ctx.b);
     int64_t p = task.partitions;
     auto partStride = [&](unsigned v) {
       return task.strides[v].empty() ? 0 : task.strides[v][0];
@@ -669,6 +687,8 @@ void RowGroupLowering::emit() {
       }
       case Role::elementwise: {
         ElementwiseStep *step = &steps.find(op)->second;
+        if (step->folded)
+          break; // computed by its reader's instruction
         bool full = space.isFull(res);
         SmallVector<Value> ins;
         SmallVector<Ap> aps;
@@ -763,6 +783,10 @@ void RowGroupLowering::emit() {
               ctx.ap(task.offsets[view], {partStride(view), rowStride}, {p, f}),
               tile, ctx.tileAp(tile, p, f));
     }
+    engines.placeSince(ctx.b, mark);
+    // Tasks overlap only when two fit in the SBUF a group may use.
+    if (2 * taskBytes > (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3)
+      engines.barrier();
     firstTask = false;
   });
 
@@ -793,14 +817,24 @@ void RowGroupLowering::emit() {
 }
 
 FailureOr<bool> RowGroupLowering::run() {
+  SmallVector<ElementwiseStep> ordered;
   for (Operation *op : group.ops) {
     if (role(op) != Role::elementwise)
       continue;
     FailureOr<ElementwiseStep> step = elementwiseStep(ctx, op);
     if (failed(step))
       return failure();
-    steps.try_emplace(op, std::move(*step));
+    ordered.push_back(std::move(*step));
   }
+  // An fp32 step read only by the next member's instruction is folded into
+  // it (a norm's x * rstd - mean * rstd chain, a loss's scaled exp).
+  foldSteps(ctx, ordered, [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && members.count(def) && role(def) == Role::elementwise &&
+           v.hasOneUse() && eltOf(v).isF32();
+  });
+  for (ElementwiseStep &step : ordered)
+    steps.try_emplace(step.op, std::move(step));
   // Planning emits nothing (operand views derive without instructions).
   if (failed(plan()))
     return failure();
