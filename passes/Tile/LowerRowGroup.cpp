@@ -415,6 +415,8 @@ private:
   SmallVector<Operation *> sums;    // sumRows members
   /// A convert whose operand's tile is computed straight in its type.
   llvm::DenseMap<Value, Type> fusedType;
+  /// Widening converts whose result is their operand's tile (no copy).
+  llvm::DenseSet<Value> widened;
   llvm::DenseMap<Operation *, ElementwiseStep> steps;
   /// The last member reading each value (its root, through aliases);
   /// outputs are read after the group.
@@ -480,6 +482,15 @@ LogicalResult RowGroupLowering::plan() {
           isa<FloatType>(eltOf(res)) && role(def) == Role::elementwise &&
           !isa<trn::ConvertOp>(def))
         fusedType[in] = eltOf(res);
+      // convert(bf16 value) to f32 read only inside: the engines read the
+      // narrow tile and compute in fp32, so the widened value is that tile.
+      auto from = dyn_cast<FloatType>(eltOf(in));
+      if (internal(in) && role(def) == Role::elementwise && from &&
+          from.getWidth() == 16 && eltOf(res).isF32() &&
+          !llvm::is_contained(outputs, res) && !fusedType.count(in)) {
+        widened.insert(res);
+        fusedType[res] = from;
+      }
     }
   }
   for (Value v : outputs)
@@ -699,7 +710,7 @@ void RowGroupLowering::emit() {
         }
         if (!step->compute) { // a cast
           Value in = step->operands[0];
-          if (!internal(in) || fusedType.count(in)) {
+          if (!internal(in) || fusedType.count(in) || widened.count(res)) {
             tileOf[res] = operandTile(op, in); // loaded or computed in type
             break;
           }

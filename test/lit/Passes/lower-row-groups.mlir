@@ -216,3 +216,23 @@ func.func @wide_sums_over_rows(%dy: tensor<256x2048xf32>, %x: tensor<256x2048xf3
   %6 = trn.reduce_sum %3 dims = [0] : tensor<256x2048xf32> -> tensor<2048xf32>
   return %3, %5, %6 : tensor<256x2048xf32>, tensor<2048xf32>, tensor<2048xf32>
 }
+
+// -----
+
+// A widening convert of a group value is no instruction: the reduction and
+// the subtract read the bf16 product's tile (the engines compute in fp32).
+// CHECK-LABEL: func.func @widened_member
+// CHECK: nisa.tensor_tensor multiply %[[M:[0-9]+]] {{.*}} : <sbuf, 128, 64, bf16>
+// CHECK-NOT: nisa.tensor_copy
+// CHECK: nisa.tensor_reduce add %{{[0-9]+}} {{.*}}, %[[M]]
+// CHECK: nisa.tensor_tensor subtract %{{[0-9]+}} {{.*}}, %[[M]]
+// CHECK: return
+func.func @widened_member(%x: tensor<256x64xbf16>) -> tensor<256x64xf32> {
+  %0 = trn.mul %x, %x : tensor<256x64xbf16>
+  %1 = trn.convert %0 : tensor<256x64xbf16> -> tensor<256x64xf32>
+  %2 = trn.reduce_sum %1 dims = [1] : tensor<256x64xf32> -> tensor<256xf32>
+  %3 = trn.reshape %2 : tensor<256xf32> -> tensor<256x1xf32>
+  %4 = trn.broadcast %3 : tensor<256x1xf32> -> tensor<256x64xf32>
+  %5 = trn.sub %1, %4 : tensor<256x64xf32>
+  return %5 : tensor<256x64xf32>
+}
