@@ -80,3 +80,24 @@ func.func @row_group(%x: tensor<256x64xf32>) -> tensor<256x64xf32> {
   %6 = trn.div %2, %5 : tensor<256x64xf32>
   return %6 : tensor<256x64xf32>
 }
+
+// -----
+
+// Rows of 8192 fp32: a task's tiles take more than half of the SBUF a row
+// group may use, so tasks cannot overlap and each is placed from a common
+// start. Every op of the chain then ends first on Vector (GpSimd's
+// tensor_tensor is slower), also in the second task, where an idle GpSimd
+// would otherwise look free while Vector still ran the first task's chain.
+// CHECK-LABEL: func.func @wide_rows
+// CHECK-NOT: on gpsimd
+// CHECK: return
+func.func @wide_rows(%x: tensor<256x8192xf32>, %y: tensor<256x8192xf32>) -> tensor<256x8192xf32> {
+  %0 = trn.mul %x, %y : tensor<256x8192xf32>
+  %1 = trn.mul %0, %x : tensor<256x8192xf32>
+  %2 = trn.reduce_sum %1 dims = [1] : tensor<256x8192xf32> -> tensor<256xf32>
+  %3 = trn.reshape %2 : tensor<256xf32> -> tensor<256x1xf32>
+  %4 = trn.broadcast %3 : tensor<256x1xf32> -> tensor<256x8192xf32>
+  %5 = trn.sub %1, %4 : tensor<256x8192xf32>
+  %6 = trn.mul %5, %y : tensor<256x8192xf32>
+  return %6 : tensor<256x8192xf32>
+}
