@@ -10,11 +10,14 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "passes/Tile/EngineBalance.h"
 #include "passes/Tile/LoweringContext.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <functional>
+#include <memory>
+#include <optional>
 
 namespace trnc::tile {
 
@@ -24,6 +27,23 @@ using TileCompute = std::function<void(
     mlir::Location, llvm::ArrayRef<mlir::Value> ins,
     llvm::ArrayRef<nisa::AccessPatternAttr> inAps, mlir::Value out,
     nisa::AccessPatternAttr outAp)>;
+
+/// A step that is one tensor_scalar: (x op0 imm0) op1 imm1, `reverse`
+/// swapping an op's operands (imm op x).
+struct ScalarOps {
+  nisa::AluOp op0;
+  double imm0;
+  bool reverse0 = false;
+  nisa::AluOp op1 = nisa::AluOp::bypass;
+  double imm1 = 0.0;
+  bool reverse1 = false;
+};
+
+/// A step that is one activation: func(x * scale + bias).
+struct ActivationForm {
+  nisa::ActFunc func;
+  double scale = 1.0, bias = 0.0;
+};
 
 /// One op of a group: the operands it reads as tiles (an immediate
 /// constant dropped) and the instructions computing its tile. A null
@@ -36,12 +56,30 @@ struct ElementwiseStep {
   /// may overwrite an operand's tile (select, leaky_relu, threshold_backward
   /// write the result before reading all operands).
   bool inPlaceSafe = false;
+  /// Set when the step is one tensor_scalar / one activation (foldSteps
+  /// merges such steps).
+  std::optional<ScalarOps> scalarOps;
+  std::optional<ActivationForm> activation;
+  /// Computed inside its only reader's instruction (foldSteps): no tile.
+  bool folded = false;
 };
 
 /// The step of an elementwise op (isElementwiseOp); an error on the op when
 /// it has no tile lowering.
 mlir::FailureOr<ElementwiseStep> elementwiseStep(LoweringContext &ctx,
                                                  mlir::Operation *op);
+
+/// Merges steps whose result is read once, by the next instruction, into
+/// it, so a chain of immediate arithmetic costs one instruction per engine
+/// hop rather than one per op (a GELU gradient: 11 ops -> 7 instructions):
+///  - tensor_scalar into tensor_scalar: the two-op form (x op0 a) op1 b;
+///  - x * a, x + a, x - a, x * a + b into an activation: func(x * a + b);
+///  - exp(y) into a multiply by c > 0: exp(y + ln c).
+/// `foldable(v)` says v (a step's fp32 result) is read only by the one step
+/// reading it here, as a [P, F] tile of its own shape, and is stored nowhere.
+/// The producer is marked `folded`; the reader reads the producer's operand.
+void foldSteps(LoweringContext &ctx, llvm::MutableArrayRef<ElementwiseStep> steps,
+               llvm::function_ref<bool(mlir::Value)> foldable);
 
 /// Ops that may share a group: elementwise, but not fills (a memset per tile
 /// of their own) and not threshold_backward (it masks its input in place).
@@ -66,6 +104,9 @@ struct ElementwiseGroupPlan {
   /// Inputs read in more than one type, loaded once in their own (their
   /// casts are computed on chip).
   llvm::DenseSet<mlir::Value> ownType;
+  /// Spreads the tiles' instructions over the engines (shared by the
+  /// plan's copies: one account for the whole group).
+  std::shared_ptr<EngineBalance> engines;
 
   static mlir::FailureOr<ElementwiseGroupPlan>
   build(LoweringContext &ctx, llvm::ArrayRef<mlir::Operation *> ops);
@@ -78,7 +119,7 @@ struct ElementwiseGroupPlan {
   /// between definition and last use.
   int64_t liveTiles() const;
   /// Computes one task on [p, f] tiles, `loaded[i]` holding source i;
-  /// returns the outputs' tiles.
+  /// returns the outputs' tiles. Its instructions are placed by `engines`.
   llvm::SmallVector<mlir::Value>
   computeTile(LoweringContext &ctx, mlir::Location loc, int64_t p, int64_t f,
               llvm::ArrayRef<mlir::Value> loaded) const;

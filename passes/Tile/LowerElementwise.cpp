@@ -24,6 +24,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -279,10 +280,26 @@ TileCompute binary(LoweringContext &ctx, nisa::AluOp op) {
   };
 }
 
-TileCompute scalar(LoweringContext &ctx, nisa::AluOp op, double value) {
-  return [&ctx, op, value](Location loc, ArrayRef<Value> ins,
-                           ArrayRef<Ap> aps, Value out, Ap ap) {
-    ctx.tensorScalar(loc, out, ap, ins[0], aps[0], op, value);
+/// One tensor_scalar on Vector (EngineBalance may move it).
+TileCompute scalar(LoweringContext &ctx, ScalarOps s) {
+  return [&ctx, s](Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
+                   Value out, Ap ap) {
+    MLIRContext *m = ctx.b.getContext();
+    ctx.b.create<nisa::TensorScalarOp>(
+        loc, out, ap, ins[0], aps[0], nisa::AluOpAttr::get(m, s.op0),
+        ctx.b.getF32FloatAttr(s.imm0), nisa::AluOpAttr::get(m, s.op1),
+        ctx.b.getF32FloatAttr(s.imm1),
+        s.reverse0 ? ctx.b.getUnitAttr() : UnitAttr(),
+        s.reverse1 ? ctx.b.getUnitAttr() : UnitAttr(),
+        nisa::EngineAttr::get(m, nisa::Engine::vector), DenseI64ArrayAttr(),
+        IntegerAttr());
+  };
+}
+
+TileCompute activation(LoweringContext &ctx, ActivationForm a) {
+  return [&ctx, a](Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
+                   Value out, Ap ap) {
+    ctx.activation(loc, a.func, out, ap, ins[0], aps[0], a.scale, a.bias);
   };
 }
 } // namespace
@@ -291,13 +308,6 @@ namespace {
 /// The ops that are not one table entry. Null for a cast (the DMA casts).
 TileCompute specialCompute(LoweringContext &ctx, Operation *op) {
   return TypeSwitch<Operation *, TileCompute>(op)
-      .Case([&](trn::AddScalarOp s) {
-        return scalar(ctx, nisa::AluOp::add, s.getValue().convertToDouble());
-      })
-      .Case([&](trn::MulScalarOp s) {
-        return scalar(ctx, nisa::AluOp::multiply,
-                      s.getValue().convertToDouble());
-      })
       .Case([&](trn::ThresholdBackwardOp t) -> TileCompute {
         double threshold = t.getThreshold().convertToDouble();
         // torch: where(input > threshold, grad, 0). mask over the input
@@ -345,17 +355,14 @@ TileCompute specialCompute(LoweringContext &ctx, Operation *op) {
         };
       })
       .Case([&](trn::LogicalNotOp) {
-        return scalar(ctx, nisa::AluOp::is_equal, 0.0);
+        return scalar(ctx, {nisa::AluOp::is_equal, 0.0});
       })
       .Case([&](trn::BitwiseNotOp b) -> TileCompute {
         // bool: x == 0; int: ~x = -x - 1 (exact in the fp32 datapath).
         if (b.getType().getElementType().isInteger(1))
-          return scalar(ctx, nisa::AluOp::is_equal, 0.0);
-        return [&ctx](Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
-                      Value out, Ap ap) {
-          ctx.tensorScalar(loc, out, ap, ins[0], aps[0], nisa::AluOp::multiply,
-                           -1.0, nisa::AluOp::subtract, 1.0);
-        };
+          return scalar(ctx, {nisa::AluOp::is_equal, 0.0});
+        return scalar(ctx, {nisa::AluOp::multiply, -1.0, false,
+                            nisa::AluOp::subtract, 1.0});
       })
       .Default([](Operation *) -> TileCompute { return nullptr; });
 }
@@ -414,29 +421,22 @@ FailureOr<ElementwiseStep> trnc::tile::elementwiseStep(LoweringContext &ctx,
   std::optional<double> imm = t.imm;
   bool reverse = t.reverse;
   if (std::optional<nisa::ActFunc> act = lookup(kActivations, op)) {
-    step.compute = [&ctx, f = *act](Location loc, ArrayRef<Value> ins,
-                                    ArrayRef<Ap> aps, Value out, Ap ap) {
-      ctx.activation(loc, f, out, ap, ins[0], aps[0]);
-    };
+    step.activation = ActivationForm{*act};
+    step.compute = activation(ctx, *step.activation);
   } else if (alu && imm) {
-    step.compute = [&ctx, a = *alu, c = *imm, reverse](
-                       Location loc, ArrayRef<Value> ins, ArrayRef<Ap> aps,
-                       Value out, Ap ap) {
-      MLIRContext *m = ctx.b.getContext();
-      ctx.b.create<nisa::TensorScalarOp>(
-          loc, out, ap, ins[0], aps[0], nisa::AluOpAttr::get(m, a),
-          ctx.b.getF32FloatAttr(c),
-          nisa::AluOpAttr::get(m, nisa::AluOp::bypass),
-          ctx.b.getF32FloatAttr(0.0),
-          reverse ? ctx.b.getUnitAttr() : UnitAttr(), UnitAttr(),
-          nisa::EngineAttr::get(m, nisa::Engine::vector), DenseI64ArrayAttr(),
-          IntegerAttr());
-    };
+    step.scalarOps = ScalarOps{*alu, *imm, reverse};
+  } else if (auto s = dyn_cast<trn::AddScalarOp>(op)) {
+    step.scalarOps = ScalarOps{nisa::AluOp::add, s.getValue().convertToDouble()};
+  } else if (auto s = dyn_cast<trn::MulScalarOp>(op)) {
+    step.scalarOps =
+        ScalarOps{nisa::AluOp::multiply, s.getValue().convertToDouble()};
   } else if (alu) {
     step.compute = binary(ctx, *alu);
   } else {
     step.compute = specialCompute(ctx, op);
   }
+  if (step.scalarOps)
+    step.compute = scalar(ctx, *step.scalarOps);
   if (!step.compute && !isa<trn::ConvertOp>(op))
     return op->emitOpError("has no elementwise lowering");
   step.inPlaceSafe =
@@ -444,6 +444,86 @@ FailureOr<ElementwiseStep> trnc::tile::elementwiseStep(LoweringContext &ctx,
                        isa<trn::AddScalarOp, trn::MulScalarOp, trn::ClampOp,
                            trn::LogicalNotOp, trn::BitwiseNotOp>(op));
   return step;
+}
+
+namespace {
+/// x * scale + bias for a tensor_scalar of multiplies and adds (what an
+/// activation's input stage computes), or none.
+std::optional<std::pair<double, double>> affineOf(const ScalarOps &s) {
+  using nisa::AluOp;
+  double scale = 1.0, bias = 0.0;
+  switch (s.op0) {
+  case AluOp::multiply: scale = s.imm0; break;
+  case AluOp::add: bias = s.imm0; break;
+  case AluOp::subtract: // x - c, or c - x
+    scale = s.reverse0 ? -1.0 : 1.0;
+    bias = s.reverse0 ? s.imm0 : -s.imm0;
+    break;
+  default: return std::nullopt;
+  }
+  if (s.op1 == AluOp::bypass)
+    return std::make_pair(scale, bias);
+  // A second op may only add the bias to x * a.
+  if (s.op0 != AluOp::multiply ||
+      !(s.op1 == AluOp::add || (s.op1 == AluOp::subtract && !s.reverse1)))
+    return std::nullopt;
+  return std::make_pair(scale, s.op1 == AluOp::add ? s.imm1 : -s.imm1);
+}
+
+/// `reader` computed from `producer`'s input in one instruction, or false.
+bool fold(LoweringContext &ctx, ElementwiseStep &reader,
+          const ElementwiseStep &producer) {
+  using nisa::AluOp;
+  const std::optional<ScalarOps> &p = producer.scalarOps;
+  std::optional<ScalarOps> &r = reader.scalarOps;
+  if (p && r && p->op1 == AluOp::bypass && r->op1 == AluOp::bypass) {
+    r = ScalarOps{p->op0, p->imm0, p->reverse0, r->op0, r->imm0, r->reverse0};
+    reader.compute = scalar(ctx, *r);
+    return true;
+  }
+  std::optional<ActivationForm> &a = reader.activation;
+  if (p && a && a->scale == 1.0 && a->bias == 0.0) {
+    std::optional<std::pair<double, double>> affine = affineOf(*p);
+    if (!affine)
+      return false;
+    a->scale = affine->first;
+    a->bias = affine->second;
+    reader.compute = activation(ctx, *a);
+    return true;
+  }
+  // c * exp(y) = exp(y + ln c): the multiply becomes the exp's bias.
+  const std::optional<ActivationForm> &e = producer.activation;
+  if (e && e->func == nisa::ActFunc::exp && r && r->op0 == AluOp::multiply &&
+      r->op1 == AluOp::bypass && r->imm0 > 0.0 && std::isfinite(r->imm0)) {
+    a = ActivationForm{nisa::ActFunc::exp, e->scale,
+                       e->bias + std::log(r->imm0)};
+    r.reset();
+    reader.compute = activation(ctx, *a);
+    return true;
+  }
+  return false;
+}
+} // namespace
+
+void trnc::tile::foldSteps(LoweringContext &ctx,
+                           MutableArrayRef<ElementwiseStep> steps,
+                           function_ref<bool(Value)> foldable) {
+  llvm::DenseMap<Operation *, ElementwiseStep *> stepOf;
+  for (ElementwiseStep &step : steps)
+    stepOf[step.op] = &step;
+  for (ElementwiseStep &reader : steps) {
+    // Single-operand steps only: what they read is what the producer read.
+    while (reader.compute && reader.operands.size() == 1) {
+      Value v = reader.operands[0];
+      ElementwiseStep *producer = stepOf.lookup(v.getDefiningOp());
+      if (!producer || producer->folded || !producer->compute ||
+          producer->operands.size() != 1 || !foldable(v) ||
+          !fold(ctx, reader, *producer))
+        break;
+      producer->folded = true;
+      reader.operands[0] = producer->operands[0];
+    }
+  }
 }
 
 bool trnc::tile::isGroupableElementwise(Operation *op) {
@@ -550,6 +630,7 @@ Type ElementwiseGroupPlan::loadType(const ElementwiseStep &step,
 FailureOr<ElementwiseGroupPlan>
 ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
   ElementwiseGroupPlan plan;
+  plan.engines = std::make_shared<EngineBalance>(ctx.machine);
   plan.members.insert(ops.begin(), ops.end());
   for (Operation *op : ops) {
     FailureOr<ElementwiseStep> step = elementwiseStep(ctx, op);
@@ -557,19 +638,23 @@ ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
       return failure();
     plan.steps.push_back(std::move(*step));
   }
+  foldSteps(ctx, plan.steps, [&](Value v) {
+    return plan.internal(v) && v.hasOneUse() &&
+           cast<RankedTensorType>(v.getType()).getElementType().isF32();
+  });
   // An input read in two types (AdamW reads grad in bf16 and, cast, in
   // f32) is loaded once, in its own type: one DMA, not one per type.
   llvm::DenseMap<Value, llvm::SmallPtrSet<Type, 2>> readAs;
   for (const ElementwiseStep &step : plan.steps)
     for (Value v : step.operands)
-      if (!plan.internal(v))
+      if (!plan.internal(v) && !step.folded)
         readAs[v].insert(plan.loadType(step, v));
   for (auto &[v, types] : readAs)
     if (types.size() > 1)
       plan.ownType.insert(v);
   for (const ElementwiseStep &step : plan.steps)
     for (Value v : step.operands) {
-      if (plan.internal(v))
+      if (plan.internal(v) || step.folded)
         continue;
       std::pair<Value, Type> key{v, plan.loadType(step, v)};
       if (plan.sourceIndex.try_emplace(key, plan.sources.size()).second)
@@ -626,11 +711,14 @@ int64_t ElementwiseGroupPlan::liveTiles() const {
   llvm::DenseMap<Value, unsigned> lastUse;
   for (auto [i, step] : llvm::enumerate(steps))
     for (Value v : step.operands)
-      lastUse[v] = i;
+      if (!step.folded)
+        lastUse[v] = i;
   for (Value v : outputs)
     lastUse[v] = steps.size();
   unsigned live = 0, peak = 0;
   for (auto [i, step] : llvm::enumerate(steps)) {
+    if (step.folded)
+      continue;
     ++live;
     peak = std::max(peak, live);
     for (Value v : step.operands)
@@ -643,8 +731,11 @@ int64_t ElementwiseGroupPlan::liveTiles() const {
 SmallVector<Value> ElementwiseGroupPlan::computeTile(
     LoweringContext &ctx, Location loc, int64_t p, int64_t f,
     ArrayRef<Value> loaded) const {
+  EmitMark mark(ctx.b);
   llvm::DenseMap<Value, Value> tileOf;
   for (const ElementwiseStep &step : steps) {
+    if (step.folded)
+      continue; // computed by its reader's instruction
     Value result = step.op->getResult(0);
     Type out = resultType(step.op).getElementType();
     SmallVector<Value> ins;
@@ -671,6 +762,7 @@ SmallVector<Value> ElementwiseGroupPlan::computeTile(
     }
     tileOf[result] = t;
   }
+  engines->placeSince(ctx.b, mark);
   SmallVector<Value> outs;
   for (Value v : outputs)
     outs.push_back(tileOf.lookup(v));

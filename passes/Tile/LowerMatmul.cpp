@@ -78,9 +78,17 @@ private:
   }
   void copyFromPsum(Value dst, nisa::AccessPatternAttr dstAp, Value psum);
   void retire(Value psum, const HbmView &c, int64_t m0, int64_t n0);
-  /// The epilogue on the result tile C[m0:, n0:] (`out`, C's type): queues
-  /// the stores of its outputs.
-  void applyEpilogue(Value out, int64_t m0, int64_t n0);
+  /// The epilogue's inputs from HBM for the result tile C[m0:, n0:] (`mt`
+  /// x `nt`), by plan source; null for the result itself.
+  SmallVector<Value> loadEpilogueSources(int64_t m0, int64_t n0, int64_t mt,
+                                         int64_t nt);
+  /// The epilogue on the result tile C[m0:, n0:] (`out`, C's type) from
+  /// its loaded sources: queues the stores of its outputs.
+  void applyEpilogue(Value out, int64_t m0, int64_t n0,
+                     SmallVector<Value> loaded);
+  /// Applies the epilogues of the tiles retired before (deferred so that the
+  /// next tile's PSUM copy-out is not queued behind them on its engine).
+  void applyDeferred();
   void flushStores();
 
   void stationaryResident(const KMajorOperand &a, const KMajorOperand &b,
@@ -103,6 +111,13 @@ private:
     int64_t m0, n0;
   };
   SmallVector<PendingStore> pending;
+  /// Result tiles whose epilogue is not emitted yet.
+  struct DeferredTile {
+    Value out;
+    int64_t m0, n0;
+    SmallVector<Value> loaded;
+  };
+  SmallVector<DeferredTile> deferred;
   /// Epilogue inputs that are the same for every row tile (a bias row),
   /// by (source, n0, rows).
   DenseMap<std::tuple<unsigned, int64_t, int64_t>, Value> rowInvariant;
@@ -192,23 +207,60 @@ void MatrixProductEmitter::retire(Value psum, const HbmView &c, int64_t m0,
   copyFromPsum(out, ctx.tileAp(out), psum);
   if (!epilogue || epilogue->storesResult)
     pending.push_back({out, c, m0, n0});
-  if (epilogue)
-    applyEpilogue(out, m0, n0);
+  if (!epilogue)
+    return;
+  // In program order each engine, and the DMA stream, runs in turn: an
+  // epilogue emitted right after its copy-out would put the next tile's
+  // copy-out (which frees the PSUM bank the matmuls wait for) behind the
+  // whole epilogue chain, and its input loads behind the stores of the
+  // previous tile's epilogue. So its inputs are loaded now and it is
+  // computed one tile later.
+  SmallVector<Value> loaded = loadEpilogueSources(
+      m0, n0, type.getPartitions(), type.getFreeSize());
+  applyDeferred();
+  deferred.push_back({out, m0, n0, std::move(loaded)});
 }
 
-void MatrixProductEmitter::applyEpilogue(Value out, int64_t m0, int64_t n0) {
+void MatrixProductEmitter::applyDeferred() {
+  for (DeferredTile &t : deferred)
+    applyEpilogue(t.out, t.m0, t.n0, std::move(t.loaded));
+  deferred.clear();
+}
+
+void MatrixProductEmitter::applyEpilogue(Value out, int64_t m0, int64_t n0,
+                                         SmallVector<Value> loaded) {
   auto type = cast<nisa::TileType>(out.getType());
   int64_t mt = type.getPartitions(), nt = type.getFreeSize();
+  for (auto [i, source] : llvm::enumerate(epilogue->plan.sources)) {
+    auto [v, loadType] = source;
+    if (!epilogue->resultViews.contains(v))
+      continue;
+    Value t = out; // the tile itself
+    // A widening float cast is free: the engines read the narrow tile and
+    // compute in fp32.
+    bool widening = isa<FloatType>(type.getElementType()) && loadType.isF32() &&
+                    type.getElementType().getIntOrFloatBitWidth() < 32;
+    if (loadType != type.getElementType() && !widening) {
+      t = ctx.allocSbuf(loc, mt, nt, loadType);
+      ctx.copyOnVector(loc, t, ctx.tileAp(t), out, ctx.tileAp(out));
+    }
+    loaded[i] = t;
+  }
+  SmallVector<Value> outs =
+      epilogue->plan.computeTile(ctx, loc, mt, nt, loaded);
+  for (auto [j, t] : llvm::enumerate(outs))
+    pending.push_back({t, epilogue->outputViews[j], m0, n0});
+}
+
+SmallVector<Value> MatrixProductEmitter::loadEpilogueSources(int64_t m0,
+                                                             int64_t n0,
+                                                             int64_t mt,
+                                                             int64_t nt) {
   SmallVector<Value> loaded;
   for (auto [i, source] : llvm::enumerate(epilogue->plan.sources)) {
     auto [v, loadType] = source;
-    if (epilogue->resultViews.contains(v)) { // the tile itself
-      Value t = out;
-      if (loadType != type.getElementType()) {
-        t = ctx.allocSbuf(loc, mt, nt, loadType);
-        ctx.copyOnVector(loc, t, ctx.tileAp(t), out, ctx.tileAp(out));
-      }
-      loaded.push_back(t);
+    if (epilogue->resultViews.contains(v)) {
+      loaded.push_back(Value());
       continue;
     }
     const HbmView &x = epilogue->sourceViews[i];
@@ -232,10 +284,7 @@ void MatrixProductEmitter::applyEpilogue(Value out, int64_t m0, int64_t n0) {
       rowInvariant[key] = t;
     loaded.push_back(t);
   }
-  SmallVector<Value> outs =
-      epilogue->plan.computeTile(ctx, loc, mt, nt, loaded);
-  for (auto [j, t] : llvm::enumerate(outs))
-    pending.push_back({t, epilogue->outputViews[j], m0, n0});
+  return loaded;
 }
 
 /// Emits the stores of the retired tiles. Called after the next tile's
@@ -342,6 +391,7 @@ void MatrixProductEmitter::emit(const KMajorOperand &a, const KMajorOperand &b,
     streamed(a, b, c, m, k, n);
     break;
   }
+  applyDeferred();
   flushStores();
 }
 

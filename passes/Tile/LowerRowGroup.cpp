@@ -1,7 +1,8 @@
 //===- LowerRowGroup.cpp - rows and their reductions as one loop ----------===//
 //
 // A row group is the part of a graph that works on the rows of one [K..., N]
-// space: elementwise ops on [K..., N] values ("full") and on per-row values
+// space: elementwise ops on [K..., N] values ("full", also through a
+// reshape that keeps the rows: [B*T, V] viewed [B, T, V]) and on per-row values
 // of shape [K...] or [K..., 1] ("row"), reductions over the row
 // (reduce_sum/max/min over the last dim: full -> row), the reshapes and
 // broadcasts between them (row -> full along N), and sums over the rows
@@ -60,7 +61,21 @@ struct RowSpace {
   ArrayRef<int64_t> kept() const { return ArrayRef(full).drop_back(); }
   int64_t n() const { return full.back(); }
 
-  bool isFull(Value v) const { return shapeOf(v) == ArrayRef(full); }
+  bool isExactFull(Value v) const { return shapeOf(v) == ArrayRef(full); }
+  /// [K..., N], or a row-major reshape of it that keeps the rows (a
+  /// [B*T, V] gradient viewed [B, T, V]): elementwise ops on it are the
+  /// same row by row.
+  bool isFull(Value v) const {
+    ArrayRef<int64_t> s = shapeOf(v);
+    if (s == ArrayRef(full))
+      return true;
+    int64_t a = 1, b = 1;
+    for (int64_t d : s)
+      a *= d;
+    for (int64_t d : full)
+      b *= d;
+    return s.size() >= 2 && s.back() == n() && a == b;
+  }
   /// [K...] or [K..., 1]: one value per row.
   bool isRow(Value v) const {
     ArrayRef<int64_t> s = shapeOf(v);
@@ -96,7 +111,7 @@ Role roleOf(Operation *op, const RowSpace &space) {
     Value in = op->getOperand(0);
     if (!isa<FloatType>(eltOf(in)))
       return Role::none;
-    if (space.isFull(in) && reducesExactly(op, {rank - 1}) &&
+    if (space.isExactFull(in) && reducesExactly(op, {rank - 1}) &&
         shapeOf(r) == space.kept())
       return Role::reduceRow;
     if (!isa<trn::ReduceSumOp>(op))
@@ -104,7 +119,7 @@ Role roleOf(Operation *op, const RowSpace &space) {
     SmallVector<int64_t> outer;
     for (int64_t d = 0; d + 1 < rank; ++d)
       outer.push_back(d);
-    if (space.isFull(in) && reducesExactly(op, outer) &&
+    if (space.isExactFull(in) && reducesExactly(op, outer) &&
         shapeOf(r) == ArrayRef<int64_t>{space.n()})
       return Role::sumRows;
     SmallVector<int64_t> all;
@@ -114,13 +129,16 @@ Role roleOf(Operation *op, const RowSpace &space) {
       return Role::sumRows;
     return Role::none;
   }
-  if (auto reshape = dyn_cast<trn::ReshapeOp>(op))
-    return space.isRow(reshape.getInput()) && space.isRow(r) ? Role::alias
-                                                             : Role::none;
+  if (auto reshape = dyn_cast<trn::ReshapeOp>(op)) {
+    Value in = reshape.getInput();
+    bool rows = space.isRow(in) && space.isRow(r);
+    return rows || (space.isFull(in) && space.isFull(r)) ? Role::alias
+                                                         : Role::none;
+  }
   if (auto bcast = dyn_cast<trn::BroadcastOp>(op)) {
     ArrayRef<int64_t> in = shapeOf(bcast.getInput());
     return in.size() == space.full.size() && in.drop_back() == space.kept() &&
-                   in.back() == 1 && space.isFull(r)
+                   in.back() == 1 && space.isExactFull(r)
                ? Role::alias
                : Role::none;
   }
@@ -204,6 +222,26 @@ private:
   bool admissible(Operation *op, const RowSpace &space) {
     Role role = roleOf(op, space);
     if (role == Role::none)
+      return false;
+    // A reshape of the rows joins only to feed an op computing on them
+    // (a logits gradient plus a tangent), and an op on reshaped rows only
+    // when it reads such a reshape: a view read by a matmul, or a matmul's
+    // own bias add on [B*T, C], would only move the group's point (and
+    // their lowering) later.
+    auto readsReshapedRows = [&](Operation *u) {
+      return llvm::any_of(u->getOperands(), [&](Value v) {
+        auto r = v.getDefiningOp<trn::ReshapeOp>();
+        return r && space.isExactFull(r.getInput());
+      });
+    };
+    Value res = op->getResult(0);
+    if (role == Role::alias && isa<trn::ReshapeOp>(op) && space.isFull(res) &&
+        llvm::none_of(res.getUsers(), [&](Operation *u) {
+          return roleOf(u, space) == Role::elementwise && readsReshapedRows(u);
+        }))
+      return false;
+    if (role == Role::elementwise && space.isFull(res) &&
+        !space.isExactFull(res) && !readsReshapedRows(op))
       return false;
     for (Value v : op->getOperands()) {
       Operation *def = v.getDefiningOp();
@@ -361,15 +399,30 @@ private:
     }
     return v;
   }
-  /// Operand values a member reads as tiles.
+  /// Operand values a member reads as tiles (none for a step folded into
+  /// its reader, whose instruction reads the step's operand instead).
   SmallVector<Value> tileOperands(Operation *op) {
-    if (role(op) == Role::elementwise)
-      return tileOperandsOf(op);
+    if (role(op) == Role::elementwise) {
+      const ElementwiseStep &step = steps.find(op)->second;
+      return step.folded ? SmallVector<Value>() : step.operands;
+    }
     return {op->getOperand(0)};
   }
+  bool folded(Operation *op) {
+    auto step = steps.find(op);
+    return step != steps.end() && step->second.folded;
+  }
   /// The [K...] walk of a full or row view (its last dim dropped when it
-  /// is N or 1).
-  HbmView keptView(const HbmView &v) {
+  /// is N or 1); a reshape of the full space is walked as [K..., N]
+  /// (nullopt when its strides do not allow that).
+  std::optional<HbmView> keptView(const HbmView &in) {
+    std::optional<HbmView> full(in);
+    if (in.shape.size() >= 2 && ArrayRef(in.shape) != ArrayRef(space.full) &&
+        in.shape.back() == space.n())
+      full = reshapeView(in, space.full);
+    if (!full)
+      return std::nullopt;
+    const HbmView &v = *full;
     HbmView k{v.root, v.offset, {}, {}};
     size_t rank = space.kept().size();
     k.shape.assign(v.shape.begin(), v.shape.begin() + rank);
@@ -408,19 +461,26 @@ private:
   SmallVector<Operation *> sums;    // sumRows members
   /// A convert whose operand's tile is computed straight in its type.
   llvm::DenseMap<Value, Type> fusedType;
+  /// Widening converts whose result is their operand's tile (no copy).
+  llvm::DenseSet<Value> widened;
   llvm::DenseMap<Operation *, ElementwiseStep> steps;
   /// The last member reading each value (its root, through aliases);
   /// outputs are read after the group.
   llvm::DenseMap<Value, size_t> lastUse;
+  /// Bytes per partition one task keeps live at its peak (fits()).
+  int64_t taskBytes = 0;
+  /// A reshaped view of the rows whose strides do not walk them.
+  bool unwalkable = false;
 };
 
 LogicalResult RowGroupLowering::plan() {
   for (auto [i, op] : llvm::enumerate(group.ops))
-    for (Value v : op->getOperands())
+    for (Value v : role(op) == Role::alias ? SmallVector<Value>{op->getOperand(0)}
+                                           : tileOperands(op))
       lastUse[rootOf(v)] = i;
   for (Operation *op : group.ops) {
     Role r = role(op);
-    if (r == Role::alias)
+    if (r == Role::alias || folded(op))
       continue;
     bool isCast = isa<trn::ConvertOp>(op);
     for (Value v : tileOperands(op)) {
@@ -432,7 +492,12 @@ LogicalResult RowGroupLowering::plan() {
       if (!ctx.resolveView(v))
         return op->emitOpError("operand has no lowered HBM view");
       const HbmView &view = ctx.views.find(v)->second;
-      External e{v, loadType, keptView(view), 0, false, false};
+      std::optional<HbmView> kept = keptView(view);
+      if (!kept) {
+        unwalkable = true;
+        kept = view;
+      }
+      External e{v, loadType, *kept, 0, false, false};
       if (space.isFull(v)) {
         e.rowStride = view.strides.back();
         e.full = e.rowStride != 0 || space.n() == 1;
@@ -470,6 +535,15 @@ LogicalResult RowGroupLowering::plan() {
           isa<FloatType>(eltOf(res)) && role(def) == Role::elementwise &&
           !isa<trn::ConvertOp>(def))
         fusedType[in] = eltOf(res);
+      // convert(bf16 value) to f32 read only inside: the engines read the
+      // narrow tile and compute in fp32, so the widened value is that tile.
+      auto from = dyn_cast<FloatType>(eltOf(in));
+      if (internal(in) && role(def) == Role::elementwise && from &&
+          from.getWidth() == 16 && eltOf(res).isF32() &&
+          !llvm::is_contained(outputs, res) && !fusedType.count(in)) {
+        widened.insert(res);
+        fusedType[res] = from;
+      }
     }
   }
   for (Value v : outputs)
@@ -502,10 +576,13 @@ SmallVector<HbmView> RowGroupLowering::keptViews() {
   for (Value v : outputs) {
     auto dest = ctx.resultDest.find(v);
     ArrayRef<int64_t> shape = shapeOf(v);
-    kept.push_back(keptView(dest != ctx.resultDest.end()
-                                ? dest->second
-                                : HbmView{Value(), 0, SmallVector<int64_t>(shape),
-                                          contiguousStrides(shape)}));
+    HbmView dst = dest != ctx.resultDest.end()
+                      ? dest->second
+                      : HbmView{Value(), 0, SmallVector<int64_t>(shape),
+                                contiguousStrides(shape)};
+    std::optional<HbmView> k = keptView(dst);
+    unwalkable |= !k;
+    kept.push_back(k ? *k : dst);
   }
   return kept;
 }
@@ -525,11 +602,16 @@ bool RowGroupLowering::fits() {
   llvm::DenseMap<Value, int64_t> live;
   int64_t peak = 0;
   for (auto [i, op] : llvm::enumerate(group.ops)) {
-    for (Value v : op->getOperands())
+    if (folded(op))
+      continue;
+    SmallVector<Value> reads = role(op) == Role::alias
+                                   ? SmallVector<Value>{op->getOperand(0)}
+                                   : tileOperands(op);
+    for (Value v : reads)
       if (!internal(v) && !live.count(v) && space.isFull(v))
         live[v] = bytesOf(v);
-    bool inPlace = llvm::any_of(op->getOperands(),
-                                [&](Value v) { return reusable(i, op, v); });
+    bool inPlace =
+        llvm::any_of(reads, [&](Value v) { return reusable(i, op, v); });
     if (role(op) != Role::alias && role(op) != Role::sumRows)
       live[op->getResult(0)] = inPlace ? 0 : bytesOf(op->getResult(0));
     int64_t now = invariantBytes;
@@ -543,6 +625,7 @@ bool RowGroupLowering::fits() {
     for (Value v : dead)
       live.erase(v);
   }
+  taskBytes = peak;
   return peak <= (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3;
 }
 
@@ -625,7 +708,9 @@ void RowGroupLowering::emit() {
 
   llvm::DenseMap<unsigned, Value> invariantTiles;
   bool firstTask = true;
+  EngineBalance engines(ctx.machine);
   forEachTile(kept, ctx.partitions(), /*maxFree=*/1, [&](const TileTask &task) {
+    EmitMark mark(ctx.b);
     int64_t p = task.partitions;
     auto partStride = [&](unsigned v) {
       return task.strides[v].empty() ? 0 : task.strides[v][0];
@@ -669,6 +754,8 @@ void RowGroupLowering::emit() {
       }
       case Role::elementwise: {
         ElementwiseStep *step = &steps.find(op)->second;
+        if (step->folded)
+          break; // computed by its reader's instruction
         bool full = space.isFull(res);
         SmallVector<Value> ins;
         SmallVector<Ap> aps;
@@ -679,7 +766,7 @@ void RowGroupLowering::emit() {
         }
         if (!step->compute) { // a cast
           Value in = step->operands[0];
-          if (!internal(in) || fusedType.count(in)) {
+          if (!internal(in) || fusedType.count(in) || widened.count(res)) {
             tileOf[res] = operandTile(op, in); // loaded or computed in type
             break;
           }
@@ -763,6 +850,10 @@ void RowGroupLowering::emit() {
               ctx.ap(task.offsets[view], {partStride(view), rowStride}, {p, f}),
               tile, ctx.tileAp(tile, p, f));
     }
+    engines.placeSince(ctx.b, mark);
+    // Tasks overlap only when two fit in the SBUF a group may use.
+    if (2 * taskBytes > (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3)
+      engines.barrier();
     firstTask = false;
   });
 
@@ -793,14 +884,24 @@ void RowGroupLowering::emit() {
 }
 
 FailureOr<bool> RowGroupLowering::run() {
+  SmallVector<ElementwiseStep> ordered;
   for (Operation *op : group.ops) {
     if (role(op) != Role::elementwise)
       continue;
     FailureOr<ElementwiseStep> step = elementwiseStep(ctx, op);
     if (failed(step))
       return failure();
-    steps.try_emplace(op, std::move(*step));
+    ordered.push_back(std::move(*step));
   }
+  // An fp32 step read only by the next member's instruction is folded into
+  // it (a norm's x * rstd - mean * rstd chain, a loss's scaled exp).
+  foldSteps(ctx, ordered, [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && members.count(def) && role(def) == Role::elementwise &&
+           v.hasOneUse() && eltOf(v).isF32();
+  });
+  for (ElementwiseStep &step : ordered)
+    steps.try_emplace(step.op, std::move(step));
   // Planning emits nothing (operand views derive without instructions).
   if (failed(plan()))
     return failure();
@@ -808,7 +909,7 @@ FailureOr<bool> RowGroupLowering::run() {
   SmallVector<const HbmView *> ptrs;
   for (const HbmView &v : walks)
     ptrs.push_back(&v);
-  if (JointSpace::build(ptrs).shape.size() != 1 || !fits())
+  if (unwalkable || JointSpace::build(ptrs).shape.size() != 1 || !fits())
     return false;
   emit();
   return true;

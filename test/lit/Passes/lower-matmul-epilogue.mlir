@@ -8,15 +8,16 @@
 // Bias add and GELU of a linear layer: the bias row is loaded once per
 // column block (partition stride 0) and reused by the next row tile; only
 // the pre-activation (returned) and the activation are stored, never the
-// bare product.
+// bare product. A tile's epilogue follows the next tile's PSUM copy-out
+// (one tile of lag), so its stores come before the next tile's bias add.
 // CHECK-LABEL: func.func @linear_gelu
 // CHECK: nisa.tensor_copy %[[C:[0-9]+]] <0, [512, 1], [128, 512]>, %{{[0-9]+}} {{.*}} : <sbuf, 128, 512, bf16>, <psum, 128, 512, f32>
 // CHECK: nisa.dma_copy %[[B:[0-9]+]] <0, [512, 1], [128, 512]>, %arg2 <0, [0, 1], [128, 512]>
 // CHECK: nisa.tensor_tensor add %[[H:[0-9]+]] {{.*}}, %[[C]] {{.*}}, %[[B]]
 // CHECK: nisa.activation gelu %[[G:[0-9]+]] {{.*}}, %[[H]] {{.*}} : <sbuf, 128, 512, bf16>, <sbuf, 128, 512, bf16>
-// CHECK: nisa.tensor_tensor add %{{[0-9]+}} {{.*}}, %[[B]]
 // CHECK: nisa.dma_copy %arg3 <0, [1024, 1], [128, 512]>, %[[H]]
 // CHECK: nisa.dma_copy %arg4 <0, [1024, 1], [128, 512]>, %[[G]]
+// CHECK: nisa.tensor_tensor add %{{[0-9]+}} {{.*}}, %[[B]]
 // CHECK-NOT: nisa.dma_copy %{{[0-9]+}} <{{.*}}>, %{{[0-9]+}} <{{.*}}> : memref<262144xbf16>
 // CHECK: return
 func.func @linear_gelu(%x: tensor<256x256xbf16>, %w: tensor<256x1024xbf16>, %b: tensor<1024xbf16>) -> (tensor<2x128x1024xbf16>, tensor<2x128x1024xbf16>) {
@@ -62,4 +63,24 @@ func.func @needs_later_value(%x: tensor<128x128xf32>, %w: tensor<128x128xf32>) -
   %1 = trn.matmul %w, %x : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
   %2 = trn.mul %0, %1 : tensor<128x128xf32>
   return %2 : tensor<128x128xf32>
+}
+
+// -----
+
+// One tile of lag: the second tile's PSUM copy-out is emitted before the
+// first tile's epilogue, so in program order it does not queue behind it.
+// A bf16 result widened to f32 is read as it is (no widening copy).
+// CHECK-LABEL: func.func @lagged_epilogue
+// CHECK: nisa.tensor_copy %[[C0:[0-9]+]] {{.*}} : <sbuf, 128, 512, bf16>, <psum, 128, 512, f32>
+// CHECK: nisa.tensor_copy %[[C1:[0-9]+]] {{.*}} : <sbuf, 128, 512, bf16>, <psum, 128, 512, f32>
+// CHECK-NOT: nisa.tensor_copy {{.*}} <sbuf, 128, 512, f32>, <sbuf, 128, 512, bf16>
+// CHECK: nisa.activation exp {{.*}}, %[[C0]]
+// CHECK: nisa.activation exp {{.*}}, %[[C1]]
+// CHECK: return
+func.func @lagged_epilogue(%x: tensor<128x128xbf16>, %w: tensor<128x1024xbf16>) -> tensor<128x1024xbf16> {
+  %0 = trn.matmul %x, %w : (tensor<128x128xbf16>, tensor<128x1024xbf16>) -> tensor<128x1024xbf16>
+  %1 = trn.convert %0 : tensor<128x1024xbf16> -> tensor<128x1024xf32>
+  %2 = trn.exp %1 : tensor<128x1024xf32>
+  %3 = trn.convert %2 : tensor<128x1024xf32> -> tensor<128x1024xbf16>
+  return %3 : tensor<128x1024xbf16>
 }

@@ -216,3 +216,49 @@ func.func @wide_sums_over_rows(%dy: tensor<256x2048xf32>, %x: tensor<256x2048xf3
   %6 = trn.reduce_sum %3 dims = [0] : tensor<256x2048xf32> -> tensor<2048xf32>
   return %3, %5, %6 : tensor<256x2048xf32>, tensor<2048xf32>, tensor<2048xf32>
 }
+
+// -----
+
+// A widening convert of a group value is no instruction: the reduction and
+// the subtract read the bf16 product's tile (the engines compute in fp32).
+// CHECK-LABEL: func.func @widened_member
+// CHECK: nisa.tensor_tensor multiply %[[M:[0-9]+]] {{.*}} : <sbuf, 128, 64, bf16>
+// CHECK-NOT: nisa.tensor_copy
+// CHECK: nisa.tensor_reduce add %{{[0-9]+}} {{.*}}, %[[M]]
+// CHECK: nisa.tensor_tensor subtract %{{[0-9]+}} {{.*}}, %[[M]]
+// CHECK: return
+func.func @widened_member(%x: tensor<256x64xbf16>) -> tensor<256x64xf32> {
+  %0 = trn.mul %x, %x : tensor<256x64xbf16>
+  %1 = trn.convert %0 : tensor<256x64xbf16> -> tensor<256x64xf32>
+  %2 = trn.reduce_sum %1 dims = [1] : tensor<256x64xf32> -> tensor<256xf32>
+  %3 = trn.reshape %2 : tensor<256xf32> -> tensor<256x1xf32>
+  %4 = trn.broadcast %3 : tensor<256x1xf32> -> tensor<256x64xf32>
+  %5 = trn.sub %1, %4 : tensor<256x64xf32>
+  return %5 : tensor<256x64xf32>
+}
+
+// -----
+
+// An elementwise op on a reshape of the rows that keeps them ([256, 64]
+// viewed [2, 128, 64]: a logits gradient plus the logits output's tangent)
+// joins the group: the tangent is loaded per task, the sum is stored
+// straight to the result, and the [256, 64] value before it is never
+// stored.
+// CHECK-LABEL: func.func @reshaped_rows
+// CHECK: nisa.tensor_reduce add
+// CHECK: nisa.tensor_tensor subtract %[[D:[0-9]+]]
+// CHECK: nisa.dma_copy %[[T:[0-9]+]] <0, [64, 1], [128, 64]>, %arg1 <0, [64, 1], [128, 64]>
+// CHECK: nisa.tensor_tensor add %{{[0-9]+}} {{.*}}, %[[T]] {{.*}}, %[[D]]
+// CHECK: nisa.dma_copy %arg2 <0, [64, 1], [128, 64]>
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: return
+func.func @reshaped_rows(%x: tensor<256x64xf32>, %t: tensor<2x128x64xf32>) -> tensor<256x64xf32> {
+  %0 = trn.reduce_sum %x dims = [1] : tensor<256x64xf32> -> tensor<256xf32>
+  %1 = trn.reshape %0 : tensor<256xf32> -> tensor<256x1xf32>
+  %2 = trn.broadcast %1 : tensor<256x1xf32> -> tensor<256x64xf32>
+  %3 = trn.sub %x, %2 : tensor<256x64xf32>
+  %4 = trn.reshape %3 : tensor<256x64xf32> -> tensor<2x128x64xf32>
+  %5 = trn.add %t, %4 : tensor<2x128x64xf32>
+  %6 = trn.reshape %5 : tensor<2x128x64xf32> -> tensor<256x64xf32>
+  return %6 : tensor<256x64xf32>
+}

@@ -15,7 +15,7 @@ func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // that immediate, is never filled.
 // CHECK-LABEL: func.func @compare_scalar
 // CHECK-NOT: nisa.memset
-// CHECK: nisa.tensor_scalar {{.*}} is_lt 5.000000e-01, bypass 0.000000e+00 on vector {reverse0} : <sbuf, {{.*}}, i1>, <sbuf, {{.*}}, f32>
+// CHECK: nisa.tensor_scalar {{.*}} is_lt 5.000000e-01, bypass 0.000000e+00 on {{vector|gpsimd|scalar}} {reverse0} : <sbuf, {{.*}}, i1>, <sbuf, {{.*}}, f32>
 func.func @compare_scalar(%x: tensor<4x8xf32>) -> tensor<4x8xi1> {
   %c = trn.full 0.5 : tensor<f32>
   %b = trn.broadcast %c : tensor<f32> -> tensor<4x8xf32>

@@ -51,7 +51,7 @@ func.func @transposed_input(%x: tensor<16x8xf32>, %w: tensor<16x4xf32>) -> tenso
 // CHECK-LABEL: func.func @add_broadcast
 // CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [4, 8]>, %arg0 <0, [8, 1], [4, 8]>
 // CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [4, 8]>, %arg1 <0, [0, 1], [4, 8]>
-// CHECK: nisa.tensor_tensor add {{.*}} on vector
+// CHECK: nisa.tensor_tensor add {{.*}} on {{vector|gpsimd|scalar}}
 // CHECK: nisa.dma_copy %arg2 <0, [8, 1], [4, 8]>
 func.func @add_broadcast(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %bb = trn.broadcast %b : tensor<8xf32> -> tensor<4x8xf32>
