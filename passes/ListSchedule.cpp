@@ -102,6 +102,13 @@ constexpr double kPlaceableShare = 0.75;
 /// GPT step's graphs is also the faster).
 constexpr size_t kCriticalPathTrialLimit = 20000;
 
+/// When a schedule's frontier finds no gap, it is retried with tiles
+/// smaller than this (per-row statistics, constants) placed from the top of
+/// SBUF down with the long-lived ones: scattered among the working tiles
+/// by the cursor, they can leave no gap for a [128, 8192] fp32 tile (the
+/// GPT step's backward). Not always: on its forward that costs 1 ms.
+constexpr int64_t kSmallTileBytes = 1024;
+
 /// Tensor, Vector, Scalar, GpSimd (isa::Engine order), then the DMA stream.
 constexpr unsigned kNumResources = 5;
 constexpr unsigned kDmaResource = static_cast<unsigned>(isa::Engine::Dma);
@@ -246,8 +253,9 @@ public:
   /// know how to move (it then leaves the function alone).
   bool build();
   /// Schedules with `budget` (share of each on-chip memory) and `priority`;
-  /// the order is empty when the tiles do not fit.
-  Schedule schedule(double budget, Priority priority);
+  /// the order is empty when the tiles do not fit. `segregateSmall`: small
+  /// tiles are placed top-down (kSmallTileBytes).
+  Schedule schedule(double budget, Priority priority, bool segregateSmall);
   /// The estimated length of the current program order.
   double originalMakespan();
   /// Puts the ops in the schedule's order, on its engines, at its addresses.
@@ -317,6 +325,7 @@ private:
   // Placement (when `placing`): one arena per memory, a placed tile per
   // tile id (its live range in the new order's indices).
   bool placing = false;
+  bool segregateSmall = false;
   unsigned startedCount = 0;
   std::array<TileArena, 2> arenas;
   std::vector<PlacedTile> placedTiles;
@@ -536,7 +545,9 @@ std::optional<double> ListScheduler::placeNewTiles(unsigned id, double readyNs,
     // Long-lived in the new order: kept long by the program, or hoisted far
     // ahead of its use (a later layer's weights): placed top-down, out of
     // the way of the working tiles.
-    bool longLived = s.last - frontier > kLongLived;
+    bool longLived =
+        s.last - frontier > kLongLived ||
+        (segregateSmall && p.size < kSmallTileBytes);
     std::optional<int64_t> addr = arena.place(p.size, longLived, readyNs);
     if (!addr) {
       wait = std::nullopt;
@@ -661,8 +672,10 @@ static void dropScheduled(ResourceQueues &q, const std::vector<bool> &done) {
       r->pop();
 }
 
-Schedule ListScheduler::schedule(double budget, Priority kind) {
+Schedule ListScheduler::schedule(double budget, Priority kind,
+                                 bool segregate) {
   reset(budget, /*placing=*/true);
+  segregateSmall = segregate;
   priority.resize(working.size());
   for (unsigned i = 0; i < working.size(); ++i)
     priority[i] = kind == Priority::CriticalPath &&
@@ -853,13 +866,21 @@ struct ListSchedulePass
       if (priority == Priority::CriticalPath &&
           scheduler.size() > kCriticalPathTrialLimit)
         break;
+      // Fragmented (the frontier's tiles find no gap): small tiles out of
+      // the way, then a shallower prefetch.
+      bool done = false;
       for (double budget : {double(memoryShare), memoryShare / 2.0}) {
-        Schedule s = scheduler.schedule(budget, priority);
-        if (s.order.empty())
-          continue; // fragmented: try a shallower prefetch
-        if (!best || s.makespanNs < best->makespanNs)
-          best = std::move(s);
-        break;
+        for (bool segregate : {false, true}) {
+          Schedule s = scheduler.schedule(budget, priority, segregate);
+          if (s.order.empty())
+            continue;
+          if (!best || s.makespanNs < best->makespanNs)
+            best = std::move(s);
+          done = true;
+          break;
+        }
+        if (done)
+          break;
       }
     }
     if (best && best->makespanNs < before) {
