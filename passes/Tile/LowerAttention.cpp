@@ -73,8 +73,12 @@ struct Heads {
   int64_t offset = 0, rowStride = 0, headStride = 0, colStride = 0;
   int64_t rows = 0, cols = 0, count = 0;
   Type elt;
+  /// Free elements per head of the tiles holding them on chip: cols, or
+  /// more when an extra column rides along (the gradient's -D).
+  int64_t pitch = 0;
+  int64_t tilePitch() const { return pitch ? pitch : cols; }
   /// Free elements of a tile holding one row of every head.
-  int64_t width() const { return count * cols; }
+  int64_t width() const { return count * tilePitch(); }
 };
 
 /// Of a [N, H, rows, cols] view (the operands).
@@ -188,7 +192,7 @@ private:
   void storeBlocks(const Heads &m, Value tile);
   /// Head h's block b of such a tile.
   Block blockOf(const Heads &m, Value tile, int64_t b, int64_t h) {
-    return {tile, b * m.width() + h * m.cols,
+    return {tile, b * m.width() + h * m.tilePitch(),
             std::min(parts(), m.rows - b * parts())};
   }
   /// The per-head values rows q0..q0+r of `m` (lse) as [count, r], and back.
@@ -201,14 +205,22 @@ private:
   /// The 128-column blocks of src[0:r, c0:c0 + width], transposed.
   SmallVector<Block> transposeColumns(Value src, int64_t r, int64_t c0,
                                       int64_t width);
-  /// Scores of query rows q0..q0+r against keys begin..end, [r, end -
-  /// begin] in PSUM (one matmul per bank), the causal mask added on the
-  /// Tensor Engine where the keys reach the diagonal.
-  Value scores(Value qT, Value kT, int64_t q0, int64_t r, int64_t begin,
-               int64_t end);
+  /// Scores of query rows q0..q0+r (qT: a [E, r] window) against keys
+  /// begin..end, [r, end - begin] in PSUM (one matmul per bank); with
+  /// `masked`, the causal mask added on the Tensor Engine where the keys
+  /// reach the diagonal.
+  Value scores(const Block &qT, Value kT, int64_t q0, int64_t r, int64_t begin,
+               int64_t end, bool masked);
+  /// Width of the causal diagonal block of query rows q0..q0+r among keys
+  /// begin..end (keys q0.. of it), 0 when no key there is masked.
+  int64_t diagonal(int64_t q0, int64_t r, int64_t begin, int64_t end) const {
+    int64_t w = std::min(end, q0 + r) - q0;
+    return causal && w >= 2 && q0 >= begin ? w : 0;
+  }
   /// One head's softmax row times V into `result` (a [r, ev] window),
   /// its row sum and -scale * max into the columns for the lse.
-  void attendRow(Value qT, Value kT, const Heads &v, Value vTile, int64_t h,
+  void attendRow(const Block &qT, Value kT, const Heads &v, Value vTile,
+                 int64_t h,
                  int64_t q0, int64_t r, int64_t keys, const Block &result,
                  const Column &sum, const Column &bias);
   int64_t keysFor(int64_t q0, int64_t r, int64_t s) const {
@@ -227,7 +239,8 @@ private:
 
 Value AttentionEmitter::loadRows(const Heads &m, int64_t r0, int64_t rows) {
   Value t = ctx.allocSbuf(loc, rows, m.width(), m.elt);
-  ctx.dma(loc, t, ctx.tileAp(t), m.root,
+  ctx.dma(loc, t, ctx.ap(0, {m.width(), m.tilePitch(), 1}, {rows, m.count, m.cols}),
+          m.root,
           ctx.ap(m.offset + r0 * m.rowStride,
                  {m.rowStride, m.headStride, m.colStride},
                  {rows, m.count, m.cols}));
@@ -248,12 +261,18 @@ Value AttentionEmitter::loadBlocks(const Heads &m) {
                 tail = m.rows % p, blocks = full + (tail ? 1 : 0);
   Value t = ctx.allocSbuf(loc, std::min(p, m.rows), blocks * w, m.elt);
   if (full)
-    ctx.dma(loc, t, ctx.ap(0, {blocks * w, w, 1}, {p, full, w}), m.root,
+    ctx.dma(loc, t,
+            ctx.ap(0, {blocks * w, w, m.tilePitch(), 1},
+                   {p, full, m.count, m.cols}),
+            m.root,
             ctx.ap(m.offset,
                    {m.rowStride, p * m.rowStride, m.headStride, m.colStride},
                    {p, full, m.count, m.cols}));
   if (tail)
-    ctx.dma(loc, t, ctx.ap(full * w, {blocks * w, 1}, {tail, w}), m.root,
+    ctx.dma(loc, t,
+            ctx.ap(full * w, {blocks * w, m.tilePitch(), 1},
+                   {tail, m.count, m.cols}),
+            m.root,
             ctx.ap(m.offset + full * p * m.rowStride,
                    {m.rowStride, m.headStride, m.colStride},
                    {tail, m.count, m.cols}));
@@ -358,20 +377,21 @@ SmallVector<Block> AttentionEmitter::transposeColumns(Value src, int64_t r,
   return blocks;
 }
 
-Value AttentionEmitter::scores(Value qT, Value kT, int64_t q0, int64_t r,
-                               int64_t begin, int64_t end) {
-  const int64_t e = cast<nisa::TileType>(qT.getType()).getPartitions();
+Value AttentionEmitter::scores(const Block &qT, Value kT, int64_t q0,
+                               int64_t r, int64_t begin, int64_t end,
+                               bool masked) {
+  const int64_t e = qT.parts;
   Value ps = psum(r, end - begin);
   for (int64_t c0 = begin; c0 < end; c0 += chunk()) {
     int64_t cw = std::min(chunk(), end - c0);
-    ctx.matmul(loc, ps, window(ps, c0 - begin, r, cw), qT, ctx.tileAp(qT), kT,
-               window(kT, c0, e, cw), /*accumulate=*/false);
+    ctx.matmul(loc, ps, window(ps, c0 - begin, r, cw), qT.tile, window(qT, r),
+               kT, window(kT, c0, e, cw), /*accumulate=*/false);
   }
   // Key j is masked for query row q0 + p when j > q0 + p: keys q0 + 1 ..
   // q0 + r - 1, which lie in one chunk (q0 and the chunks are multiples of
   // P). Adding mask[0:r, 0:w] to keys q0.. is the product I^T . mask.
-  int64_t w = std::min(end, q0 + r) - q0;
-  if (!causal || w < 2 || q0 < begin)
+  int64_t w = diagonal(q0, r, begin, end);
+  if (!masked || !w)
     return ps;
   if (!mask) {
     int64_t p = parts();
@@ -394,7 +414,7 @@ Value AttentionEmitter::scores(Value qT, Value kT, int64_t q0, int64_t r,
   return ps;
 }
 
-void AttentionEmitter::attendRow(Value qT, Value kT, const Heads &v,
+void AttentionEmitter::attendRow(const Block &qT, Value kT, const Heads &v,
                                  Value vTile, int64_t h, int64_t q0, int64_t r,
                                  int64_t keys, const Block &result,
                                  const Column &sumCol, const Column &biasCol) {
@@ -408,7 +428,8 @@ void AttentionEmitter::attendRow(Value qT, Value kT, const Heads &v,
   for (int64_t b0 = 0; b0 < keys; b0 += block) {
     int64_t bw = std::min(block, keys - b0);
     bool first = b0 == 0, last = b0 + bw >= keys;
-    Value sc = scores(qT, kT, q0, r, b0, b0 + bw);
+    // The mask goes in before the row max (a masked score must not be it).
+    Value sc = scores(qT, kT, q0, r, b0, b0 + bw, /*masked=*/true);
     Value blockMax = f32Tile(r, 1), newMax = blockMax;
     ctx.tensorReduce(loc, nisa::AluOp::max, blockMax, ctx.tileAp(blockMax), sc,
                      ctx.tileAp(sc));
@@ -487,11 +508,14 @@ void AttentionEmitter::forwardGroup(const Heads &q, const Heads &k,
     Value result = ctx.allocSbuf(loc, r, g * ev, out.elt);
     // Per head: the row sum and -scale * max, for lse = log sum - bias.
     Value sums = f32Tile(r, g), biases = f32Tile(r, g);
-    for (int64_t h = 0; h < g; ++h) {
-      Value qT = transposeBlocks({Block{qTile, h * e, r}}, e);
-      attendRow(qT, kT[h], v, vTile, h, q0, r, keys, Block{result, h * ev, r},
-                Column{sums, h}, Column{biases, h});
-    }
+    // Q^T of every head, side by side (a PSUM bank takes four heads').
+    SmallVector<Block> qBlocks;
+    for (int64_t h = 0; h < g; ++h)
+      qBlocks.push_back(Block{qTile, h * e, r});
+    Value qT = transposeBlocks(qBlocks, e);
+    for (int64_t h = 0; h < g; ++h)
+      attendRow(Block{qT, h * r, e}, kT[h], v, vTile, h, q0, r, keys,
+                Block{result, h * ev, r}, Column{sums, h}, Column{biases, h});
     storeRows(out, q0, result);
     Value logSum = f32Tile(r, g), l = f32Tile(r, g);
     ctx.activation(loc, nisa::ActFunc::log, logSum, ctx.tileAp(logSum), sums,
@@ -510,9 +534,23 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
                                      const Heads &dv) {
   const int64_t p = parts(), s = k.rows, e = q.cols, ev = v.cols, g = q.count,
                 kBlocks = (s + p - 1) / p;
+  // dP - D folded into the dP matmul: each head's dO rows carry -D and its
+  // V rows 1 in an extra column, so dO^T and V^T have an extra contraction
+  // row and dP' = [dO | -D] [V | 1]^T lands in PSUM shifted. Needs Ev < P;
+  // otherwise the shift is a Scalar copy with -D as bias.
+  const bool fold = ev < p;
+  Heads vAug = v, doutAug = dout;
+  if (fold)
+    vAug.pitch = doutAug.pitch = ev + 1;
+  const int64_t evT = fold ? ev + 1 : ev; // rows of dO^T and V^T
   // Resident for the group: K and V rows, the dK and dV results; per query
   // block the Q and dO rows, -lse and -D of every head, and the dq result.
-  Value kTile = loadBlocks(k), vTile = loadBlocks(v);
+  Value kTile = loadBlocks(k), vTile = loadBlocks(vAug);
+  if (fold)
+    ctx.memset(loc, vTile,
+               ctx.ap(ev, {kBlocks * vAug.width(), ev + 1},
+                      {std::min(p, s), kBlocks * g}),
+               1.0);
   Value dkTile = ctx.allocSbuf(loc, std::min(p, s), kBlocks * g * e, dk.elt);
   Value dvTile = ctx.allocSbuf(loc, std::min(p, s), kBlocks * g * ev, dv.elt);
   struct QueryBlock {
@@ -526,18 +564,26 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
     const int64_t r = qb.r;
     qb.keys = keysFor(q0, r, s);
     qb.qTile = loadRows(q, q0, r);
-    qb.doTile = loadRows(dout, q0, r);
-    // -D = -rowsum(dout * out) of every head, the bias of dP - D.
+    qb.doTile = loadRows(doutAug, q0, r);
+    // -D = -rowsum(dout * out) of every head: dO's extra column, or the
+    // bias of dP - D.
     Value oTile = loadRows(out, q0, r), prod = f32Tile(r, g * ev),
           d = f32Tile(r, g);
-    qb.negD = f32Tile(r, g);
-    ctx.tensorTensor(loc, nisa::AluOp::multiply, prod, ctx.tileAp(prod),
-                     qb.doTile, ctx.tileAp(qb.doTile), oTile,
-                     ctx.tileAp(oTile));
+    auto heads3d = [&](int64_t pitch) {
+      return ctx.ap(0, {g * pitch, pitch, 1}, {r, g, ev});
+    };
+    ctx.tensorTensor(loc, nisa::AluOp::multiply, prod, heads3d(ev), qb.doTile,
+                     heads3d(evT), oTile, heads3d(ev));
     ctx.tensorReduce(loc, nisa::AluOp::add, d, ctx.tileAp(d), prod,
-                     ctx.ap(0, {g * ev, ev, 1}, {r, g, ev}));
-    ctx.tensorScalar(loc, qb.negD, ctx.tileAp(qb.negD), d, ctx.tileAp(d),
-                     nisa::AluOp::multiply, -1.0);
+                     heads3d(ev));
+    if (fold) {
+      ctx.tensorScalar(loc, qb.doTile, ctx.ap(ev, {g * evT, evT}, {r, g}), d,
+                       ctx.tileAp(d), nisa::AluOp::multiply, -1.0);
+    } else {
+      qb.negD = f32Tile(r, g);
+      ctx.tensorScalar(loc, qb.negD, ctx.tileAp(qb.negD), d, ctx.tileAp(d),
+                       nisa::AluOp::multiply, -1.0);
+    }
     // -lse: loaded as [g, r] rows, transposed to one column per head.
     Value lseRows = loadColumns(lse, q0, r), lsePs = psum(r, g);
     ctx.matmul(loc, lsePs, ctx.tileAp(lsePs), lseRows, ctx.tileAp(lseRows),
@@ -558,13 +604,22 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
     SmallVector<Block> kBlk, vBlk;
     for (int64_t b = 0; b < kBlocks; ++b) {
       kBlk.push_back(blockOf(k, kTile, b, h));
-      vBlk.push_back(blockOf(v, vTile, b, h));
+      vBlk.push_back(blockOf(vAug, vTile, b, h));
     }
-    Value kT = transposeBlocks(kBlk, e), vT = transposeBlocks(vBlk, ev);
-    SmallVector<Value> qT, doT, dqSum;
+    Value kT = transposeBlocks(kBlk, e), vT = transposeBlocks(vBlk, evT);
+    // Q^T and dO^T of the head over all query blocks (four to a bank).
+    SmallVector<Block> qBlk, doBlk;
     for (const QueryBlock &qb : qbs) {
-      qT.push_back(transposeBlocks({Block{qb.qTile, h * e, qb.r}}, e));
-      doT.push_back(transposeBlocks({Block{qb.doTile, h * ev, qb.r}}, ev));
+      qBlk.push_back(Block{qb.qTile, h * e, qb.r});
+      doBlk.push_back(Block{qb.doTile, h * evT, qb.r});
+    }
+    Value qTAll = transposeBlocks(qBlk, e),
+          doTAll = transposeBlocks(doBlk, evT);
+    SmallVector<Block> qT, doT;
+    SmallVector<Value> dqSum;
+    for (const QueryBlock &qb : qbs) {
+      qT.push_back(Block{qTAll, qb.q0, e});
+      doT.push_back(Block{doTAll, qb.q0, evT});
       if (!oneWindow) {
         dqSum.push_back(f32Tile(qb.r, e));
         ctx.memset(loc, dqSum.back(), ctx.tileAp(dqSum.back()), 0.0);
@@ -587,16 +642,34 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
         // are computed.
         for (int64_t c0 = wBegin; c0 < end; c0 += chunk()) {
           int64_t cw = std::min(chunk(), end - c0);
-          Value sc = scores(qT[qi], kT, qb.q0, r, c0, c0 + cw);
+          Value sc = scores(qT[qi], kT, qb.q0, r, c0, c0 + cw,
+                            /*masked=*/false);
           Value probs = ctx.allocSbuf(loc, r, cw, elt);
           activation(nisa::ActFunc::exp, probs, ctx.tileAp(probs), sc,
                      ctx.tileAp(sc), Column{qb.negL, h}, r, scale);
+          // P is exact from lse, so the causal mask zeroes it after the exp
+          // (on GpSimd, idle here) rather than adding to S on the Tensor
+          // Engine, the gradient's busiest.
+          if (int64_t w = diagonal(qb.q0, r, c0, c0 + cw)) {
+            auto diag = window(probs, qb.q0 - c0, r, w);
+            ctx.b.create<nisa::AffineSelectOp>(
+                loc,
+                nisa::AluOpAttr::get(ctx.b.getContext(), nisa::AluOp::is_ge),
+                probs, diag, probs, diag, ctx.b.getF32FloatAttr(0.0),
+                ctx.b.getI32IntegerAttr(1), ctx.b.getI32IntegerAttr(-1),
+                ctx.b.getF32FloatAttr(0.0),
+                nisa::EngineAttr::get(ctx.b.getContext(), nisa::Engine::gpsimd),
+                DenseI64ArrayAttr(), IntegerAttr());
+          }
           Value dp = psum(r, cw);
-          ctx.matmul(loc, dp, ctx.tileAp(dp), doT[qi], ctx.tileAp(doT[qi]), vT,
-                     window(vT, c0, ev, cw), /*accumulate=*/false);
-          Value shifted = f32Tile(r, cw), ds = ctx.allocSbuf(loc, r, cw, elt);
-          activation(nisa::ActFunc::copy, shifted, ctx.tileAp(shifted), dp,
-                     ctx.tileAp(dp), Column{qb.negD, h}, r, 1.0);
+          ctx.matmul(loc, dp, ctx.tileAp(dp), doT[qi].tile, window(doT[qi], r),
+                     vT, window(vT, c0, evT, cw), /*accumulate=*/false);
+          Value shifted = dp, ds = ctx.allocSbuf(loc, r, cw, elt);
+          if (!fold) {
+            shifted = f32Tile(r, cw);
+            activation(nisa::ActFunc::copy, shifted, ctx.tileAp(shifted), dp,
+                       ctx.tileAp(dp), Column{qb.negD, h}, r, 1.0);
+          }
           ctx.tensorTensor(loc, nisa::AluOp::multiply, ds, ctx.tileAp(ds),
                            shifted, ctx.tileAp(shifted), probs,
                            ctx.tileAp(probs));
@@ -606,7 +679,7 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
             assert((!touched[j] || kw <= touched[j]) && "a later reach is wider");
             ctx.matmul(loc, dvPs, window(dvPs, j * ev, kw, ev), probs,
                        window(probs, at, r, kw), qb.doTile,
-                       window(qb.doTile, h * ev, r, ev), touched[j] > 0);
+                       window(qb.doTile, h * evT, r, ev), touched[j] > 0);
             ctx.matmul(loc, dkPs, window(dkPs, j * e, kw, e), ds,
                        window(ds, at, r, kw), qb.qTile,
                        window(qb.qTile, h * e, r, e), touched[j] > 0);
@@ -618,9 +691,9 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
           }
         }
         if (oneWindow)
-          ctx.activation(loc, nisa::ActFunc::copy, qb.dqTile,
-                         window(qb.dqTile, h * e, r, e), dqPs,
-                         ctx.tileAp(dqPs), scale);
+          ctx.tensorScalar(loc, qb.dqTile, window(qb.dqTile, h * e, r, e),
+                           dqPs, ctx.tileAp(dqPs), nisa::AluOp::multiply,
+                           scale);
         else
           ctx.tensorTensor(loc, nisa::AluOp::add, dqSum[qi],
                            ctx.tileAp(dqSum[qi]), dqSum[qi],
@@ -631,11 +704,11 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
       // reaches (causal, L < S) zero.
       const int64_t dkW = g * e, dvW = g * ev;
       auto evacuateBlocks = [&](int64_t j0, int64_t nb, int64_t rows) {
-        ctx.activation(loc, nisa::ActFunc::copy, dkTile,
-                       ctx.ap((w0 + j0) * dkW + h * e, {kBlocks * dkW, dkW, 1},
-                              {rows, nb, e}),
-                       dkPs, ctx.ap(j0 * e, {nw * e, e, 1}, {rows, nb, e}),
-                       scale);
+        ctx.tensorScalar(loc, dkTile,
+                         ctx.ap((w0 + j0) * dkW + h * e,
+                                {kBlocks * dkW, dkW, 1}, {rows, nb, e}),
+                         dkPs, ctx.ap(j0 * e, {nw * e, e, 1}, {rows, nb, e}),
+                         nisa::AluOp::multiply, scale);
         ctx.copyOnVector(loc, dvTile,
                          ctx.ap((w0 + j0) * dvW + h * ev,
                                 {kBlocks * dvW, dvW, 1}, {rows, nb, ev}),
@@ -668,9 +741,9 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
     }
     if (!oneWindow)
       for (auto [qi, qb] : llvm::enumerate(qbs))
-        ctx.activation(loc, nisa::ActFunc::copy, qb.dqTile,
-                       window(qb.dqTile, h * e, qb.r, e), dqSum[qi],
-                       ctx.tileAp(dqSum[qi]), scale);
+        ctx.tensorScalar(loc, qb.dqTile, window(qb.dqTile, h * e, qb.r, e),
+                         dqSum[qi], ctx.tileAp(dqSum[qi]),
+                         nisa::AluOp::multiply, scale);
   }
   for (const QueryBlock &qb : qbs)
     storeRows(dq, qb.q0, qb.dqTile);
@@ -681,17 +754,18 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
 /// SBUF bytes per partition `heads` heads of one batch element keep
 /// resident (attention_ops.resident_bytes mirrors this for one head), in
 /// the inputs' type. Forward: each head's K^T [E, S] and the [<= 128, E]
-/// row blocks of K and V. Gradient: the K and V rows and the dK, dV results
-/// of every head, per query block its Q and dO rows, dq result and the fp32
-/// -lse and -D; beside them one head's K^T, V^T, Q^T and dO^T at a time.
+/// row blocks of K and V. Gradient: the K and V rows (V with its extra
+/// column) and the dK, dV results of every head, per query block its Q and
+/// dO rows (dO with -D), dq result and the fp32 -lse and -D; beside them one
+/// head's K^T, V^T, Q^T and dO^T at a time.
 int64_t residentBytes(int64_t l, int64_t s, int64_t e, int64_t ev,
                       int64_t eltBytes, int64_t p, bool forward,
                       int64_t heads) {
   int64_t kBlocks = (s + p - 1) / p, qBlocks = (l + p - 1) / p;
-  int64_t rows = kBlocks * (e + ev) * eltBytes;
   if (forward)
-    return heads * (s * eltBytes + rows);
-  return heads * (2 * rows + qBlocks * ((2 * e + ev) * eltBytes + 8)) +
+    return heads * (s * eltBytes + kBlocks * (e + ev) * eltBytes);
+  return heads * (kBlocks * (2 * (e + ev) + 1) * eltBytes +
+                  qBlocks * ((2 * e + ev + 1) * eltBytes + 8)) +
          2 * (s + l) * eltBytes;
 }
 
