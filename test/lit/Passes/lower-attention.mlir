@@ -52,22 +52,28 @@ func.func @long_row(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x1024x16xf32>, %v: 
   return %o, %lse : tensor<1x64x1x16xf32>, tensor<1x1x64xf32>
 }
 
-// The gradient: -lse loaded as a row and transposed, -D from one reduce over
-// the heads, P from lse (exp with the negated lse as bias), dP - D as a
-// Scalar copy with bias; dV and dK of both key blocks accumulate in PSUM
-// (one bank each: block j at column j * 32), dQ in PSUM over the row; the
-// results are written once, dk scaled on the way out of PSUM.
+// The gradient: V rows carry a column of ones and dO rows -D (from one
+// reduce over the heads), so the dP matmul contracts over 33 rows and gives
+// dP - D in PSUM; -lse is loaded as a row and transposed; P from lse (exp
+// with -lse as bias), dS = (dP - D) * P straight from PSUM; dV and dK of both
+// key blocks accumulate in PSUM (one bank each: block j at column j * 32),
+// dQ in PSUM over the row; the results are written once, dq and dk scaled on
+// the way out of PSUM.
 // CHECK-LABEL: func.func @gradient
 // CHECK-NOT: nisa.dram_alloc
-// CHECK: nisa.tensor_reduce add %{{.*}} <0, [1, 1], [128, 1]>, %{{.*}} <0, [32, 32, 1], [128, 1, 32]>
+// CHECK: nisa.dma_copy %[[V:[0-9]+]] <0, [66, 33, 33, 1], [128, 2, 1, 32]>, %arg3
+// CHECK: nisa.memset %[[V]] <32, [66, 33], [128, 2]>, 1.0
+// CHECK: nisa.tensor_reduce add %[[D:[0-9]+]] <0, [1, 1], [128, 1]>, %{{.*}} <0, [32, 32, 1], [128, 1, 32]>
+// CHECK: nisa.tensor_scalar %[[DO:[0-9]+]] <32, [33, 33], [128, 1]>, %[[D]] {{.*}} multiply -1.0
 // CHECK: nisa.matmul {{.*}} transpose
 // CHECK: nisa.activation copy {{.*}} {scale = -1.000000e+00
-// CHECK: nisa.activation exp
-// CHECK-SAME: bias
-// CHECK: nisa.activation copy
-// CHECK-SAME: bias
-// CHECK: nisa.tensor_tensor multiply
-// CHECK: nisa.matmul %[[DV:[0-9]+]] <0, [64, 1], [128, 32]>
+// CHECK: nisa.matmul %{{.*}} <0, [256, 1], [33, 128]>, %[[V]] <0, [66, 1], [128, 33]>, {{.*}} transpose
+// CHECK: nisa.matmul %{{.*}} <0, [128, 1], [33, 128]>, %[[DO]] <0, [33, 1], [128, 33]>, {{.*}} transpose
+// CHECK: nisa.activation exp %[[P:[0-9]+]] {{.*}} bias
+// CHECK: nisa.matmul %[[DP:[0-9]+]] <0, [256, 1], [128, 256]>, %{{.*}} <0, [128, 1], [33, 128]>, %{{.*}} <0, [256, 1], [33, 256]>
+// CHECK-NOT: nisa.activation copy
+// CHECK: nisa.tensor_tensor multiply %{{.*}}, %[[DP]] <0, [256, 1], [128, 256]>, %[[P]]
+// CHECK: nisa.matmul %[[DV:[0-9]+]] <0, [64, 1], [128, 32]>, %[[P]] {{.*}}, %[[DO]] <0, [33, 1], [128, 32]>
 // CHECK: nisa.matmul %[[DK:[0-9]+]] <0, [64, 1], [128, 32]>
 // CHECK: nisa.matmul %[[DQ:[0-9]+]] <0, [32, 1], [128, 32]>
 // CHECK: nisa.matmul %[[DV]] <32, [64, 1], [128, 32]>
@@ -75,8 +81,8 @@ func.func @long_row(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x1024x16xf32>, %v: 
 // The second key block's dQ term accumulates onto the first's.
 // CHECK: nisa.matmul %[[DQ]] {{.*}} accumulate :
 // CHECK-NOT: nisa.tensor_tensor add
-// CHECK: nisa.activation copy %{{.*}}, %[[DQ]] {{.*}}scale = 2.500000e-01
-// CHECK: nisa.activation copy %{{.*}} <0, [64, 32, 1], [128, 2, 32]>, %[[DK]] <0, [64, 32, 1], [128, 2, 32]> {scale = 2.500000e-01
+// CHECK: nisa.tensor_scalar %{{.*}}, %[[DQ]] {{.*}} multiply 2.500000e-01
+// CHECK: nisa.tensor_scalar %{{.*}} <0, [64, 32, 1], [128, 2, 32]>, %[[DK]] <0, [64, 32, 1], [128, 2, 32]> multiply 2.500000e-01
 // CHECK: nisa.tensor_copy %{{.*}} <0, [64, 32, 1], [128, 2, 32]>, %[[DV]]
 // CHECK-NOT: nisa.dram_alloc
 // CHECK: return
@@ -153,13 +159,13 @@ func.func @online_causal(%q: tensor<1x1x2176x16xf32>, %k: tensor<1x1x2176x16xf32
 // a block one DMA, and the output block one DMA of 4 heads; lse rows of 4
 // heads x 128 queries one DMA.
 // CHECK-LABEL: func.func @packed_heads
-// CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 1], [128, 2, 128]>, %arg0 <128, [384, 49152, 32, 1], [128, 2, 4, 32]>
-// CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 1], [128, 2, 128]>, %arg0 <256, [384, 49152, 32, 1], [128, 2, 4, 32]>
-// CHECK: nisa.dma_copy %{{.*}} <0, [128, 1], [128, 128]>, %arg0 <0, [384, 32, 1], [128, 4, 32]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 32, 1], [128, 2, 4, 32]>, %arg0 <128, [384, 49152, 32, 1], [128, 2, 4, 32]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 32, 1], [128, 2, 4, 32]>, %arg0 <256, [384, 49152, 32, 1], [128, 2, 4, 32]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [128, 32, 1], [128, 4, 32]>, %arg0 <0, [384, 32, 1], [128, 4, 32]>
 // CHECK-COUNT-4: nisa.tensor_tensor divide
 // CHECK: nisa.dma_copy %arg1 <0, [128, 32, 1], [128, 4, 32]>, %{{.*}} <0, [128, 1], [128, 128]>
 // CHECK: nisa.dma_copy %arg2 <0, [256, 1], [4, 128]>
-// CHECK: nisa.dma_copy %{{.*}} <0, [128, 1], [128, 128]>, %arg0 <49152, [384, 32, 1], [128, 4, 32]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [128, 32, 1], [128, 4, 32]>, %arg0 <49152, [384, 32, 1], [128, 4, 32]>
 // CHECK: return
 func.func @packed_heads(%qkv: tensor<1x256x384xbf16>) -> (tensor<1x256x4x32xbf16>, tensor<1x4x256xf32>) {
   %q0 = trn.slice %qkv starts = [0, 0, 0] steps = [1, 1, 1] : tensor<1x256x384xbf16> -> tensor<1x256x128xbf16>
@@ -173,4 +179,16 @@ func.func @packed_heads(%qkv: tensor<1x256x384xbf16>) -> (tensor<1x256x4x32xbf16
   %v = trn.transpose %v1 permutation = [0, 2, 1, 3] : tensor<1x256x4x32xbf16> -> tensor<1x4x256x32xbf16>
   %o, %lse = trn.attention %q, %k, %v {scale = 0.125 : f64, causal} : (tensor<1x4x256x32xbf16>, tensor<1x4x256x32xbf16>, tensor<1x4x256x32xbf16>) -> (tensor<1x256x4x32xbf16>, tensor<1x4x256xf32>)
   return %o, %lse : tensor<1x256x4x32xbf16>, tensor<1x4x256xf32>
+}
+
+// The causal gradient masks P (not S) on the diagonal: affine_select keeps
+// p - f >= 0 of the exp's output and fills 0; no mask matmul.
+// CHECK-LABEL: func.func @causal_gradient
+// CHECK: nisa.activation exp %[[P:[0-9]+]] <0, [128, 1], [128, 128]>
+// CHECK-NEXT: nisa.affine_select is_ge %[[P]] <0, [128, 1], [128, 128]>, %[[P]] <0, [128, 1], [128, 128]>, offset = 0.000000e+00, coefs = [1, -1], fill = 0.000000e+00
+// CHECK-NOT: accumulate : <psum, 128, 128
+// CHECK: return
+func.func @causal_gradient(%do: tensor<1x1x128x32xbf16>, %q: tensor<1x1x128x32xbf16>, %o: tensor<1x1x128x32xbf16>, %lse: tensor<1x1x128xf32>) -> (tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>) {
+  %dq, %dk, %dv = trn.attention_grad %do, %q, %q, %q, %o, %lse {scale = 0.25 : f64, causal} : (tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128xf32>) -> (tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>)
+  return %dq, %dk, %dv : tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>
 }
