@@ -508,14 +508,11 @@ void AttentionEmitter::forwardGroup(const Heads &q, const Heads &k,
     Value result = ctx.allocSbuf(loc, r, g * ev, out.elt);
     // Per head: the row sum and -scale * max, for lse = log sum - bias.
     Value sums = f32Tile(r, g), biases = f32Tile(r, g);
-    // Q^T of every head, side by side (a PSUM bank takes four heads').
-    SmallVector<Block> qBlocks;
-    for (int64_t h = 0; h < g; ++h)
-      qBlocks.push_back(Block{qTile, h * e, r});
-    Value qT = transposeBlocks(qBlocks, e);
-    for (int64_t h = 0; h < g; ++h)
-      attendRow(Block{qT, h * r, e}, kT[h], v, vTile, h, q0, r, keys,
+    for (int64_t h = 0; h < g; ++h) {
+      Value qT = transposeBlocks({Block{qTile, h * e, r}}, e);
+      attendRow(Block{qT, 0, e}, kT[h], v, vTile, h, q0, r, keys,
                 Block{result, h * ev, r}, Column{sums, h}, Column{biases, h});
+    }
     storeRows(out, q0, result);
     Value logSum = f32Tile(r, g), l = f32Tile(r, g);
     ctx.activation(loc, nisa::ActFunc::log, logSum, ctx.tileAp(logSum), sums,
