@@ -817,6 +817,62 @@ FailureOr<int64_t> checkLimits(LoweringContext &ctx, Operation *op, Type elt,
   return budget;
 }
 
+/// Where a gradient result `r` can be written in place: when its only use,
+/// through transposes and reshapes, is an input of a trn.concat (dq, dk, dv
+/// of a packed qkv projection's split), the view of `r` inside that concat's
+/// destination (made now and kept as the concat's view), so lowerConcat
+/// finds the input already in its window and copies nothing.
+std::optional<HbmView> concatWindow(LoweringContext &ctx, Location loc,
+                                    Value r) {
+  SmallVector<Operation *> chain;
+  Value cur = r;
+  while (cur.hasOneUse()) {
+    Operation *user = *cur.getUsers().begin();
+    if (isa<trn::TransposeOp, trn::ReshapeOp>(user)) {
+      chain.push_back(user);
+      cur = user->getResult(0);
+      continue;
+    }
+    auto cat = dyn_cast<trn::ConcatOp>(user);
+    if (!cat)
+      return std::nullopt;
+    int64_t dim = cat.getDim(), at = 0;
+    for (Value in : cat.getInputs()) {
+      if (in == cur)
+        break;
+      at += cast<RankedTensorType>(in.getType()).getShape()[dim];
+    }
+    auto it = ctx.views.find(cat.getResult());
+    if (it == ctx.views.end())
+      it = ctx.views
+               .try_emplace(cat.getResult(),
+                            ctx.destination(loc, cat.getResult()))
+               .first;
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(cur.getType()).getShape();
+    SmallVector<int64_t> starts(shape.size(), 0), steps(shape.size(), 1);
+    starts[dim] = at;
+    HbmView w = sliceView(it->second, starts, steps, shape);
+    // Undo the view ops, last first.
+    for (Operation *op : llvm::reverse(chain)) {
+      auto from = cast<RankedTensorType>(op->getOperand(0).getType());
+      if (auto t = dyn_cast<trn::TransposeOp>(op)) {
+        ArrayRef<int64_t> perm = t.getPermutation();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, d] : llvm::enumerate(perm))
+          inverse[d] = i;
+        w = transposeView(w, inverse);
+      } else {
+        std::optional<HbmView> back = reshapeView(w, from.getShape());
+        if (!back)
+          return std::nullopt;
+        w = *back;
+      }
+    }
+    return w;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 LogicalResult trnc::tile::lowerAttention(LoweringContext &ctx, Operation *op) {
@@ -872,8 +928,17 @@ LogicalResult trnc::tile::lowerAttention(LoweringContext &ctx, Operation *op) {
       return failure();
     in.push_back(*view);
   }
-  HbmView dq = result(grad.getDq()), dk = result(grad.getDk()),
-          dv = result(grad.getDv());
+  // A result feeding a concat (the gradient of a split qkv) goes straight
+  // into its window of the concat's destination.
+  auto gradResult = [&](Value r) {
+    if (std::optional<HbmView> w = concatWindow(ctx, loc, r)) {
+      ctx.views[r] = *w;
+      return *w;
+    }
+    return result(r);
+  };
+  HbmView dq = gradResult(grad.getDq()), dk = gradResult(grad.getDk()),
+          dv = gradResult(grad.getDv());
   const int64_t e = in[1].shape[3], ev = in[3].shape[3], l = in[1].shape[2],
                 s = in[2].shape[2],
                 eltBytes = in[1].elementType().getIntOrFloatBitWidth() / 8;

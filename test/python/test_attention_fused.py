@@ -173,3 +173,18 @@ def test_eligibility_rules():
     wide = rand(1, 1, 4, attention_ops.MAX_HEAD + 1)
     assert not attention_ops.eligible(wide, wide, wide, 0.5)
     assert not attention_ops.eligible(q, q, q.to(torch.bfloat16), 0.5)
+
+
+def test_packed_qkv_gradient_written_in_place():
+    # A GPT block's q, k, v are head views of one [B, T, 3C] projection; the
+    # gradient of its split is a concat of dq, dk, dv, which the fused gradient
+    # writes straight into their windows (no copy): the result must still match.
+    b, t, h, e = 2, 200, 3, 32
+    c = h * e
+
+    def attend(qkv):
+        q, k, v = (x.view(b, t, h, e).transpose(1, 2) for x in qkv.split(c, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(b, t, c)
+
+    check_against_eager(attend, [rand(b, t, 3 * c)], atol=2e-5, rtol=2e-5)

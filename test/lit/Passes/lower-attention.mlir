@@ -192,3 +192,22 @@ func.func @causal_gradient(%do: tensor<1x1x128x32xbf16>, %q: tensor<1x1x128x32xb
   %dq, %dk, %dv = trn.attention_grad %do, %q, %q, %q, %o, %lse {scale = 0.25 : f64, causal} : (tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128xf32>) -> (tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>)
   return %dq, %dk, %dv : tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>, tensor<1x128x1x32xbf16>
 }
+
+// The gradient of a split qkv: dq, dk, dv (through reshapes) are the inputs of
+// one concat, so they are written straight into their windows of its
+// destination (here the function's output) and the concat copies nothing.
+// CHECK-LABEL: func.func @gradient_into_concat
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.dma_copy %arg6 <0, [192, 32, 1], [128, 2, 32]>
+// CHECK: nisa.dma_copy %arg6 <64, [192, 24576, 32, 1], [128, 1, 2, 32]>
+// CHECK: nisa.dma_copy %arg6 <128, [192, 24576, 32, 1], [128, 1, 2, 32]>
+// CHECK-NOT: nisa.dma_copy
+// CHECK: return
+func.func @gradient_into_concat(%do: tensor<1x2x128x32xbf16>, %q: tensor<1x2x128x32xbf16>, %k: tensor<1x2x128x32xbf16>, %v: tensor<1x2x128x32xbf16>, %o: tensor<1x2x128x32xbf16>, %lse: tensor<1x2x128xf32>) -> tensor<1x128x192xbf16> {
+  %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.25 : f64, causal} : (tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128xf32>) -> (tensor<1x128x2x32xbf16>, tensor<1x128x2x32xbf16>, tensor<1x128x2x32xbf16>)
+  %a = trn.reshape %dq : tensor<1x128x2x32xbf16> -> tensor<1x128x64xbf16>
+  %b = trn.reshape %dk : tensor<1x128x2x32xbf16> -> tensor<1x128x64xbf16>
+  %c = trn.reshape %dv : tensor<1x128x2x32xbf16> -> tensor<1x128x64xbf16>
+  %cat = trn.concat %a, %b, %c dim = 2 : tensor<1x128x64xbf16>, tensor<1x128x64xbf16>, tensor<1x128x64xbf16> -> tensor<1x128x192xbf16>
+  return %cat : tensor<1x128x192xbf16>
+}
