@@ -201,11 +201,6 @@ private:
     return {tile, b * m.width() + h * m.tilePitch(),
             std::min(parts(), m.rows - b * parts())};
   }
-  /// The per-head values rows q0..q0+r of `m` (lse) as [count, r], and back.
-  void storeColumns(const Heads &m, int64_t q0, Value tile);
-  Value loadColumns(const Heads &m, int64_t q0, int64_t r);
-  /// [r, c] -> [c, r] through the Tensor Engine (PSUM), copied to SBUF.
-  Value transposeTile(Value src, int64_t r, int64_t c);
   /// Blocks [<= P rows, cols] of consecutive rows -> one [cols, rows] tile.
   Value transposeBlocks(ArrayRef<Block> blocks, int64_t cols);
   /// The 128-column blocks of src[0:r, c0:c0 + width], transposed.
@@ -302,34 +297,6 @@ void AttentionEmitter::storeBlocks(const Heads &m, Value t) {
                    {m.rowStride, m.headStride, m.colStride},
                    {tail, m.count, m.cols}),
             t, ctx.ap(full * w, {blocks * w, 1}, {tail, w}));
-}
-
-void AttentionEmitter::storeColumns(const Heads &m, int64_t q0, Value tile) {
-  int64_t r = cast<nisa::TileType>(tile.getType()).getFreeSize();
-  ctx.dma(loc, m.root,
-          ctx.ap(m.offset + q0 * m.rowStride, {m.headStride, m.rowStride},
-                 {m.count, r}),
-          tile, ctx.tileAp(tile));
-}
-
-Value AttentionEmitter::loadColumns(const Heads &m, int64_t q0, int64_t r) {
-  Value t = f32Tile(m.count, r);
-  ctx.dma(loc, t, ctx.tileAp(t), m.root,
-          ctx.ap(m.offset + q0 * m.rowStride, {m.headStride, m.rowStride},
-                 {m.count, r}));
-  return t;
-}
-
-Value AttentionEmitter::transposeTile(Value src, int64_t r, int64_t c) {
-  auto type = cast<nisa::TileType>(src.getType());
-  Value ident = ctx.identity(loc, type.getElementType());
-  Value ps = psum(c, r);
-  ctx.matmul(loc, ps, ctx.tileAp(ps), src, ctx.tileAp(src, r, c), ident,
-             ctx.tileAp(ident, r, r), /*accumulate=*/false,
-             /*transpose=*/true);
-  Value out = ctx.allocSbuf(loc, c, r, type.getElementType());
-  evacuate(out, ctx.tileAp(out), ps, ctx.tileAp(ps));
-  return out;
 }
 
 Value AttentionEmitter::transposeBlocks(ArrayRef<Block> blocks, int64_t cols) {
@@ -527,8 +494,14 @@ void AttentionEmitter::forwardGroup(const Heads &q, const Heads &k,
                    ctx.tileAp(sums));
     ctx.tensorTensor(loc, nisa::AluOp::subtract, l, ctx.tileAp(l), logSum,
                      ctx.tileAp(logSum), biases, ctx.tileAp(biases));
-    // [r, g] -> [g, r]: each head's lse is a row of r values in HBM.
-    storeColumns(lse, q0, transposeTile(l, r, g));
+    // Stored as columns (4-byte descriptors, off the critical path) rather
+    // than transposed to rows: the transpose's fp32 identity, a constant,
+    // is hoisted by the list scheduler to the top of SBUF for the whole
+    // graph, where it can leave another op's big tiles no gap.
+    ctx.dma(loc, lse.root,
+            ctx.ap(lse.offset + q0 * lse.rowStride,
+                   {lse.rowStride, lse.headStride}, {r, g}),
+            l, ctx.tileAp(l));
   }
 }
 
@@ -555,12 +528,23 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
   const int64_t evT = fold ? ev + 1 : ev; // rows of dO^T and V^T
   // Resident for the group: K and V rows, the dK and dV results; per query
   // block the Q and dO rows, -lse and -D of every head, and the dq result.
-  Value kTile = loadBlocks(k), vTile = loadBlocks(vAug);
-  if (fold)
-    ctx.memset(loc, vTile,
-               ctx.ap(ev, {kBlocks * vAug.width(), ev + 1},
-                      {std::min(p, s), kBlocks * g}),
-               1.0);
+  // K and V one tile per 128-key block (a DMA each for the group's heads):
+  // these loads depend only on saved activations, so the list scheduler
+  // hoists them far ahead, and small tiles there leave the big working
+  // tiles of the ops before (a vocabulary-wide loss) their gaps.
+  SmallVector<Value> kTiles, vTiles;
+  for (int64_t b = 0; b < kBlocks; ++b) {
+    int64_t rows = std::min(p, s - b * p);
+    kTiles.push_back(loadRows(k, b * p, rows));
+    vTiles.push_back(loadRows(vAug, b * p, rows));
+    if (fold)
+      ctx.memset(loc, vTiles.back(), ctx.ap(ev, {vAug.width(), ev + 1}, {rows, g}),
+                 1.0);
+  }
+  auto keyBlock = [&](ArrayRef<Value> tiles, const Heads &m, int64_t b,
+                      int64_t h) {
+    return Block{tiles[b], h * m.tilePitch(), std::min(p, s - b * p)};
+  };
   Value dkTile = ctx.allocSbuf(loc, std::min(p, s), kBlocks * g * e, dk.elt);
   Value dvTile = ctx.allocSbuf(loc, std::min(p, s), kBlocks * g * ev, dv.elt);
   struct QueryBlock {
@@ -568,9 +552,8 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
     Value qTile, doTile, negL, negD, dqTile;
   };
   SmallVector<QueryBlock> qbs;
-  Value identF32 = ctx.identity(loc, ctx.b.getF32Type());
   for (int64_t q0 = 0; q0 < q.rows; q0 += p) {
-    QueryBlock qb{q0, std::min(p, q.rows - q0), 0};
+    QueryBlock qb{q0, std::min(p, q.rows - q0), 0, {}, {}, {}, {}, {}};
     const int64_t r = qb.r;
     qb.keys = keysFor(q0, r, s);
     qb.qTile = loadRows(q, q0, r);
@@ -594,14 +577,17 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
       ctx.tensorScalar(loc, qb.negD, ctx.tileAp(qb.negD), d, ctx.tileAp(d),
                        nisa::AluOp::multiply, -1.0);
     }
-    // -lse: loaded as [g, r] rows, transposed to one column per head.
-    Value lseRows = loadColumns(lse, q0, r), lsePs = psum(r, g);
-    ctx.matmul(loc, lsePs, ctx.tileAp(lsePs), lseRows, ctx.tileAp(lseRows),
-               identF32, ctx.tileAp(identF32, g, g), /*accumulate=*/false,
-               /*transpose=*/true);
+    // -lse, one column per head: loaded as columns (4-byte descriptors, but
+    // off the critical path: lse is a saved activation) rather than rows and
+    // a transpose, whose fp32 identity, a constant, the list scheduler would
+    // hoist to the top of SBUF beside the loss's 32 KiB tiles.
+    Value lseCols = f32Tile(r, g);
+    ctx.dma(loc, lseCols, ctx.tileAp(lseCols), lse.root,
+            ctx.ap(lse.offset + q0 * lse.rowStride,
+                   {lse.rowStride, lse.headStride}, {r, g}));
     qb.negL = f32Tile(r, g);
-    ctx.activation(loc, nisa::ActFunc::copy, qb.negL, ctx.tileAp(qb.negL),
-                   lsePs, ctx.tileAp(lsePs), /*scale=*/-1.0);
+    ctx.tensorScalar(loc, qb.negL, ctx.tileAp(qb.negL), lseCols,
+                     ctx.tileAp(lseCols), nisa::AluOp::multiply, -1.0);
     qb.dqTile = ctx.allocSbuf(loc, r, g * e, dq.elt);
     qbs.push_back(qb);
   }
@@ -613,8 +599,8 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
   for (int64_t h = 0; h < g; ++h) {
     SmallVector<Block> kBlk, vBlk;
     for (int64_t b = 0; b < kBlocks; ++b) {
-      kBlk.push_back(blockOf(k, kTile, b, h));
-      vBlk.push_back(blockOf(vAug, vTile, b, h));
+      kBlk.push_back(keyBlock(kTiles, k, b, h));
+      vBlk.push_back(keyBlock(vTiles, vAug, b, h));
     }
     Value kT = transposeBlocks(kBlk, e), vT = transposeBlocks(vBlk, evT);
     // Q^T and dO^T of the head over all query blocks (four to a bank).
@@ -695,7 +681,7 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
                        window(qb.qTile, h * e, r, e), touched[j] > 0);
             touched[j] = std::max(touched[j], kw);
             ctx.matmul(loc, dqPs, ctx.tileAp(dqPs), blk.tile, window(blk, r),
-                       kTile, window(kTile, kBlk[kb].offset, kw, e),
+                       kBlk[kb].tile, window(kBlk[kb].tile, kBlk[kb].offset, kw, e),
                        /*accumulate=*/!firstDq);
             firstDq = false;
           }
@@ -736,7 +722,7 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
         }
         // Zero the block (engines start at partition 0), then the rows some
         // query reached.
-        int64_t rows = blockOf(k, kTile, w0 + j, h).parts, done = touched[j];
+        int64_t rows = std::min(p, s - (w0 + j) * p), done = touched[j];
         ctx.memset(loc, dkTile,
                    ctx.ap((w0 + j) * dkW + h * e, {kBlocks * dkW, 1}, {rows, e}),
                    0.0);

@@ -26,10 +26,10 @@
 // CHECK: transpose :
 // CHECK: nisa.matmul %{{.*}} <0, [32, 1], [128, 32]>
 // CHECK: nisa.tensor_tensor divide
-// lse = log(sum) - bias of every head, transposed to a row per head.
+// lse = log(sum) - bias of every head, stored as a column per head.
 // CHECK: nisa.activation log
 // CHECK: nisa.tensor_tensor subtract %[[L:[0-9]+]]
-// CHECK: nisa.matmul %{{.*}} <0, [128, 1], [1, 128]>, %[[L]] <0, [1, 1], [128, 1]>, {{.*}} transpose
+// CHECK: nisa.dma_copy %arg4 <0, [1, 128], [128, 1]>, %[[L]] <0, [1, 1], [128, 1]>
 // CHECK-NOT: nisa.dram_alloc
 // CHECK: return
 func.func @causal_forward(%q: tensor<1x1x128x32xf32>, %k: tensor<1x1x128x32xf32>, %v: tensor<1x1x128x32xf32>) -> (tensor<1x128x1x32xf32>, tensor<1x1x128xf32>) {
@@ -54,20 +54,20 @@ func.func @long_row(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x1024x16xf32>, %v: 
 
 // The gradient: V rows carry a column of ones and dO rows -D (from one
 // reduce over the heads), so the dP matmul contracts over 33 rows and gives
-// dP - D in PSUM; -lse is loaded as a row and transposed; P from lse (exp
+// dP - D in PSUM; -lse is loaded as a column per head; P from lse (exp
 // with -lse as bias), dS = (dP - D) * P straight from PSUM; dV and dK of both
 // key blocks accumulate in PSUM (one bank each: block j at column j * 32),
 // dQ in PSUM over the row; the results are written once, dq and dk scaled on
 // the way out of PSUM.
 // CHECK-LABEL: func.func @gradient
 // CHECK-NOT: nisa.dram_alloc
-// CHECK: nisa.dma_copy %[[V:[0-9]+]] <0, [66, 33, 33, 1], [128, 2, 1, 32]>, %arg3
-// CHECK: nisa.memset %[[V]] <32, [66, 33], [128, 2]>, 1.0
+// CHECK: nisa.dma_copy %[[V:[0-9]+]] <0, [33, 33, 1], [128, 1, 32]>, %arg3 <0,
+// CHECK: nisa.memset %[[V]] <32, [33, 33], [128, 1]>, 1.0
 // CHECK: nisa.tensor_reduce add %[[D:[0-9]+]] <0, [1, 1], [128, 1]>, %{{.*}} <0, [32, 32, 1], [128, 1, 32]>
 // CHECK: nisa.tensor_scalar %[[DO:[0-9]+]] <32, [33, 33], [128, 1]>, %[[D]] {{.*}} multiply -1.0
-// CHECK: nisa.matmul {{.*}} transpose
-// CHECK: nisa.activation copy {{.*}} {scale = -1.000000e+00
-// CHECK: nisa.matmul %{{.*}} <0, [256, 1], [33, 128]>, %[[V]] <0, [66, 1], [128, 33]>, {{.*}} transpose
+// CHECK: nisa.dma_copy %[[L:[0-9]+]] <0, [1, 1], [128, 1]>, %arg5 <0, [1, 128], [128, 1]>
+// CHECK: nisa.tensor_scalar %{{.*}}, %[[L]] {{.*}} multiply -1.0
+// CHECK: nisa.matmul %{{.*}} <0, [256, 1], [33, 128]>, %[[V]] <0, [33, 1], [128, 33]>, {{.*}} transpose
 // CHECK: nisa.matmul %{{.*}} <0, [128, 1], [33, 128]>, %[[DO]] <0, [33, 1], [128, 33]>, {{.*}} transpose
 // CHECK: nisa.activation exp %[[P:[0-9]+]] {{.*}} bias
 // CHECK: nisa.matmul %[[DP:[0-9]+]] <0, [256, 1], [128, 256]>, %{{.*}} <0, [128, 1], [33, 128]>, %{{.*}} <0, [256, 1], [33, 256]>
@@ -156,7 +156,7 @@ func.func @online_causal(%q: tensor<1x1x2176x16xf32>, %k: tensor<1x1x2176x16xf32
 // A model's attention: 4 heads of 32 as views of one packed [B, T, 3C]
 // activation (row stride 384). The group's keys and values are one DMA each
 // (both 128-row blocks, 4 heads x 32 contiguous = 256 B rows), the queries of
-// a block one DMA, and the output block one DMA of 4 heads; lse rows of 4
+// a block one DMA, and the output block one DMA of 4 heads; lse columns of 4
 // heads x 128 queries one DMA.
 // CHECK-LABEL: func.func @packed_heads
 // CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 32, 1], [128, 2, 4, 32]>, %arg0 <128, [384, 49152, 32, 1], [128, 2, 4, 32]>
@@ -164,7 +164,7 @@ func.func @online_causal(%q: tensor<1x1x2176x16xf32>, %k: tensor<1x1x2176x16xf32
 // CHECK: nisa.dma_copy %{{.*}} <0, [128, 32, 1], [128, 4, 32]>, %arg0 <0, [384, 32, 1], [128, 4, 32]>
 // CHECK-COUNT-4: nisa.tensor_tensor divide
 // CHECK: nisa.dma_copy %arg1 <0, [128, 32, 1], [128, 4, 32]>, %{{.*}} <0, [128, 1], [128, 128]>
-// CHECK: nisa.dma_copy %arg2 <0, [256, 1], [4, 128]>
+// CHECK: nisa.dma_copy %arg2 <0, [1, 256], [128, 4]>
 // CHECK: nisa.dma_copy %{{.*}} <0, [128, 32, 1], [128, 4, 32]>, %arg0 <49152, [384, 32, 1], [128, 4, 32]>
 // CHECK: return
 func.func @packed_heads(%qkv: tensor<1x256x384xbf16>) -> (tensor<1x256x4x32xbf16>, tensor<1x4x256xf32>) {
