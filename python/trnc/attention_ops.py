@@ -25,43 +25,56 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["attention", "attention_backward", "eligible", "max_keys"]
+__all__ = ["attention", "attention_backward", "eligible", "fits", "max_keys"]
 
 # The lowering (passes/Tile/LowerAttention.cpp) puts the head dim on the 128
-# partitions and walks any number of keys with an online softmax, keeping one
-# head's keys and values resident in SBUF: the key count is bounded by that
-# residency (resident_bytes, mirroring residentBytes there) within the
-# smallest target's SBUF partition (trn1: 192 KiB) less what the lowering
-# keeps for its working tiles (kWorkingBytes).
+# partitions and walks any number of keys with an online softmax, keeping a
+# head's keys and values (and, for the gradient, its query-side rows and
+# results) resident in SBUF: the sequence lengths are bounded by that
+# residency (resident_bytes, mirroring residentBytes there for one head)
+# within the smallest target's SBUF partition (trn1: 192 KiB) less what the
+# lowering keeps for its working tiles (kWorkingBytes).
 MAX_HEAD = 128
 PARTITIONS = 128
 SBUF_PARTITION_BYTES = 192 * 1024
 WORKING_BYTES = 64 * 1024
 
 
-def resident_bytes(s: int, e: int, ev: int, elt_bytes: int, backward: bool) -> int:
-    """SBUF bytes per partition one head's resident tiles take: K^T [E, S] and
-    the [<= 128, E] row blocks of K and V; the gradient adds V^T and the fp32
-    dK, dV sums of every key block."""
-    blocks = -(-s // PARTITIONS)
-    rows = blocks * (e + ev) * elt_bytes
+def resident_bytes(l: int, s: int, e: int, ev: int, elt_bytes: int, backward: bool) -> int:
+    """SBUF bytes per partition one head's resident tiles take, for l queries
+    and s keys: forward, K^T [E, S] and the [<= 128, E] row blocks of K and V;
+    the gradient, the K and V rows (V with an extra column) and the dK, dV
+    results, per query block the Q and dO rows (dO with -D), the dq result and
+    fp32 -lse and -D, and K^T, V^T, Q^T, dO^T."""
+    k_blocks, q_blocks = -(-s // PARTITIONS), -(-l // PARTITIONS)
     if not backward:
-        return s * elt_bytes + rows
-    return 2 * s * elt_bytes + rows + blocks * (e + ev) * 4
+        return s * elt_bytes + k_blocks * (e + ev) * elt_bytes
+    return (
+        k_blocks * (2 * (e + ev) + 1) * elt_bytes
+        + q_blocks * ((2 * e + ev + 1) * elt_bytes + 8)
+        + 2 * (s + l) * elt_bytes
+    )
 
 
-def max_keys(e: int, ev: int, dtype: torch.dtype, backward: bool = False) -> int:
-    """The most keys the fused operators take for these head sizes and dtype."""
+def max_keys(e: int, ev: int, dtype: torch.dtype, backward: bool = False, queries: int | None = None) -> int:
+    """The most keys the fused operators take for these head sizes and dtype,
+    with `queries` queries (default: as many as keys, self-attention)."""
     budget, elt = SBUF_PARTITION_BYTES - WORKING_BYTES, torch.finfo(dtype).bits // 8
     s = budget // elt  # resident_bytes grows with s: search below this bound
     lo, hi = 0, s
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if resident_bytes(mid, e, ev, elt, backward) <= budget:
+        if resident_bytes(mid if queries is None else queries, mid, e, ev, elt, backward) <= budget:
             lo = mid
         else:
             hi = mid - 1
     return lo
+
+
+def fits(l: int, s: int, e: int, ev: int, dtype: torch.dtype, backward: bool = False) -> bool:
+    """Whether one head of l queries and s keys fits the lowering's SBUF budget."""
+    elt = torch.finfo(dtype).bits // 8
+    return resident_bytes(l, s, e, ev, elt, backward) <= SBUF_PARTITION_BYTES - WORKING_BYTES
 
 
 def eligible(
@@ -82,7 +95,8 @@ def eligible(
         and 0 < q.shape[2]
         and q.shape[3] <= MAX_HEAD
         and v.shape[3] <= MAX_HEAD
-        and 0 < k.shape[2] <= max_keys(q.shape[3], v.shape[3], q.dtype, backward)
+        and 0 < k.shape[2]
+        and fits(q.shape[2], k.shape[2], q.shape[3], v.shape[3], q.dtype, backward)
         and scale > 0
     )
 

@@ -143,7 +143,7 @@ def test_gradient_beyond_its_limit_decomposes_after_a_fused_forward():
     # The gradient keeps more of a head resident than the forward: between the
     # two limits the forward is fused and the gradient is the textbook one,
     # from the fused forward's logsumexp.
-    s = attention_ops.max_keys(128, 128, torch.float32, backward=True) + 128
+    s = attention_ops.max_keys(128, 128, torch.float32, backward=True, queries=8) + 128
     q, k, v = rand(1, 1, 8, 128), rand(1, 1, s, 128), rand(1, 1, s, 128)
     assert attention_ops.eligible(q, k, v, 0.3)
     assert not attention_ops.eligible(q, k, v, 0.3, backward=True)
@@ -154,7 +154,7 @@ def test_gradient_beyond_its_limit_decomposes_after_a_fused_forward():
 def test_largest_eligible_head_fits_the_smallest_sbuf(backward):
     # eligible() bounds the keys by the lowering's SBUF residency on trn1 (the
     # smallest SBUF): the largest fp32 head it admits must allocate there.
-    s = attention_ops.max_keys(128, 128, torch.float32, backward=backward)
+    s = attention_ops.max_keys(128, 128, torch.float32, backward=backward, queries=128)
     q, k, v = (rand(1, 1, 128, 128).requires_grad_(backward), rand(1, 1, s, 128), rand(1, 1, s, 128))
     assert attention_ops.eligible(q, k, v, 0.3, backward=backward)
     fn = torch.compile(sdpa(False), backend="neuron", dynamic=False, options={"target": "trn1"})
@@ -173,3 +173,18 @@ def test_eligibility_rules():
     wide = rand(1, 1, 4, attention_ops.MAX_HEAD + 1)
     assert not attention_ops.eligible(wide, wide, wide, 0.5)
     assert not attention_ops.eligible(q, q, q.to(torch.bfloat16), 0.5)
+
+
+def test_packed_qkv_gradient_written_in_place():
+    # A GPT block's q, k, v are head views of one [B, T, 3C] projection; the
+    # gradient of its split is a concat of dq, dk, dv, which the fused gradient
+    # writes straight into their windows (no copy): the result must still match.
+    b, t, h, e = 2, 200, 3, 32
+    c = h * e
+
+    def attend(qkv):
+        q, k, v = (x.view(b, t, h, e).transpose(1, 2) for x in qkv.split(c, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(b, t, c)
+
+    check_against_eager(attend, [rand(b, t, 3 * c)], atol=2e-5, rtol=2e-5)
