@@ -67,3 +67,33 @@ func.func @add_batch_broadcast(%x: tensor<4x256x512xbf16>, %p: tensor<256x512xbf
   %0 = trn.add %x, %b : tensor<4x256x512xbf16>
   return %0 : tensor<4x256x512xbf16>
 }
+
+// A batch of 8 of [C, H*W] maps against a per-channel broadcast (batch
+// norm's x - mean): with 64 channels, too few to split 128 ways, the
+// channels walk 64 partitions (each two maps' 1024-element runs per tile),
+// not 8 partitions (one per image) per tile.
+// CHECK-LABEL: func.func @sub_channel_mean
+// CHECK: nisa.dma_copy %{{.*}} <0, [2048, 1], [64, 2048]>, %arg0 <0, [1024, 65536, 1024, 1], [64, 2, 1, 1024]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [1, 1], [64, 1]>, %arg1 <0, [1, 1], [64, 1]>
+// CHECK: nisa.tensor_tensor subtract {{.*}} <0, [2048, 1], [64, 2048]>
+// CHECK-COUNT-3: nisa.tensor_tensor subtract {{.*}} <0, [2048, 1], [64, 2048]>
+// CHECK-NOT: nisa.tensor_tensor
+func.func @sub_channel_mean(%x: tensor<8x64x32x32xf32>, %m: tensor<64x1x1xf32>) -> tensor<8x64x32x32xf32> {
+  %b = trn.broadcast %m : tensor<64x1x1xf32> -> tensor<8x64x32x32xf32>
+  %0 = trn.sub %x, %b : tensor<8x64x32x32xf32>
+  return %0 : tensor<8x64x32x32xf32>
+}
+
+// 512 channels of 7x7 maps: 4 channels to a partition (196-element runs,
+// shorter than a long DMA run but on all 128 partitions): one tile.
+// CHECK-LABEL: func.func @mul_channel_short
+// CHECK: nisa.dma_copy %{{.*}} <0, [1568, 1], [128, 1568]>, %arg0 <0, [196, 25088, 49, 1], [128, 8, 4, 49]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [4, 1], [128, 4]>, %arg1 <0, [4, 1], [128, 4]>
+// CHECK: nisa.tensor_tensor multiply {{.*}} <0, [1568, 1], [128, 1568]>
+// CHECK: nisa.dma_copy %arg2 <0, [196, 25088, 49, 1], [128, 8, 4, 49]>
+// CHECK-NOT: nisa.tensor_tensor
+func.func @mul_channel_short(%x: tensor<8x512x7x7xf32>, %m: tensor<512x1x1xf32>) -> tensor<8x512x7x7xf32> {
+  %b = trn.broadcast %m : tensor<512x1x1xf32> -> tensor<8x512x7x7xf32>
+  %0 = trn.mul %x, %b : tensor<8x512x7x7xf32>
+  return %0 : tensor<8x512x7x7xf32>
+}
