@@ -154,6 +154,21 @@ def _eager_decomposed_backend(seen: collections.Counter):
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=decomposition_table())
 
 
+def test_nll_loss_selects_the_target_with_one_compare_over_the_classes():
+    # An ignored target becomes -1 per sample (no class equals it), so the
+    # one-hot is a single [N, C] compare, forward and backward: no
+    # logical_and over every class (the GPT step's [4096, 8192] loss).
+    seen = collections.Counter()
+    x = torch.randn(6, 5, requires_grad=True)
+    t = torch.tensor([0, 4, -100, 2, 2, 1])
+    fn = lambda x, t: F.cross_entropy(x, t)  # noqa: E731
+    out = torch.compile(fn, backend=_eager_decomposed_backend(seen), dynamic=False)(x, t)
+    torch.testing.assert_close(out, fn(x, t))
+    out.backward()
+    assert seen["aten.logical_and.default"] == 0
+    assert seen["aten.eq.Tensor"] == 2  # the forward's one-hot and the backward's
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_decomposition_runs_eagerly(name):
     fn, make = CASES[name]
