@@ -187,42 +187,12 @@ struct ResourceQueues {
 };
 
 /// The compute engines that may run `op` with the same result: the
-/// program's own, plus those the ISA allows for copies, fills and ALU ops.
+/// program's own, then the ISA's equivalents (nisa::equivalentEngines).
 SmallVector<unsigned, 3> allowedEngines(Operation *op, unsigned programEngine) {
-  constexpr unsigned kVector = static_cast<unsigned>(isa::Engine::Vector),
-                     kScalar = static_cast<unsigned>(isa::Engine::Scalar),
-                     kGpSimd = static_cast<unsigned>(isa::Engine::GpSimd);
-  auto inPsum = [&]() {
-    return llvm::any_of(op->getOperands(), [](Value v) {
-      auto tile = dyn_cast<TileType>(v.getType());
-      return tile && tile.getSpace() == MemorySpace::psum;
-    });
-  };
-  auto scalarAlu = [](AluOp a) {
-    return a == AluOp::bypass || a == AluOp::add || a == AluOp::multiply;
-  };
   SmallVector<unsigned, 3> engines{programEngine};
-  auto allow = [&](unsigned e) {
-    if (!llvm::is_contained(engines, e))
-      engines.push_back(e);
-  };
-  if (llvm::isa<TensorCopyOp>(op)) {
-    allow(kVector);
-    allow(kScalar);
-    if (!inPsum())
-      allow(kGpSimd);
-  } else if (llvm::isa<MemsetOp, TensorTensorOp>(op)) {
-    allow(kVector);
-    if (!inPsum())
-      allow(kGpSimd);
-  } else if (auto ts = dyn_cast<TensorScalarOp>(op)) {
-    allow(kVector);
-    if (scalarAlu(ts.getOp0()) && scalarAlu(ts.getOp1()) &&
-        !ts.getReverse0() && !ts.getReverse1())
-      allow(kScalar);
-    if (!inPsum())
-      allow(kGpSimd);
-  }
+  for (Engine e : equivalentEngines(op))
+    if (!llvm::is_contained(engines, static_cast<unsigned>(e)))
+      engines.push_back(static_cast<unsigned>(e));
   return engines;
 }
 

@@ -511,3 +511,29 @@ LogicalResult NopOp::verify() {
 #include "dialects/Nisa/NisaInterfaces.cpp.inc"
 #define GET_OP_CLASSES
 #include "dialects/Nisa/NisaOps.cpp.inc"
+
+SmallVector<Engine, 3> trnc::nisa::equivalentEngines(Operation *op) {
+  bool inPsum = llvm::any_of(op->getOperands(), [](Value v) {
+    auto tile = dyn_cast<TileType>(v.getType());
+    return tile && tile.getSpace() == MemorySpace::psum;
+  });
+  auto scalarAlu = [](AluOp a) {
+    return a == AluOp::bypass || a == AluOp::add || a == AluOp::multiply;
+  };
+  SmallVector<Engine, 3> engines;
+  if (isa<TensorCopyOp>(op)) {
+    engines = {Engine::vector, Engine::scalar};
+  } else if (isa<MemsetOp, TensorTensorOp>(op)) {
+    engines = {Engine::vector};
+  } else if (auto ts = dyn_cast<TensorScalarOp>(op)) {
+    engines = {Engine::vector};
+    if (scalarAlu(ts.getOp0()) && scalarAlu(ts.getOp1()) &&
+        !ts.getReverse0() && !ts.getReverse1())
+      engines.push_back(Engine::scalar);
+  } else {
+    return {};
+  }
+  if (!inPsum)
+    engines.push_back(Engine::gpsimd);
+  return engines;
+}

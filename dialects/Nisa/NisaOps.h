@@ -48,3 +48,13 @@ llvm::SmallVector<Access, 3> getAccesses(mlir::Operation *op);
 
 #define GET_OP_CLASSES
 #include "dialects/Nisa/NisaOps.h.inc"
+
+namespace trnc::nisa {
+
+/// The compute engines that may run `op` with the same result (the ISA's
+/// rules for copies, fills and ALU ops: GpSimd never touches PSUM, Scalar's
+/// ALU only bypasses, adds and multiplies); empty for an op whose engine is
+/// fixed. The list scheduler and the lowering's engine balance both ask.
+llvm::SmallVector<Engine, 3> equivalentEngines(mlir::Operation *op);
+
+} // namespace trnc::nisa

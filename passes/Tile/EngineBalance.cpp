@@ -19,38 +19,6 @@ using namespace trnc;
 using namespace trnc::nisa;
 using trnc::tile::EngineBalance;
 
-namespace {
-constexpr unsigned kVector = static_cast<unsigned>(isa::Engine::Vector),
-                   kScalar = static_cast<unsigned>(isa::Engine::Scalar),
-                   kGpSimd = static_cast<unsigned>(isa::Engine::GpSimd);
-
-/// The engines besides its own that may run `op` with the same result.
-SmallVector<unsigned, 3> alternatives(Operation *op) {
-  bool inPsum = llvm::any_of(op->getOperands(), [](Value v) {
-    auto tile = dyn_cast<TileType>(v.getType());
-    return tile && tile.getSpace() == MemorySpace::psum;
-  });
-  auto scalarAlu = [](AluOp a) {
-    return a == AluOp::bypass || a == AluOp::add || a == AluOp::multiply;
-  };
-  SmallVector<unsigned, 3> engines;
-  if (llvm::isa<TensorCopyOp>(op)) {
-    engines = {kVector, kScalar};
-  } else if (llvm::isa<MemsetOp, TensorTensorOp>(op)) {
-    engines = {kVector};
-  } else if (auto ts = dyn_cast<TensorScalarOp>(op)) {
-    engines = {kVector};
-    if (scalarAlu(ts.getOp0()) && scalarAlu(ts.getOp1()) &&
-        !ts.getReverse0() && !ts.getReverse1())
-      engines.push_back(kScalar);
-  } else {
-    return {};
-  }
-  if (!inPsum)
-    engines.push_back(kGpSimd);
-  return engines;
-}
-} // namespace
 
 double EngineBalance::costNs(Operation &op, unsigned engine) {
   isa::Instruction inst;
@@ -96,7 +64,8 @@ void EngineBalance::visit(Block::iterator from, Block::iterator to,
     double bestEnd = endOn(own);
     bool movable = move && op.hasAttr("engine") && !predicatedDsts.contains(dst);
     if (movable)
-      for (unsigned e : alternatives(&op)) {
+      for (Engine alternative : equivalentEngines(&op)) {
+        unsigned e = static_cast<unsigned>(alternative);
         double end = endOn(e);
         if (end < bestEnd) {
           best = e;
