@@ -81,22 +81,24 @@ struct Heads {
   int64_t width() const { return count * tilePitch(); }
 };
 
+/// Heads [h0, h0 + count) of batch element `n` of a 4-D view whose row and
+/// head dims are `rowDim` and `headDim` (the last dim is the columns).
+Heads headsOf(const HbmView &v, int64_t n, int64_t h0, int64_t count,
+              unsigned rowDim, unsigned headDim) {
+  int64_t offset = v.offset + n * v.strides[0] + h0 * v.strides[headDim];
+  return Heads{v.root,       offset,         v.strides[rowDim],
+               v.strides[headDim], v.strides[3], v.shape[rowDim],
+               v.shape[3],   count,          v.elementType()};
+}
+
 /// Of a [N, H, rows, cols] view (the operands).
 Heads headMajor(const HbmView &v, int64_t n, int64_t h0, int64_t count) {
-  return Heads{v.root,      v.offset + n * v.strides[0] + h0 * v.strides[1],
-               v.strides[2], v.strides[1],
-               v.strides[3], v.shape[2],
-               v.shape[3],   count,
-               v.elementType()};
+  return headsOf(v, n, h0, count, /*rowDim=*/2, /*headDim=*/1);
 }
 
 /// Of a sequence-major [N, T, H, C] view (the results).
 Heads seqMajor(const HbmView &v, int64_t n, int64_t h0, int64_t count) {
-  return Heads{v.root,      v.offset + n * v.strides[0] + h0 * v.strides[2],
-               v.strides[1], v.strides[2],
-               v.strides[3], v.shape[1],
-               v.shape[3],   count,
-               v.elementType()};
+  return headsOf(v, n, h0, count, /*rowDim=*/1, /*headDim=*/2);
 }
 
 /// Of the lse view [N, H, L]: one fp32 column per head.
