@@ -248,6 +248,9 @@ private:
                                       bool commit);
   /// Program order's live bytes per instruction, per memory space.
   void measureProgramLiveness();
+  /// Each node's longest path to the end (`bottomLevel`), for the
+  /// critical-path priority.
+  void measureBottomLevels();
   void start(unsigned id, double startNs);
   /// Fresh scheduling state: nothing started, live tiles capped at `budget`;
   /// `placing`: tiles get addresses as they go live.
@@ -382,18 +385,6 @@ bool ListScheduler::build() {
     lanes = isa::kNumDmaQueues - 1;
   addDependences();
   measureProgramLiveness();
-  // Each node's longest path to the end (its own time included): the
-  // critical-path priority.
-  std::vector<double> bottom(nodes.size(), 0);
-  for (unsigned i = nodes.size(); i-- > 0;) {
-    double own = nodes[i].resource == kDmaResource ? dmaDurationNs(nodes[i], 1)
-                                                     : nodes[i].durationNs;
-    double below = 0;
-    for (unsigned s : nodes[i].succs)
-      below = std::max(below, bottom[s]);
-    bottom[i] = own + below;
-  }
-  bottomLevel = std::move(bottom);
   return true;
 }
 
@@ -642,10 +633,26 @@ static void dropScheduled(ResourceQueues &q, const std::vector<bool> &done) {
       r->pop();
 }
 
+void ListScheduler::measureBottomLevels() {
+  // Each node's longest path to the end (its own time included): the
+  // critical-path priority.
+  bottomLevel.assign(nodes.size(), 0);
+  for (unsigned i = nodes.size(); i-- > 0;) {
+    double own = nodes[i].resource == kDmaResource ? dmaDurationNs(nodes[i], 1)
+                                                     : nodes[i].durationNs;
+    double below = 0;
+    for (unsigned s : nodes[i].succs)
+      below = std::max(below, bottomLevel[s]);
+    bottomLevel[i] = own + below;
+  }
+}
+
 Schedule ListScheduler::schedule(double budget, Priority kind,
                                  bool segregate) {
   reset(budget, /*placing=*/true);
   segregateSmall = segregate;
+  if (kind == Priority::CriticalPath && bottomLevel.empty())
+    measureBottomLevels();
   priority.resize(working.size());
   for (unsigned i = 0; i < working.size(); ++i)
     priority[i] = kind == Priority::CriticalPath &&
