@@ -18,14 +18,6 @@
 
 namespace trnc {
 
-/// The known targets, for messages: "trn2, trn1, trn3".
-inline std::string knownTargetList() {
-  std::string known;
-  for (const std::string &name : knownTargets())
-    known += (known.empty() ? "" : ", ") + name;
-  return known;
-}
-
 /// The machine model `op` compiles for: its module's `nisa.target`, else
 /// `option`, else the default target. Nullopt after an error on `op` when
 /// `option` names an unknown target or disagrees with the module's.
@@ -43,7 +35,7 @@ inline std::optional<MachineModel> targetModel(mlir::Operation *op,
   std::optional<MachineModel> model = lookupMachineModel(name.str());
   if (!model)
     op->emitError("unknown target '")
-        << name << "' (known: " << knownTargetList() << ")";
+        << name << "' (known: " << knownTargetNames() << ")";
   return model;
 }
 

@@ -49,13 +49,10 @@ LogicalResult NisaDialect::verifyOperationAttribute(Operation *op,
     return op->emitError("unknown nisa attribute '")
            << attr.getName().getValue() << "'";
   auto name = dyn_cast<StringAttr>(attr.getValue());
-  if (!name || !lookupMachineModel(name.getValue().str())) {
-    std::string known;
-    for (const std::string &t : knownTargets())
-      known += (known.empty() ? "" : ", ") + t;
+  if (!name || !lookupMachineModel(name.getValue().str()))
     return op->emitError("'") << kTargetAttrName << "' must name a target ("
-                              << known << "), got " << attr.getValue();
-  }
+                              << knownTargetNames() << "), got "
+                              << attr.getValue();
   if (!isa<ModuleOp>(op))
     return op->emitError("'") << kTargetAttrName << "' belongs on a module";
   return success();

@@ -859,11 +859,8 @@ llvm::Error Verifier::run() {
 llvm::Error verifyProgram(const Program &program) {
   std::optional<MachineModel> model = lookupMachineModel(program.target);
   if (!model) {
-    std::string known;
-    for (const std::string &t : knownTargets())
-      known += (known.empty() ? "" : ", ") + t;
-    return fail("unknown target '" + program.target + "' (known: " + known +
-                ")");
+    return fail("unknown target '" + program.target +
+                "' (known: " + knownTargetNames() + ")");
   }
   std::string ctx = program.name.empty() ? "" : "program '" + program.name + "': ";
   if (llvm::Error e = Verifier(program, *model).run())

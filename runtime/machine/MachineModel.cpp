@@ -210,4 +210,11 @@ std::vector<std::string> knownTargets() {
   return {std::string(kDefaultTarget), "trn1", "trn3"};
 }
 
+std::string knownTargetNames() {
+  std::string known;
+  for (const std::string &name : knownTargets())
+    known += (known.empty() ? "" : ", ") + name;
+  return known;
+}
+
 } // namespace trnc

@@ -215,6 +215,8 @@ std::optional<MachineModel> lookupMachineModel(std::string_view name);
 
 /// Names of every known target, default first.
 std::vector<std::string> knownTargets();
+/// The same as one string for messages: "trn2, trn1, trn3".
+std::string knownTargetNames();
 
 constexpr std::string_view kDefaultTarget = "trn2";
 

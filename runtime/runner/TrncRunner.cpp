@@ -189,11 +189,8 @@ Model Model::fromBytes(const std::vector<uint8_t> &bytes,
                 "; recompile it with --target " + target);
   std::optional<MachineModel> machine = lookupMachineModel(program->target);
   if (!machine) {
-    std::string known;
-    for (const std::string &name : knownTargets())
-      known += (known.empty() ? "" : ", ") + name;
     throw Error("artifact '" + origin + "' targets unknown machine '" +
-                program->target + "' (known: " + known + ")");
+                program->target + "' (known: " + knownTargetNames() + ")");
   }
   auto impl = std::make_unique<Impl>();
   impl->inputs = specsOf(*program, Region::Kind::Input, origin);

@@ -270,11 +270,9 @@ CompileResult compileGraph(std::string_view graphJson,
 CompileResult compileGraph(const nlohmann::json &graphJson,
                            const CompileOptions &options) {
   if (!lookupMachineModel(options.target)) {
-    std::string known;
-    for (const std::string &t : knownTargets())
-      known += (known.empty() ? "" : ", ") + t;
     return failure("compile_error", "unknown target '" + options.target +
-                                        "' (known: " + known + ")");
+                                        "' (known: " + knownTargetNames() +
+                                        ")");
   }
 
   // The split over two physical cores (docs/distributed.md, "LNC=2") is
