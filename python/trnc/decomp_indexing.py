@@ -16,8 +16,10 @@ float32 (``arange`` is an fp32 iota; there is no integer iota yet) and is
 converted to int32 at the end: exact only below 2**24, so larger tables are
 refused with a CompileError. An index outside the table gives a zero row
 (gather) or is dropped (scatter), which is how padding_idx / ignore_index rows
-are skipped. nll_loss selects the target class with a one-hot compare instead
-(no index arithmetic, no size limit; reason in the docs).
+are skipped. nll_loss over [N, C] gathers each row's target element (in
+blocks of rows, each a table of short rows: indices stay below 2**16);
+other shapes, or a C with too few factors of two, select it with a one-hot
+compare (no index arithmetic, no size limit; reasons in the docs).
 
 A rule returns NotImplemented for a form it does not handle (bool masks with
 data-dependent sizes, scatter reduce='multiply'); the op then reaches the
@@ -389,18 +391,93 @@ def _class_weight(weight, ndim, cdim):
     return aten.view.default(weight, shape)
 
 
+# Rows one DmaIndirect table may span (passes/Tile/LowerIndirect.cpp,
+# kMaxTableRows: an HBM pattern's row count is 16-bit); a bigger table is
+# gathered once per 64Ki-row range.
+MAX_TABLE_ROWS = 65535
+
+
+def _pick_layout(n: int, c: int) -> Optional[tuple[int, int]]:
+    """(B, R) for gathering one class per row of an [n, c] input: blocks of
+    B rows whose [B * c / R, R] table is one DmaIndirect table, R the
+    fewest classes (a power of two dividing c) that allows blocks of 512
+    rows (fewer, down to 128, when c has too few factors of two; a block is
+    a few ops, R columns per row a select); None when even 128-row blocks
+    need more table rows."""
+    for b in (512, 256, 128):
+        b = min(b, n)
+        r = 1
+        while c % r == 0:
+            if b * (c // r) <= MAX_TABLE_ROWS:
+                return b, r
+            r *= 2
+    return None
+
+
+def _gathered_target(self, target, weight, ignore_index):
+    """For an [N, C] input: self[i, target[i]] * weight[target[i]] (0 for an
+    ignored target) and the selected weights (without a weight: the
+    valid-target mask), each [N], moving one row of R classes per sample by
+    gather_rows instead of a one-hot pass over all N * C classes; None when
+    C has too few factors of two (_pick_layout).
+
+    Rows are taken in blocks of B samples: sample p of a block finds its
+    target t in row p * (C / R) + floor(t / R) of the block's rows viewed as
+    [B * C / R, R] (R a power of two: the division is exact in fp32; every
+    index is below 2**16), at column t mod R. An ignored target gets row
+    index -1, which gather_rows fills with zeros."""
+    n, c = (int(s) for s in self.shape)
+    layout = _pick_layout(n, c)
+    if layout is None or (weight is not None and c > EXACT_INDEX_LIMIT):
+        return None
+    block, r = layout
+    t = _as_float(target)
+    valid = aten.ne.Scalar(t, ignore_index)
+    none = aten.full.default([], -1.0, dtype=t.dtype, device=t.device)
+    q = aten.floor.default(aten.mul.Tensor(t, 1.0 / r))
+    parts = []
+    for b0 in range(0, n, block):
+        nb = min(block, n - b0)
+        row = aten.add.Tensor(aten.mul.Tensor(_iota(nb, 1, 0, self.device), float(c // r)),
+                              aten.slice.Tensor(q, 0, b0, b0 + nb))
+        index = aten.where.self(aten.slice.Tensor(valid, 0, b0, b0 + nb), row, none)
+        table = _reshape(aten.slice.Tensor(self, 0, b0, b0 + nb), [nb * c // r, r])
+        parts.append(trnc_ops.gather_rows(table, _as_index(index)))
+    rows = parts[0] if len(parts) == 1 else aten.cat.default(parts)
+    if r == 1:
+        picked = aten.view.default(rows, [n])
+    else:
+        col = aten.unsqueeze.default(aten.sub.Tensor(t, aten.mul.Tensor(q, float(r))), 1)
+        picked = _select(aten.eq.Tensor(_iota(r, 2, 1, self.device), col), rows, 1)
+    if weight is None:
+        return picked, valid
+    w = trnc_ops.gather_rows(aten.view.default(weight, [c, 1]), _as_index(aten.where.self(valid, t, none)))
+    w = aten.view.default(w, [n])
+    return aten.mul.Tensor(picked, w), w
+
+
 def _nll_loss_forward(self, target, weight, reduction, ignore_index):
-    onehot, valid, cdim = _class_mask(self, target, ignore_index)
-    x = self if weight is None else aten.mul.Tensor(self, _class_weight(weight, self.dim(), cdim))
-    loss = aten.mul.Tensor(_select(onehot, x, cdim), -1)
+    gathered = _gathered_target(self, target, weight, ignore_index) if self.dim() == 2 else None
+    if gathered is not None:
+        picked, selected_weight = gathered
+        loss = aten.mul.Tensor(picked, -1)
+        if weight is None:  # a count of valid targets, summed in fp32 like the one-hot path's
+            total = aten._to_copy.default(aten.sum.default(aten._to_copy.default(selected_weight, dtype=torch.float32)),
+                                          dtype=self.dtype)
+        else:
+            total = aten.sum.default(selected_weight)
+    else:
+        onehot, valid, cdim = _class_mask(self, target, ignore_index)
+        x = self if weight is None else aten.mul.Tensor(self, _class_weight(weight, self.dim(), cdim))
+        loss = aten.mul.Tensor(_select(onehot, x, cdim), -1)
+        if weight is None:
+            total = aten._to_copy.default(aten.sum.default(aten._to_copy.default(valid, dtype=torch.float32)),
+                                          dtype=self.dtype)
+        else:
+            w = aten.expand.default(_class_weight(weight, self.dim(), cdim), list(self.shape))
+            total = aten.sum.default(_select(onehot, w, cdim))
     if reduction == 0 and self.dim() > 1:  # 'none'
         return loss, _zeros([], self)
-    if weight is None:
-        total = aten._to_copy.default(aten.sum.default(aten._to_copy.default(valid, dtype=torch.float32)),
-                                      dtype=self.dtype)
-    else:
-        w = aten.expand.default(_class_weight(weight, self.dim(), cdim), list(self.shape))
-        total = aten.sum.default(_select(onehot, w, cdim))
     if reduction == 1:  # 'mean'
         return aten.div.Tensor(aten.sum.default(loss), total), total
     if reduction == 2:  # 'sum'

@@ -142,7 +142,8 @@ ALLOWED = {
     "aten.sum.default", "aten.sum.dim_IntList", "aten._log_softmax.default", "aten.exp.default",
     "aten.detach.default", "aten.clamp.default", "aten.bitwise_not.default", "aten.scalar_tensor.default",
     "aten.neg.default", "aten.mean.default", "aten._log_softmax_backward_data.default",
-    "aten.lift_fresh_copy.default",
+    "aten.lift_fresh_copy.default", "aten.floor.default", "aten.unsqueeze.default", "aten.slice.Tensor",
+    "aten.cat.default",
 }
 
 
@@ -154,10 +155,11 @@ def _eager_decomposed_backend(seen: collections.Counter):
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=decomposition_table())
 
 
-def test_nll_loss_selects_the_target_with_one_compare_over_the_classes():
-    # An ignored target becomes -1 per sample (no class equals it), so the
-    # one-hot is a single [N, C] compare, forward and backward: no
-    # logical_and over every class (the GPT step's [4096, 8192] loss).
+def test_nll_loss_gathers_the_target_forward_and_compares_once_backward():
+    # The forward moves one row of R classes per sample (gather_rows), no
+    # [N, C] pass; the backward writes grad_input whole anyway, with one
+    # compare: an ignored target becomes -1 per sample (no class equals it),
+    # so no logical_and over every class (the GPT step's [4096, 8192] loss).
     seen = collections.Counter()
     x = torch.randn(6, 5, requires_grad=True)
     t = torch.tensor([0, 4, -100, 2, 2, 1])
@@ -166,7 +168,43 @@ def test_nll_loss_selects_the_target_with_one_compare_over_the_classes():
     torch.testing.assert_close(out, fn(x, t))
     out.backward()
     assert seen["aten.logical_and.default"] == 0
-    assert seen["aten.eq.Tensor"] == 2  # the forward's one-hot and the backward's
+    assert seen["trnc.gather_rows.default"] == 1
+    assert seen["aten.eq.Tensor"] == 1  # the backward's one-hot
+
+
+@pytest.mark.parametrize("n, c, layout", [(3, 5, (3, 1)), (4096, 8192, (512, 128)), (4096, 50304, (128, 128)),
+                                          (4096, 32000, (512, 256)), (4096, 50257, None)])
+def test_nll_loss_gather_layout_keeps_tables_within_one_dma(n, c, layout):
+    # (B, R): blocks of B rows, each a [B * C / R, R] table of at most 65535
+    # rows (one DmaIndirect; every index exact in fp32); none for an odd
+    # vocabulary (one-hot instead).
+    assert decomp_indexing._pick_layout(n, c) == layout
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_native)], ids=["decomposed", "compiled"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_gathers_rows_of_several_classes(monkeypatch, compiled, weighted, reduction):
+    # Tables of at most 400 rows make [300, 96] gather in blocks of 128 rows
+    # (the last one short) of rows of 32 classes: the target's column within
+    # its row, an ignored target's zero row, the blocks' cat and class
+    # weights are all exercised.
+    monkeypatch.setattr(decomp_indexing, "MAX_TABLE_ROWS", 400)
+    assert decomp_indexing._pick_layout(300, 96) == (128, 32)
+    weight = torch.rand(96) + 0.5 if weighted else None
+    fn = lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, weight=weight, reduction=reduction, ignore_index=7)  # noqa: E731
+    t = torch.randint(0, 96, (300,), generator=torch.Generator().manual_seed(3))
+    t[::6] = 7
+    t[1], t[2], t[299] = 95, 0, 31  # the last and first columns of a row
+    x = torch.randn(300, 96, generator=torch.Generator().manual_seed(4))
+    if compiled:
+        check_against_eager(fn, [x, t], rtol=1e-4, atol=1e-5)
+        return
+    seen = collections.Counter()
+    x_ours = x.clone().requires_grad_()
+    torch.testing.assert_close(torch.compile(fn, backend=_eager_decomposed_backend(seen), dynamic=False)(x_ours, t),
+                               fn(x, t))
+    assert seen["trnc.gather_rows.default"] == 3 + weighted  # 3 blocks (+ the weights)
 
 
 @pytest.mark.parametrize("name", list(CASES))
