@@ -275,12 +275,20 @@ def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar"> {
   let summary = "dst = (src0 op0 imm0) op1 imm1";
   let description = [{
     `reverse0`/`reverse1` swap the operands (`imm0 op0 x`). `op1` may be
-    `bypass`.
+    `bypass`. With `src1` (a [P, 1] tile: one value per partition, the
+    `operand0` vector form of NKI's tensor_scalar), op0's operand is that
+    partition's value instead of `imm0`: `x - rowmax` over a row tile costs
+    one pass of N, where a tensor_tensor reading the value broadcast along
+    the row costs 2N (HARDWARE.md "Instructions").
 
     ```mlir
     nisa.tensor_scalar %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>
         multiply 2.0, add 1.0 on vector
         : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.tensor_scalar %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>
+        subtract 0.0 per_partition %m <0, [1, 1], [128, 1]>, bypass 0.0 on vector
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>,
+          !nisa.tile<sbuf, 128, 1, f32>
     ```
   }];
   let arguments = !con((ins Arg<Nisa_Tile, "", [MemWrite]>:$dst,
@@ -290,11 +298,14 @@ def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar"> {
                             Nisa_AluOp:$op0, F32Attr:$imm0,
                             Nisa_AluOp:$op1, F32Attr:$imm1,
                             UnitAttr:$reverse0, UnitAttr:$reverse1,
-                            Nisa_Engine:$engine),
+                            Nisa_Engine:$engine,
+                            Arg<Optional<Nisa_Tile>, "", [MemRead]>:$src1,
+                            OptionalAttr<Nisa_AccessPatternAttr>:$src1_ap),
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
-    $dst $dst_ap `,` $src0 $src0_ap $op0 $imm0 `,` $op1 $imm1 `on` $engine
-    attr-dict `:` type($dst) `,` type($src0)
+    $dst $dst_ap `,` $src0 $src0_ap $op0 $imm0 (`per_partition` $src1^ $src1_ap)?
+    `,` $op1 $imm1 `on` $engine
+    attr-dict `:` type($dst) `,` type($src0) (`,` type($src1)^)?
   }];
 }
 

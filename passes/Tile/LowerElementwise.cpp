@@ -291,8 +291,8 @@ TileCompute scalar(LoweringContext &ctx, ScalarOps s) {
         ctx.b.getF32FloatAttr(s.imm1),
         s.reverse0 ? ctx.b.getUnitAttr() : UnitAttr(),
         s.reverse1 ? ctx.b.getUnitAttr() : UnitAttr(),
-        nisa::EngineAttr::get(m, nisa::Engine::vector), DenseI64ArrayAttr(),
-        IntegerAttr());
+        nisa::EngineAttr::get(m, nisa::Engine::vector), Value(),
+        nisa::AccessPatternAttr(), DenseI64ArrayAttr(), IntegerAttr());
   };
 }
 

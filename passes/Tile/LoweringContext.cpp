@@ -187,10 +187,44 @@ void LoweringContext::copyOnVector(Location loc, Value dst,
       DenseI64ArrayAttr(), IntegerAttr());
 }
 
+/// The [P, 1] pattern of a tile source that reads one element per partition
+/// (every free dim has stride 0 or count 1), else null.
+static nisa::AccessPatternAttr perPartition(Value tile,
+                                            nisa::AccessPatternAttr ap) {
+  if (cast<nisa::TileType>(tile.getType()).getSpace() ==
+      nisa::MemorySpace::psum)
+    return {};
+  ArrayRef<int64_t> strides = ap.getStrides(), counts = ap.getCounts();
+  for (unsigned d = 1; d < ap.getRank(); ++d)
+    if (strides[d] != 0 && counts[d] != 1)
+      return {};
+  return nisa::AccessPatternAttr::get(ap.getContext(), ap.getOffset(),
+                                      {strides[0], 1}, {counts[0], 1});
+}
+
 void LoweringContext::tensorTensor(Location loc, nisa::AluOp op, Value dst,
                                    nisa::AccessPatternAttr dstAp, Value a,
                                    nisa::AccessPatternAttr aAp, Value bv,
                                    nisa::AccessPatternAttr bAp) {
+  // A per-row value read broadcast along the row (x - rowmax, x * rstd) is
+  // tensor_scalar's per-partition operand: one pass of N instead of
+  // tensor_tensor's 2N (HARDWARE.md "Instructions").
+  if (dstAp.getNumElements() > dstAp.getCounts()[0]) {
+    nisa::AccessPatternAttr aRow = perPartition(a, aAp),
+                            bRow = perPartition(bv, bAp);
+    if (bool(aRow) != bool(bRow)) {
+      MLIRContext *ctx = b.getContext();
+      b.create<nisa::TensorScalarOp>(
+          loc, dst, dstAp, bRow ? a : bv, bRow ? aAp : bAp,
+          nisa::AluOpAttr::get(ctx, op), b.getF32FloatAttr(0.0),
+          nisa::AluOpAttr::get(ctx, nisa::AluOp::bypass),
+          b.getF32FloatAttr(0.0), bRow ? UnitAttr() : b.getUnitAttr(),
+          UnitAttr(), nisa::EngineAttr::get(ctx, nisa::Engine::vector),
+          bRow ? bv : a, bRow ? bRow : aRow, DenseI64ArrayAttr(),
+          IntegerAttr());
+      return;
+    }
+  }
   b.create<nisa::TensorTensorOp>(
       loc, nisa::AluOpAttr::get(b.getContext(), op), dst, dstAp, a, aAp, bv,
       bAp, nisa::EngineAttr::get(b.getContext(), nisa::Engine::vector),
@@ -207,8 +241,8 @@ void LoweringContext::tensorScalar(Location loc, Value dst,
       loc, dst, dstAp, src, srcAp, nisa::AluOpAttr::get(ctx, op0),
       b.getF32FloatAttr(imm0), nisa::AluOpAttr::get(ctx, op1),
       b.getF32FloatAttr(imm1), UnitAttr(), UnitAttr(),
-      nisa::EngineAttr::get(ctx, nisa::Engine::vector), DenseI64ArrayAttr(),
-      IntegerAttr());
+      nisa::EngineAttr::get(ctx, nisa::Engine::vector), Value(),
+      nisa::AccessPatternAttr(), DenseI64ArrayAttr(), IntegerAttr());
 }
 
 void LoweringContext::tensorReduce(Location loc, nisa::AluOp op, Value dst,

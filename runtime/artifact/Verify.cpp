@@ -270,7 +270,7 @@ OperandUse operandUse(Opcode op) {
   case Opcode::Matmul: return {2, 2, 2};
   case Opcode::Activation: return {2, 2, 1};
   case Opcode::TensorTensor: return {2, 2, 2};
-  case Opcode::TensorScalar: return {2, 2, 0};
+  case Opcode::TensorScalar: return {2, 2, 1}; // src1: per-partition operand0
   case Opcode::TensorReduce: return {2, 2, 0};
   case Opcode::TensorScan: return {2, 2, 0};
   case Opcode::TensorCopy: return {2, 2, 0};
@@ -548,9 +548,11 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
     return "";
   }
   case Opcode::Activation:
+  case Opcode::TensorScalar:
     if (b.present()) {
       if (b.partitionCount != a.partitionCount || freeElements(b) != 1)
-        return "bias src1 must be a per-partition [" +
+        return std::string(inst.opcode == Opcode::Activation ? "bias" : "operand0") +
+               " src1 must be a per-partition [" +
                std::to_string(a.partitionCount) + ", 1] tile, found [" +
                std::to_string(b.partitionCount) + ", " +
                count(freeElements(b)) + "]";
@@ -564,7 +566,6 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
     std::string err = sameShape(d, a, "src0");
     return err.empty() ? sameShape(d, b, "src1") : err;
   }
-  case Opcode::TensorScalar:
   case Opcode::TensorCopy:
   case Opcode::TensorScan:
     return sameShape(d, a, "src0");

@@ -79,7 +79,9 @@ enum class Opcode : uint16_t {
   /// Vector/GpSimd: dst = src0 <alu op0> src1, elementwise.
   TensorTensor = 4,
   /// Vector/Scalar/GpSimd: dst = (src0 <op0> imm0) <op1> imm1. op1 may be
-  /// Bypass. kFlagReverse0/1 swap the operands of op0/op1 (imm op x).
+  /// Bypass. kFlagReverse0/1 swap the operands of op0/op1 (imm op x). With
+  /// src1 (a per-partition [P, 1] pattern) op0's operand is that
+  /// partition's value instead of imm0.
   TensorScalar = 5,
   /// Vector: reduce the innermost free dim of src0 with alu op0; dst has the
   /// same partitions and the remaining free dims (or one dim of count 1).

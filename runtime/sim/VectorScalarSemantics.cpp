@@ -248,17 +248,34 @@ void applyScalar(AluOp op, bool reverse, float s, float *x, size_t n) {
 
 void execTensorScalar(ExecContext &ctx, const isa::Instruction &inst) {
   View d = ctx.view(inst.dst), a = ctx.view(inst.src0);
-  Walker wd(d, 0), wa(a, 0);
   float *x = ctx.buf0.data();
   const bool rev0 = inst.flags & isa::kFlagReverse0;
   const bool rev1 = inst.flags & isa::kFlagReverse1;
-  for (uint64_t left = totalElements(d); left;) {
-    size_t k = size_t(std::min<uint64_t>(left, kChunk));
-    wa.load(x, k);
-    applyScalar(AluOp(inst.op0), rev0, inst.imm0, x, k);
-    applyScalar(AluOp(inst.op1), rev1, inst.imm1, x, k);
-    wd.store(x, k);
-    left -= k;
+  auto apply = [&](Walker &wd, Walker &wa, float s0, uint64_t n) {
+    for (uint64_t left = n; left;) {
+      size_t k = size_t(std::min<uint64_t>(left, kChunk));
+      wa.load(x, k);
+      applyScalar(AluOp(inst.op0), rev0, s0, x, k);
+      applyScalar(AluOp(inst.op1), rev1, inst.imm1, x, k);
+      wd.store(x, k);
+      left -= k;
+    }
+  };
+  if (!inst.src1.present()) {
+    Walker wd(d, 0), wa(a, 0);
+    apply(wd, wa, inst.imm0, totalElements(d));
+    return;
+  }
+  // operand0 per partition: src1 holds one value for each.
+  View s = ctx.view(inst.src1);
+  Walker wd(d, 1), wa(a, 1), ws(s, 1);
+  for (uint64_t p = 0; p < d.partitions(); ++p) {
+    wd.setPartition(p);
+    wa.setPartition(p);
+    ws.setPartition(p);
+    float s0;
+    ws.load(&s0, 1);
+    apply(wd, wa, s0, d.freeElements());
   }
 }
 

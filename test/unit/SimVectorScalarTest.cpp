@@ -239,6 +239,31 @@ TEST_CASE("tensor_scalar with reverse flags", "[sim][ts]") {
   }
 }
 
+TEST_CASE("tensor_scalar with a per-partition operand0", "[sim][ts]") {
+  // src1 [P, 1]: op0's operand is partition p's value (imm0 ignored), in
+  // either operand order; op1 keeps its immediate.
+  const int P = 4, F = 24;
+  Input x{P, F, randomData(P * F, 1.0f, 5.0f, 11)};
+  Input row{P, 1, {0.5f, 2.0f, -3.0f, 8.0f}};
+  for (bool reverse : {false, true}) {
+    Instruction op = make(Opcode::TensorScalar, Engine::Vector);
+    op.op0 = uint8_t(AluOp::Subtract);
+    op.op1 = uint8_t(AluOp::Multiply);
+    op.flags = reverse ? kFlagReverse0 : 0;
+    op.imm0 = 100.0f;
+    op.imm1 = 3.0f;
+    op.src0 = sbuf(DType::F32, 0, P, slot(0), {F});
+    op.src1 = sbuf(DType::F32, 0, P, slot(1), {1});
+    op.dst = sbuf(DType::BF16, 0, P, slot(2), {2, 12});
+    std::vector<float> y = runOp(op, {x, row}, op.dst);
+    for (int p = 0; p < P; ++p)
+      for (int i = 0; i < F; ++i) {
+        float v = x.data[p * F + i], s = row.data[p];
+        REQUIRE(y[p * F + i] == roundBf16((reverse ? s - v : v - s) * 3.0f));
+      }
+  }
+}
+
 TEST_CASE("tensor_reduce over the innermost free dim", "[sim][reduce]") {
   const int P = 6, A = 3, R = 10;
   Input x{P, A * R, randomData(P * A * R, -5.0f, 5.0f, 11)};

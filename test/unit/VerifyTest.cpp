@@ -157,6 +157,16 @@ TEST_CASE("opcode, engine, flags and operand rules", "[verify]") {
   red.dst = sbuf(DType::F32, 0, 4, 256, {3});
   CHECK(verifyOne(red) == "");
 
+  Instruction ts = make(Opcode::TensorScalar, Engine::Scalar);
+  ts.dst = sbuf(DType::F32, 0, 4, 0, {16});
+  ts.src0 = sbuf(DType::F32, 0, 4, 64, {16});
+  CHECK(verifyOne(ts) == "");
+  ts.src1 = sbuf(DType::F32, 0, 4, 128, {1}); // per-partition operand0
+  CHECK(verifyOne(ts) == "");
+  ts.src1 = sbuf(DType::F32, 0, 4, 128, {2});
+  CHECK(contains(verifyOne(ts), "operand0 src1 must be a per-partition [4, 1] "
+                                "tile, found [4, 2]"));
+
   Instruction dq = make(Opcode::DmaCopy, Engine::Dma);
   dq.dst = sbuf(DType::F32, 0, 1, 0, {4});
   dq.src0 = sbuf(DType::F32, 1, 1, 0, {2, 2});

@@ -15,7 +15,7 @@
 // TILE-NEXT: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[E]]
 // fuse: the softmax's stored tile is the tile exp reads; no scratch left.
 // FUSE-NOT: nisa.dram_alloc
-// FUSE: nisa.tensor_tensor divide %[[S:[0-9]+]]
+// FUSE: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}} divide 0.000000e+00 per_partition
 // FUSE-NOT: nisa.dma_copy
 // FUSE: nisa.activation exp %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[S]]
 // allocate: addresses, no semaphores yet.

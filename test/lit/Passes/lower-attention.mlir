@@ -25,7 +25,7 @@
 // P^T, then O = P V.
 // CHECK: transpose :
 // CHECK: nisa.matmul %{{.*}} <0, [32, 1], [128, 32]>
-// CHECK: nisa.tensor_tensor divide
+// CHECK: nisa.tensor_scalar {{.*}} divide 0.000000e+00 per_partition
 // lse = log(sum) - bias of every head, stored as a column per head.
 // CHECK: nisa.activation log
 // CHECK: nisa.tensor_tensor subtract %[[L:[0-9]+]]
@@ -115,7 +115,7 @@ func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k:
 // CHECK: nisa.activation exp %[[F:[0-9]+]] <0, [1, 1], [128, 1]>, %[[M0]] <0, [1, 1], [128, 1]> bias %[[B1]] {{.*}}scale = 1.250000e-01
 // CHECK: nisa.tensor_tensor multiply %[[T:[0-9]+]] {{.*}}, %[[S0]] {{.*}}, %[[F]]
 // CHECK: nisa.tensor_tensor add %[[S:[0-9]+]] {{.*}}, %[[T]] {{.*}}, %[[S1]]
-// CHECK: nisa.tensor_tensor multiply %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[F]] <0, [1, 0], [128, 64]>
+// CHECK: nisa.tensor_scalar %[[ACC]] {{.*}}, %[[ACC]] {{.*}} multiply 0.000000e+00 per_partition %[[F]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[O1]]
 // Blocks three and four: the same, into the same output sum; the last
 // block's sum goes to the lse column tile.
@@ -126,7 +126,7 @@ func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k:
 // CHECK: nisa.tensor_tensor max
 // CHECK: nisa.tensor_tensor add %[[SN:[0-9]+]]
 // CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]]
-// CHECK: nisa.tensor_tensor divide %{{.*}}, %[[ACC]] {{.*}}, %[[SN]] <0, [1, 0], [128, 64]>
+// CHECK: nisa.tensor_scalar %{{.*}}, %[[ACC]] {{.*}} divide 0.000000e+00 per_partition %[[SN]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.activation log %{{.*}}, %[[SN]]
 // CHECK-NOT: nisa.tensor_tensor divide
 // CHECK: return
@@ -141,12 +141,12 @@ func.func @online_softmax(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x4096x64xbf
 // 2048 - 2048 = 0 of that block).
 // CHECK-LABEL: func.func @online_causal
 // CHECK-NOT: nisa.tensor_tensor max
-// CHECK-COUNT-16: nisa.tensor_tensor divide
+// CHECK-COUNT-16: nisa.tensor_scalar {{.*}} divide 0.000000e+00 per_partition
 // CHECK-NOT: nisa.tensor_tensor divide
 // CHECK: nisa.matmul %[[S:[0-9]+]] {{.*}} <2048, [2176, 1], [16, 128]>
 // CHECK: nisa.matmul %[[S]] <0, [128, 1], [128, 128]>, {{.*}} accumulate
 // CHECK: nisa.tensor_tensor max
-// CHECK: nisa.tensor_tensor divide
+// CHECK: nisa.tensor_scalar {{.*}} divide 0.000000e+00 per_partition
 // CHECK: return
 func.func @online_causal(%q: tensor<1x1x2176x16xf32>, %k: tensor<1x1x2176x16xf32>, %v: tensor<1x1x2176x16xf32>) -> (tensor<1x2176x1x16xf32>, tensor<1x1x2176xf32>) {
   %o, %lse = trn.attention %q, %k, %v {scale = 0.25 : f64, causal} : (tensor<1x1x2176x16xf32>, tensor<1x1x2176x16xf32>, tensor<1x1x2176x16xf32>) -> (tensor<1x2176x1x16xf32>, tensor<1x1x2176xf32>)
@@ -162,7 +162,7 @@ func.func @online_causal(%q: tensor<1x1x2176x16xf32>, %k: tensor<1x1x2176x16xf32
 // CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 32, 1], [128, 2, 4, 32]>, %arg0 <128, [384, 49152, 32, 1], [128, 2, 4, 32]>
 // CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 32, 1], [128, 2, 4, 32]>, %arg0 <256, [384, 49152, 32, 1], [128, 2, 4, 32]>
 // CHECK: nisa.dma_copy %{{.*}} <0, [128, 32, 1], [128, 4, 32]>, %arg0 <0, [384, 32, 1], [128, 4, 32]>
-// CHECK-COUNT-4: nisa.tensor_tensor divide
+// CHECK-COUNT-4: nisa.tensor_scalar {{.*}} divide 0.000000e+00 per_partition
 // CHECK: nisa.dma_copy %arg1 <0, [128, 32, 1], [128, 4, 32]>, %{{.*}} <0, [128, 1], [128, 128]>
 // CHECK: nisa.dma_copy %arg2 <0, [1, 256], [128, 4]>
 // CHECK: nisa.dma_copy %{{.*}} <0, [128, 32, 1], [128, 4, 32]>, %arg0 <49152, [384, 32, 1], [128, 4, 32]>

@@ -53,7 +53,7 @@ func.func @sum_partials_flush(%x: tensor<2x65600xf32>) -> tensor<2xf32> {
 }
 
 // Fused softmax: max, exp with the negated max as per-partition bias, sum,
-// divide by the broadcast sum, written in bf16 (the Vector engine casts
+// divide by the per-partition sum (tensor_scalar), written in bf16 (the Vector engine casts
 // on output: no separate copy).
 // CHECK-LABEL: func.func @softmax_bf16
 // CHECK: %[[X:.*]] = nisa.alloc : <sbuf, 4, 8, bf16>
@@ -61,7 +61,7 @@ func.func @sum_partials_flush(%x: tensor<2x65600xf32>) -> tensor<2xf32> {
 // CHECK: nisa.tensor_scalar %[[NM:[^ ]*]] {{.*}}, %[[M]] {{.*}} multiply -1.0
 // CHECK: nisa.activation exp %[[E:[^ ]*]] {{.*}}, %[[X]] {{.*}} bias %[[NM]]
 // CHECK: nisa.tensor_reduce add %[[S:[^ ]*]] {{.*}}, %[[E]]
-// CHECK: nisa.tensor_tensor divide %[[O:[^ ]*]] <0, [8, 1], [4, 8]>, %[[E]] <0, [8, 1], [4, 8]>, %[[S]] <0, [1, 0], [4, 8]> on vector : <sbuf, 4, 8, bf16>
+// CHECK: nisa.tensor_scalar %[[O:[^ ]*]] <0, [8, 1], [4, 8]>, %[[E]] <0, [8, 1], [4, 8]> divide 0.000000e+00 per_partition %[[S]] <0, [1, 1], [4, 1]>, bypass 0.000000e+00 on vector : <sbuf, 4, 8, bf16>
 // CHECK-NOT: nisa.tensor_copy
 // CHECK: nisa.dma_copy %arg1 <0, [8, 1], [4, 8]>, %[[O]]
 func.func @softmax_bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
@@ -76,7 +76,7 @@ func.func @softmax_bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
 // CHECK: nisa.tensor_scalar %[[NM:[^ ]*]] {{.*}} multiply -1.0
 // CHECK: nisa.activation log %[[L:[^ ]*]]
 // CHECK: nisa.activation copy %[[T:[^ ]*]] {{.*}}, %[[X]] {{.*}} bias %[[NM]]
-// CHECK: nisa.tensor_tensor subtract %[[O:[^ ]*]] <0, [4, 1], [8, 4]>, %[[T]] <0, [4, 1], [8, 4]>, %[[L]] <0, [1, 0], [8, 4]> on vector
+// CHECK: nisa.tensor_scalar %[[O:[^ ]*]] <0, [4, 1], [8, 4]>, %[[T]] <0, [4, 1], [8, 4]> subtract 0.000000e+00 per_partition %[[L]] <0, [1, 1], [8, 1]>, bypass 0.000000e+00 on vector
 // CHECK: nisa.dma_copy %arg1 <0, [1, 8], [8, 4]>, %[[O]]
 func.func @log_softmax_dim0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = trn.softmax %x dim = 0 log : tensor<4x8xf32>

@@ -19,9 +19,9 @@
 // CHECK: nisa.tensor_reduce add %{{.*}}, %[[X]] <0, [256, 32, 1], [128, 8, 32]>
 // CHECK: nisa.tensor_reduce add %[[S:[0-9]+]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.tensor_scalar %[[MEAN:[0-9]+]] {{.*}}, %[[S]] {{.*}} multiply 3.906250e-03
-// CHECK: nisa.tensor_tensor subtract %[[C:[0-9]+]] {{.*}}, %[[X]] <0, [256, 1], [128, 256]>, %[[MEAN]] <0, [1, 0], [128, 256]>
+// CHECK: nisa.tensor_scalar %[[C:[0-9]+]] {{.*}}, %[[X]] <0, [256, 1], [128, 256]> subtract 0.000000e+00 per_partition %[[MEAN]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.activation rsqrt %[[R:[0-9]+]]
-// CHECK: nisa.tensor_tensor multiply %[[N:[0-9]+]] {{.*}}, %[[C]] {{.*}}, %[[R]] <0, [1, 0], [128, 256]>
+// CHECK: nisa.tensor_scalar %[[N:[0-9]+]] {{.*}}, %[[C]] {{.*}} multiply 0.000000e+00 per_partition %[[R]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.dma_copy %[[W:[0-9]+]] <0, [256, 1], [128, 256]>, %{{.*}} <0, [0, 1], [128, 256]>
 // CHECK: nisa.tensor_tensor multiply %[[Y:[0-9]+]] {{.*}}, %[[N]] {{.*}}, %[[W]] {{.*}} : <sbuf, 128, 256, bf16>
 // CHECK: nisa.dma_copy %arg4 <0, [1, 1], [128, 1]>, %[[MEAN]]
@@ -87,7 +87,7 @@ func.func @sums_over_rows(%dy: tensor<256x1024xf32>, %x: tensor<256x1024xf32>) -
 // is not moved past the matmul; the sum is stored for it.
 // CHECK-LABEL: func.func @cut_before_reader
 // CHECK: nisa.tensor_reduce add
-// CHECK: nisa.tensor_tensor subtract
+// CHECK: nisa.tensor_scalar {{.*}} subtract 0.000000e+00 per_partition
 // CHECK: nisa.dma_copy %[[SUM:[0-9]+]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.matmul
 // CHECK: nisa.dma_copy %{{.*}}, %[[SUM]] <0, [1, 1], [128, 1]>
@@ -138,7 +138,7 @@ func.func @rows_too_long(%x: tensor<2x9000xf32>) -> tensor<2x9000xf32> {
 // select, which writes before it reads all operands, never does.
 // CHECK-LABEL: func.func @in_place
 // CHECK: nisa.activation exp %[[E:[0-9]+]]
-// CHECK: nisa.tensor_tensor divide %[[E]] <0, [512, 1], [128, 512]>, %[[E]] <0, [512, 1], [128, 512]>, %{{[0-9]+}} <0, [1, 0], [128, 512]>
+// CHECK: nisa.tensor_scalar %[[E]] <0, [512, 1], [128, 512]>, %[[E]] <0, [512, 1], [128, 512]> divide 0.000000e+00 per_partition %{{[0-9]+}} <0, [1, 1], [128, 1]>
 // CHECK: nisa.tensor_copy %[[SEL:[0-9]+]]
 // CHECK-NOT: %[[E]]
 // CHECK: nisa.copy_predicated %[[SEL]]
@@ -159,7 +159,7 @@ func.func @in_place(%x: tensor<128x512xf32>, %m: tensor<128x512xi1>) -> tensor<1
 // it as an input loaded once per row (the shape of amax's gradient).
 // CHECK-LABEL: func.func @alias_of_outside_value
 // CHECK: nisa.dma_copy %[[M:[0-9]+]] <0, [1, 1], [6, 1]>, %arg1
-// CHECK: nisa.tensor_tensor is_equal %{{[0-9]+}} {{.*}}, %[[M]] <0, [1, 0], [6, 2]>
+// CHECK: nisa.tensor_scalar %{{[0-9]+}} {{.*}} is_equal 0.000000e+00 per_partition %[[M]] <0, [1, 1], [6, 1]>
 // CHECK: return
 func.func @alias_of_outside_value(%x: tensor<3x2x1x2xf32>, %m: tensor<3x2x1xf32>) -> tensor<3x2x1xf32> {
   %0 = trn.reshape %m : tensor<3x2x1xf32> -> tensor<3x2x1x1xf32>
@@ -225,7 +225,7 @@ func.func @wide_sums_over_rows(%dy: tensor<256x2048xf32>, %x: tensor<256x2048xf3
 // CHECK: nisa.tensor_tensor multiply %[[M:[0-9]+]] {{.*}} : <sbuf, 128, 64, bf16>
 // CHECK-NOT: nisa.tensor_copy
 // CHECK: nisa.tensor_reduce add %{{[0-9]+}} {{.*}}, %[[M]]
-// CHECK: nisa.tensor_tensor subtract %{{[0-9]+}} {{.*}}, %[[M]]
+// CHECK: nisa.tensor_scalar %{{[0-9]+}} {{.*}}, %[[M]] {{.*}} subtract 0.000000e+00 per_partition
 // CHECK: return
 func.func @widened_member(%x: tensor<256x64xbf16>) -> tensor<256x64xf32> {
   %0 = trn.mul %x, %x : tensor<256x64xbf16>
@@ -246,7 +246,7 @@ func.func @widened_member(%x: tensor<256x64xbf16>) -> tensor<256x64xf32> {
 // stored.
 // CHECK-LABEL: func.func @reshaped_rows
 // CHECK: nisa.tensor_reduce add
-// CHECK: nisa.tensor_tensor subtract %[[D:[0-9]+]]
+// CHECK: nisa.tensor_scalar %[[D:[0-9]+]] {{.*}} subtract 0.000000e+00 per_partition
 // CHECK: nisa.dma_copy %[[T:[0-9]+]] <0, [64, 1], [128, 64]>, %arg1 <0, [64, 1], [128, 64]>
 // CHECK: nisa.tensor_tensor add %{{[0-9]+}} {{.*}}, %[[T]] {{.*}}, %[[D]]
 // CHECK: nisa.dma_copy %arg2 <0, [64, 1], [128, 64]>

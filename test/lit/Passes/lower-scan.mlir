@@ -15,12 +15,12 @@ func.func @cumsum_bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
 }
 
 // A row longer than one tile: the second chunk adds the first chunk's last
-// column, broadcast with a stride-0 free pattern.
+// column, as tensor_scalar's per-partition operand.
 // CHECK-LABEL: func.func @cumprod_chunked
 // CHECK: nisa.tensor_scan multiply %[[S0:[^ ]*]] <0, [2048, 1], [3, 2048]>
 // CHECK: nisa.dma_copy %arg1 <0, [3000, 1], [3, 2048]>, %[[S0]]
 // CHECK: nisa.tensor_scan multiply %[[S1:[^ ]*]] <0, [952, 1], [3, 952]>
-// CHECK: nisa.tensor_tensor multiply %[[S1]] <0, [952, 1], [3, 952]>, %[[S1]] <0, [952, 1], [3, 952]>, %[[S0]] <2047, [2048, 0], [3, 952]> on vector
+// CHECK: nisa.tensor_scalar %[[S1]] <0, [952, 1], [3, 952]>, %[[S1]] <0, [952, 1], [3, 952]> multiply 0.000000e+00 per_partition %[[S0]] <2047, [2048, 1], [3, 1]>, bypass 0.000000e+00 on vector
 // CHECK: nisa.dma_copy %arg1 <2048, [3000, 1], [3, 952]>, %[[S1]]
 func.func @cumprod_chunked(%x: tensor<3x3000xf32>) -> tensor<3x3000xf32> {
   %0 = trn.cumprod %x dim = 1 : tensor<3x3000xf32>

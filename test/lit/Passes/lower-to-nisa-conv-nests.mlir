@@ -26,17 +26,17 @@ func.func @weight_grad(%x: tensor<4x2x10x10xf32>, %w: tensor<8x2x8x8xf32>) -> te
 
 // Depthwise 3x3 over 32 channels: channels on partitions, the weights one
 // [32, 9] tile, each tap a window DMA and a multiply by the tap's weight
-// column (stride 0), added into one fp32 accumulator on the Vector engine;
+// column (tensor_scalar's per-partition operand), added into one fp32 accumulator on the Vector engine;
 // no matmul (the channel GEMM would issue 32 x 9 x 2 with K = M = 1).
 // CHECK-LABEL: func.func @depthwise
 // CHECK-NOT: nisa.matmul
 // CHECK: nisa.dma_copy %{{.*}} <0, [9, 1], [32, 9]>, %arg1 <0, [9, 9, 3, 1], [32, 1, 3, 3]>
 // CHECK: nisa.dma_copy %{{.*}} <0, [576, 1], [32, 576]>, %0 <0, [676, 26, 1], [32, 24, 24]>
-// CHECK: nisa.tensor_tensor multiply %[[ACC:[0-9]+]] {{.*}}, %{{.*}} <0, [9, 0], [32, 576]> on vector
-// CHECK: nisa.tensor_tensor multiply %[[PROD:[0-9]+]] {{.*}}, %{{.*}} <1, [9, 0], [32, 576]> on vector
+// CHECK: nisa.tensor_scalar %[[ACC:[0-9]+]] {{.*}} multiply 0.000000e+00 per_partition %{{.*}} <0, [9, 1], [32, 1]>, bypass 0.000000e+00 on vector
+// CHECK: nisa.tensor_scalar %[[PROD:[0-9]+]] {{.*}} multiply 0.000000e+00 per_partition %{{.*}} <1, [9, 1], [32, 1]>, bypass 0.000000e+00 on vector
 // CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[PROD]]
 // CHECK: nisa.dma_copy %{{.*}} <0, [576, 1], [32, 576]>, %0 <54, [676, 26, 1], [32, 24, 24]>
-// CHECK: nisa.tensor_tensor multiply %[[PROD]] {{.*}}, %{{.*}} <8, [9, 0], [32, 576]> on vector
+// CHECK: nisa.tensor_scalar %[[PROD]] {{.*}} multiply 0.000000e+00 per_partition %{{.*}} <8, [9, 1], [32, 1]>, bypass 0.000000e+00 on vector
 // CHECK: nisa.tensor_tensor add %[[ACC]]
 // CHECK-NOT: nisa.matmul
 // CHECK: nisa.dma_copy %arg2 <0, [576, 24, 1], [32, 24, 24]>, %[[ACC]]

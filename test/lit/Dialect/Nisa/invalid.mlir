@@ -131,6 +131,14 @@ func.func @act_bias(%t: !nisa.tile<sbuf, 128, 8, f32>) {
 
 // -----
 
+func.func @tensor_scalar_per_partition(%t: !nisa.tile<sbuf, 128, 8, f32>) {
+  // expected-error @+1 {{per-partition operand must be [128, 1]}}
+  nisa.tensor_scalar %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> subtract 0.0 per_partition %t <0, [8, 1], [128, 8]>, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
 func.func @semaphore(%t: !nisa.tile<sbuf, 128, 8, f32>) {
   // expected-error @+1 {{semaphore id 40 out of range 0..31}}
   nisa.memset %t <0, [8, 1], [128, 8]>, 0.0 on vector {waits = array<i64: 40, 1>} : !nisa.tile<sbuf, 128, 8, f32>

@@ -19,6 +19,8 @@ func.func @kernel(%in: memref<1024xf32> {nisa.input = 0 : i64}, %out: memref<102
   nisa.activation relu %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> bias %b <0, [1, 1], [128, 1]> {waits = array<i64: 4, 1>, signal = 2} : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 1, f32>
   // CHECK: nisa.tensor_scalar {{.*}} multiply 2.000000e+00, add 1.000000e+00 on vector {reverse0}
   nisa.tensor_scalar %u <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> multiply 2.0, add 1.0 on vector {reverse0} : !nisa.tile<sbuf, 128, 8, bf16>, !nisa.tile<sbuf, 128, 8, f32>
+  // CHECK: nisa.tensor_scalar {{.*}} subtract 0.000000e+00 per_partition %{{.*}} <0, [1, 1], [128, 1]>, bypass 0.000000e+00 on scalar : {{.*}}, !nisa.tile<sbuf, 128, 1, f32>
+  nisa.tensor_scalar %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> subtract 0.0 per_partition %b <0, [1, 1], [128, 1]>, bypass 0.0 on scalar : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 1, f32>
   // CHECK: nisa.tensor_tensor add {{.*}}, %{{.*}} <0, [8, 0], [128, 8]> on gpsimd
   nisa.tensor_tensor add %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]>, %t <0, [8, 0], [128, 8]> on gpsimd : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
   // CHECK: nisa.matmul {{.*}} accumulate :
