@@ -127,11 +127,10 @@ template <typename Fn> void withAct(ActFunc f, Fn &&fn) {
   case ActFunc::Tanh: return fn([](float x) { return std::tanh(x); });
   case ActFunc::Sigmoid: return fn(sigmoid);
   case ActFunc::Gelu:
+    // torch's erf form: +inf at +inf, NaN at -inf (-inf * 0). (Some CPUs'
+    // vectorised erf makes eager's +inf a NaN too; its scalar kernel and
+    // other CPUs' vector kernels give +inf.)
     return fn([](float x) {
-      // torch's erf form gives NaN at both infinities (inf * 0 at -inf, and
-      // its vectorised erf at +inf).
-      if (std::isinf(x))
-        return std::numeric_limits<float>::quiet_NaN();
       return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     });
   case ActFunc::GeluTanh:

@@ -19,17 +19,23 @@ pytestmark = needs_native
 EDGES = torch.tensor([-0.0, 0.0, float("nan"), float("inf"), float("-inf"), -2.5, 3.0, -1e-30])
 
 
-def same_edges(got: torch.Tensor, want: torch.Tensor) -> None:
+def _same_edge(g: float, w: float) -> bool:
+    if w != w:
+        return g != g
+    if w == 0 or abs(w) == float("inf"):
+        return g == w and torch.tensor(g).signbit() == torch.tensor(w).signbit()
+    return abs(g - w) <= 1e-6 * abs(w)
+
+
+def same_edges(got: torch.Tensor, want: torch.Tensor, alt: torch.Tensor) -> None:
     """NaN where eager has NaN, the same infinities and signed zeros bit for
-    bit, other values within float32 rounding."""
+    bit, other values within float32 rounding. ``alt`` is eager one element
+    at a time: eager's scalar and vectorised CPU kernels may differ at the
+    edges (gelu(-0.0) is -0.0 alone and +0.0 in a vector; some CPUs'
+    vectorised erf makes gelu(+inf) NaN), and either is eager's answer."""
     assert got.dtype == want.dtype and got.shape == want.shape
-    for g, w in zip(got.tolist(), want.tolist()):
-        if w != w:
-            assert g != g, (got, want)
-        elif w == 0 or abs(w) == float("inf"):
-            assert g == w and torch.tensor(g).signbit() == torch.tensor(w).signbit(), (got, want)
-        else:
-            assert abs(g - w) <= 1e-6 * abs(w), (got, want)
+    for g, w, a in zip(got.tolist(), want.tolist(), alt.tolist()):
+        assert _same_edge(g, w) or _same_edge(g, a), (got, want, alt)
 
 
 @pytest.mark.parametrize(
@@ -42,7 +48,8 @@ def same_edges(got: torch.Tensor, want: torch.Tensor) -> None:
          "neg", "abs"],
 )
 def test_edge_values_match_eager(fn):
-    same_edges(compile_neuron(fn)(EDGES.clone()), fn(EDGES.clone()))
+    one_at_a_time = torch.cat([fn(x.reshape(1)) for x in EDGES.clone()])
+    same_edges(compile_neuron(fn)(EDGES.clone()), fn(EDGES.clone()), one_at_a_time)
 
 
 def test_integer_inputs_past_2_24_are_refused():
