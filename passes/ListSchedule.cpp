@@ -394,6 +394,8 @@ void ListScheduler::addDependences() {
   };
   DenseMap<const void *, Accesses> byResource;
   std::vector<unsigned> lastEdgeTo(nodes.size(), ~0u);
+  std::optional<unsigned> lastFence;
+  std::vector<unsigned> sinceFence; // transfers since it
   for (unsigned i = 0; i < nodes.size(); ++i) {
     auto edge = [&](unsigned from) {
       if (from == i || lastEdgeTo[from] == i)
@@ -416,6 +418,21 @@ void ListScheduler::addDependences() {
     for (unsigned f = footprintBegin[i]; f < footprintBegin[i + 1]; ++f) {
       Accesses &acc = byResource[footprints[f].resource];
       (footprints[f].isWrite ? acc.writes : acc.reads).push_back({i, f});
+    }
+    // A cross-core barrier's halves (LNC=2) fence the transfers: each stays
+    // on its side, so both cores pass their barriers in the same order
+    // (SplitLogicalCores.cpp).
+    if (nodes[i].resource == kDmaResource) {
+      if (llvm::isa<PeerSignalOp, PeerWaitOp>(nodes[i].op)) {
+        for (unsigned t : sinceFence)
+          edge(t);
+        sinceFence.clear();
+      } else if (lastFence) {
+        edge(*lastFence);
+      }
+      sinceFence.push_back(i);
+      if (llvm::isa<PeerSignalOp, PeerWaitOp>(nodes[i].op))
+        lastFence = i;
     }
   }
 }

@@ -33,6 +33,9 @@ struct PipelineOptions {
   std::string target = "trn2";
   /// The last phase to run; an artifact needs Schedule.
   CompilePhase compileTo = CompilePhase::Schedule;
+  /// Logical-core degree: 2 splits the program over two physical cores
+  /// (trnc-pipeline-split-logical-cores, before the list scheduler).
+  unsigned lnc = 1;
 };
 
 /// The compiler from trn to scheduled nisa, as run by torch.compile, up to

@@ -194,6 +194,29 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
   ];
 }
 
+def SplitLogicalCores : Pass<"trnc-pipeline-split-logical-cores", "::mlir::ModuleOp"> {
+  let summary = "Split @main over the two physical cores of a logical core (LNC=2)";
+  let description = [{
+    Clones `@main` into `@main_core1` and keeps in each copy the
+    instructions its physical core needs: the HBM transfers into a buffer
+    are ranked by the first element they write, the first half go to core 0
+    and the rest to core 1 (collectives: core 0), and every instruction a
+    core's transfers depend on through on-chip tiles is kept on that core
+    (shared producers in both; an instruction nothing needs on core 0).
+    Where an instruction touches HBM bytes the other core touched since the
+    last barrier (a read after a write, a write after a read or write), a
+    barrier goes just before it in both copies: `nisa.peer_signal` and
+    `nisa.peer_wait`. The later passes run on each function, so scheduling,
+    SBUF/PSUM allocation and semaphores are per core. Sets `trnc.lnc = 2` on
+    the module, `trnc.core` on both functions and `trnc.scratch` (its index)
+    on every `nisa.dram_alloc`, which the emitter maps to one shared region.
+
+    Before: a store of rows 0..127 and one of rows 128..255 of `%out`.
+    After: one in `@main` (core 0), the other in `@main_core1`, each with
+    the loads and compute it needs.
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Allocate: addresses in SBUF and PSUM
 //===----------------------------------------------------------------------===//

@@ -39,6 +39,10 @@ struct CompilePipelineOptions
                      "SBUF/PSUM addresses"),
           clEnumValN(CompilePhase::Schedule, "schedule",
                      "semaphores: the whole compiler (default)"))};
+  Option<unsigned> lnc{*this, "lnc",
+                       llvm::cl::desc("Logical-core degree: 2 splits the "
+                                      "program over two physical cores"),
+                       llvm::cl::init(1)};
 };
 
 struct KernelPipelineCLOptions
@@ -86,10 +90,14 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createLowerToNisa());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  OpPassManager &fpm = pm.nest<func::FuncOp>();
   // fuse: intermediates handed over on chip instead of through HBM.
   if (wanted(CompilePhase::Fuse))
-    fpm.addPass(createForwardStores());
+    pm.nest<func::FuncOp>().addPass(createForwardStores());
+  // LNC=2: @main and @main_core1, one per physical core; each later pass
+  // runs on each core's function.
+  if (options.lnc == 2 && wanted(CompilePhase::Pipeline))
+    pm.addPass(createSplitLogicalCores());
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
   // pipeline: the order (and engines) that overlap DMA with compute.
   if (wanted(CompilePhase::Pipeline))
     fpm.addPass(createListSchedule());
@@ -114,6 +122,7 @@ void registerAllPasses() {
         PipelineOptions options;
         options.target = opts.target;
         options.compileTo = opts.compileTo;
+        options.lnc = opts.lnc;
         buildCompilePipeline(pm, options);
       });
   PassPipelineRegistration<KernelPipelineCLOptions>(

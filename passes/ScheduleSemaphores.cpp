@@ -21,6 +21,12 @@
 // signal nothing and cost no time in the simulator (they only ever stand
 // in for the extra wait slots of the next instruction).
 //
+// Cross-core barriers (LNC=2, SplitLogicalCores.cpp): a `nisa.peer_signal`
+// waits for the last transfer of every DMA queue of its core (HBM is the
+// only memory the cores share), then raises the peer's barrier semaphore; a
+// `nisa.peer_wait` waits for its barrier's count. Neither is a queue's
+// instruction: they signal no queue semaphore.
+//
 // Speed (~50k instructions): per agent we keep the footprints of its
 // instructions and a vector clock of what each agent already knows to be
 // complete (its own earlier waits, transitively through the producers it
@@ -93,6 +99,9 @@ private:
                          ArrayRef<Footprint> fps);
   unsigned chooseQueue(ArrayRef<Footprint> fps);
   LogicalResult schedule(InstructionOpInterface inst);
+  void scheduleBarrier(Operation *op);
+  /// Sets `waits` on `op`; those that do not fit go on nops just before.
+  void placeWaits(Operation *op, Engine engine, SmallVector<int64_t, 8> waits);
 
   std::array<std::vector<Record>, kNumAgents> streams;
   // What each agent's next instruction knows to be complete (positions + 1,
@@ -201,30 +210,61 @@ LogicalResult SchedulePass::schedule(InstructionOpInterface inst) {
     }
   }
 
+  known[self] = streams[self].size() + 1;
+  rec.known = known;
+  agentKnows[self] = known;
+  streams[self].push_back(std::move(rec));
+
+  placeWaits(op, inst.getExecutionEngine(), std::move(waits));
+  op->setAttr("signal", b.getI64IntegerAttr(isa::agentSemaphore(self)));
+  return success();
+}
+
+void SchedulePass::placeWaits(Operation *op, Engine engine,
+                              SmallVector<int64_t, 8> waits) {
+  Builder b(&getContext());
   // Waits that do not fit go on nops just before, on the same engine.
   size_t slots = 2 * isa::kMaxWaits;
   while (waits.size() > slots) {
     size_t n = std::min(slots, waits.size() - slots);
     OpBuilder builder(op);
     builder.create<NopOp>(
-        op->getLoc(), inst.getExecutionEngine(),
+        op->getLoc(), engine,
         b.getDenseI64ArrayAttr(ArrayRef<int64_t>(waits).take_front(n)),
         IntegerAttr());
     waits.erase(waits.begin(), waits.begin() + n);
     ++nops;
   }
-
-  known[self] = streams[self].size() + 1;
-  rec.known = known;
-  agentKnows[self] = known;
-  streams[self].push_back(std::move(rec));
-
   if (!waits.empty())
     op->setAttr("waits", b.getDenseI64ArrayAttr(waits));
   else
     op->removeAttr("waits");
-  op->setAttr("signal", b.getI64IntegerAttr(isa::agentSemaphore(self)));
-  return success();
+}
+
+void SchedulePass::scheduleBarrier(Operation *op) {
+  SmallVector<int64_t, 8> waits;
+  if (auto wait = dyn_cast<PeerWaitOp>(op)) {
+    waits = {int64_t(wait.getSemaphore()), int64_t(wait.getCount())};
+    placeWaits(op, Engine::dma, std::move(waits));
+    return;
+  }
+  auto signal = cast<PeerSignalOp>(op);
+  // Every transfer issued so far is complete before the peer is told.
+  Clock learned{};
+  for (unsigned q = 0; q < isa::kNumDmaQueues; ++q) {
+    unsigned agent = kFirstQueueAgent + q;
+    int64_t issued = streams[agent].size();
+    if (issued <= dmaIssue[agent])
+      continue;
+    waits.push_back(isa::agentSemaphore(agent));
+    waits.push_back(issued);
+    Clock theirs = streams[agent].back().known;
+    theirs[agent] = issued;
+    join(learned, theirs);
+  }
+  join(dmaIssue, learned); // later transfers issue after these waits
+  placeWaits(op, Engine::dma, std::move(waits));
+  op->setAttr("signal", Builder(op).getI64IntegerAttr(signal.getSemaphore()));
 }
 
 void SchedulePass::runOnOperation() {
@@ -245,7 +285,9 @@ void SchedulePass::runOnOperation() {
     collectiveQueueReserved |= llvm::isa<CollectiveOp>(inst.getOperation());
   });
   for (InstructionOpInterface inst : insts)
-    if (failed(schedule(inst)))
+    if (llvm::isa<PeerSignalOp, PeerWaitOp>(inst.getOperation()))
+      scheduleBarrier(inst);
+    else if (failed(schedule(inst)))
       return signalPassFailure();
   LLVM_DEBUG(llvm::dbgs() << "scan-window fallbacks: " << fallbacks
                           << ", wait-only nops: " << nops << "\n");

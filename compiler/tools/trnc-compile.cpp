@@ -28,6 +28,10 @@ static cl::opt<std::string> outputFile("o", cl::desc("artifact to write"),
                                        cl::value_desc("file"));
 static cl::opt<bool> disassembleOpt("disassemble",
                                     cl::desc("print the instruction streams"));
+static cl::opt<unsigned> lnc("lnc", cl::init(1),
+                            cl::desc("logical-core degree: 2 splits the "
+                                     "program over two physical cores "
+                                     "(trn2/trn3)"));
 static cl::opt<std::string> dumpDir("dump-dir",
                                     cl::desc("on failure, dump the input IR "
                                              "here"));
@@ -46,6 +50,7 @@ int main(int argc, char **argv) {
   trnc::CompileOptions options;
   options.target = target;
   options.dumpDir = dumpDir;
+  options.lnc = lnc;
   trnc::CompileResult result =
       trnc::compileGraph((*input)->getBuffer().str(), options);
   if (!result.ok) {

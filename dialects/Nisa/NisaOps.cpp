@@ -47,7 +47,8 @@ int64_t trnc::nisa::getBufferElements(Type type) {
 Engine trnc::nisa::detail::getExecutionEngine(Operation *op) {
   if (auto engine = op->getAttrOfType<EngineAttr>("engine"))
     return engine.getValue();
-  if (isa<DmaCopyOp, DmaGatherOp, DmaScatterOp, CollectiveOp>(op))
+  if (isa<DmaCopyOp, DmaGatherOp, DmaScatterOp, CollectiveOp, PeerSignalOp,
+          PeerWaitOp>(op))
     return Engine::dma;
   if (isa<MatmulOp>(op))
     return Engine::tensor;
@@ -516,6 +517,37 @@ LogicalResult NopOp::verify() {
   // the scheduling scheme (Isa.h) stay instruction positions.
   if (getSignal())
     return emitOpError("a wait-only nop does not signal");
+  return success();
+}
+
+/// barrier_semaphore: cross-core barriers use ids 21..31 (isa/Isa.h
+/// kFirstBarrierSemaphore; 32 semaphores, as verifyInstruction checks).
+static LogicalResult verifyBarrierSemaphore(Operation *op, int64_t semaphore) {
+  if (semaphore < 21 || semaphore >= 32)
+    return op->emitOpError("semaphore ")
+           << semaphore << " is not a barrier semaphore (21..31)";
+  return success();
+}
+
+LogicalResult PeerSignalOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyBarrierSemaphore(*this, getSemaphore())))
+    return failure();
+  // It raises the peer's copy of its barrier semaphore and nothing else.
+  if (getSignal() && *getSignal() != uint64_t(getSemaphore()))
+    return emitOpError("signals semaphore ")
+           << *getSignal() << ", not its barrier semaphore " << getSemaphore();
+  return success();
+}
+
+LogicalResult PeerWaitOp::verify() {
+  if (failed(verifyInstruction(*this)) ||
+      failed(verifyBarrierSemaphore(*this, getSemaphore())))
+    return failure();
+  if (getCount() < 1)
+    return emitOpError("count must be at least 1, got ") << getCount();
+  if (getSignal())
+    return emitOpError("a barrier's wait does not signal");
   return success();
 }
 

@@ -519,4 +519,38 @@ def Nisa_NopOp : Nisa_InstrOp<"nop"> {
   let assemblyFormat = "`on` $engine attr-dict";
 }
 
+def Nisa_PeerSignalOp : Nisa_InstrOp<"peer_signal"> {
+  let summary = "a cross-core barrier's signal to the other physical core (LNC=2)";
+  let description = [{
+    The first half of a barrier between the two physical cores of a program
+    split over them (trnc-pipeline-split-logical-cores): on the DMA stream,
+    it waits (its `waits`, set by the semaphore pass) until every earlier
+    transfer of its core is complete, then raises the *peer* core's copy of
+    barrier semaphore `semaphore` (Isa.h kFlagSignalPeer, ids 21..31). It
+    touches no memory.
+
+    ```mlir
+    nisa.peer_signal {semaphore = 21 : i64}
+    ```
+  }];
+  let arguments = !con((ins I64Attr:$semaphore), Nisa_SyncAttrs);
+  let assemblyFormat = "attr-dict";
+}
+
+def Nisa_PeerWaitOp : Nisa_InstrOp<"peer_wait"> {
+  let summary = "a cross-core barrier's wait for the other physical core (LNC=2)";
+  let description = [{
+    The second half of a barrier: on the DMA stream (which issues in order,
+    so every later transfer of the core is behind it), waits until this
+    core's copy of barrier semaphore `semaphore` reaches `count`, i.e. the
+    peer core has passed its `count`-th peer_signal. It touches no memory.
+
+    ```mlir
+    nisa.peer_wait {count = 1 : i64, semaphore = 21 : i64}
+    ```
+  }];
+  let arguments = !con((ins I64Attr:$semaphore, I64Attr:$count), Nisa_SyncAttrs);
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // NISA_OPS

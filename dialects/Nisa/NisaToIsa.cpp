@@ -162,6 +162,16 @@ bool trnc::nisa::describeInstruction(Operation *op, isa::Instruction &inst) {
         inst.opcode = isa::Opcode::Nop; // waits only: no operands
         return true;
       })
+      .Case([&](PeerSignalOp) {
+        // Its signal (the barrier semaphore) raises the peer core's copy.
+        inst.opcode = isa::Opcode::Nop;
+        inst.flags |= isa::kFlagSignalPeer;
+        return true;
+      })
+      .Case([&](PeerWaitOp) {
+        inst.opcode = isa::Opcode::Nop; // waits on the barrier semaphore
+        return true;
+      })
       .Default([](Operation *) { return false; });
 }
 

@@ -35,10 +35,9 @@ class CompilerOptions:
             ``$TRNC_CACHE_DIR``, else ``~/.cache/trnc``).
         lnc: logical NeuronCore degree, the physical cores one program
             spans: 1 or 2. 2 is refused on targets with one physical core
-            per logical core (trn1), naming the target; on trn2/trn3 it is
-            refused as not implemented yet (docs/distributed.md, "LNC=2":
-            the machine model, artifact and simulator layers are built, the
-            split pass is not).
+            per logical core (trn1), naming the target; on trn2/trn3 the
+            compiler splits the program over two physical cores
+            (docs/distributed.md, "LNC=2").
 
     ``cache`` and ``cache_dir`` only say where to cache: they are not part of
     the cache key, nor of the JSON the compiler reads. ``lnc`` is in the
@@ -76,11 +75,6 @@ class CompilerOptions:
                     f"NeuronCores are {max_lnc} physical core (Neuron NCC_EARG001); use lnc=1 "
                     "or a trn2/trn3 target"
                 )
-        if self.lnc == 2:
-            raise TrncError(
-                "trnc: option lnc=2 (one program over two physical NeuronCores) is not implemented: "
-                "compile with lnc=1 and run one rank per physical core (docs/distributed.md, \"LNC=2\")"
-            )
 
     @classmethod
     def from_mapping(cls, options: Optional[Mapping[str, Any]]) -> "CompilerOptions":

@@ -178,7 +178,9 @@ CompileResult emitVerified(ModuleOp module, const std::string &name,
   if (!main)
     return failure("compile_error", "internal error: the pipeline output has "
                                     "no func.func @main");
-  llvm::Expected<Program> program = emitProgram(main, target);
+  // LNC=2: physical core 1's function (SplitLogicalCores.cpp).
+  auto peer = module.lookupSymbol<func::FuncOp>("main_core1");
+  llvm::Expected<Program> program = emitProgram(main, target, peer);
   if (!program)
     return failure("compile_error", "internal error while emitting graph '" +
                                         name + "': " +
@@ -186,6 +188,8 @@ CompileResult emitVerified(ModuleOp module, const std::string &name,
   program->name = name;
   program->compilerVersion = compilerIdentity();
   nlohmann::json metadata{{"target", target}};
+  if (program->lnc() > 1)
+    metadata["lnc"] = program->lnc();
   if (nlohmann::json bounds = integerInputs(module); !bounds.empty())
     metadata["integer_inputs"] = std::move(bounds);
   program->metadataJson = metadata.dump();
@@ -275,15 +279,16 @@ CompileResult compileGraph(const nlohmann::json &graphJson,
                                         ")");
   }
 
-  // The split over two physical cores (docs/distributed.md, "LNC=2") is
-  // not in the pipeline yet: an lnc=2 program must not silently be an
-  // lnc=1 one under an lnc=2 cache key.
-  if (options.lnc != 1)
+  // fromJson refuses it too; a caller building CompileOptions by hand gets
+  // the same words.
+  if (options.lnc < 1 || options.lnc > lookupMachineModel(options.target)->maxLnc)
     return failure("compile_error",
                    "lnc=" + std::to_string(options.lnc) +
-                       " (one program over two physical NeuronCores) is not "
-                       "implemented: compile with lnc=1 (docs/distributed.md, "
-                       "\"LNC=2\")");
+                       " is not supported on " + options.target +
+                       ": its logical cores are at most " +
+                       std::to_string(lookupMachineModel(options.target)->maxLnc) +
+                       " physical core (Neuron \"Logical NeuronCore "
+                       "configuration\", NCC_EARG001)");
 
   if (std::string limit = checkGraphLimits(graphJson, *lookupMachineModel(options.target));
       !limit.empty())
@@ -314,6 +319,7 @@ CompileResult compileGraph(const nlohmann::json &graphJson,
   PassManager pm(&context, ModuleOp::getOperationName());
   PipelineOptions pipeline;
   pipeline.target = options.target;
+  pipeline.lnc = options.lnc;
   buildCompilePipeline(pm, pipeline);
   std::string failedPass;
   pm.addInstrumentation(std::make_unique<FailedPass>(&failedPass));
@@ -345,7 +351,8 @@ CompileResult compileGraph(const nlohmann::json &graphJson,
       else
         message += "reproduce with: trnc-opt --pass-pipeline='builtin.module("
                    "trnc-compile{target=" +
-                   options.target + "})' " + path + "\n";
+                   options.target + " lnc=" + std::to_string(options.lnc) +
+                   "})' " + path + "\n";
     }
     CompileResult r = failure(failedPass == "trnc-trn-integer-range"
                                   ? "unsupported_integer_range"

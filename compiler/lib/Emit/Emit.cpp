@@ -7,6 +7,10 @@
 // Every nisa.alloc an instruction touches becomes an Allocation: its address
 // and the first and last instruction using it, the live range the allocator
 // placed it by (TilePlacement.cpp counts instructions the same way).
+// A program split over two physical cores (LNC=2, SplitLogicalCores.cpp)
+// is `@main` (core 0) and `@main_core1`: both address the same regions
+// (their arguments, and scratch matched by its `trnc.scratch` tag), core 1's
+// instructions go to Program::peerStreams and its tiles are core 1's.
 // nisa enums equal isa's numerically (NisaBase.td), so they convert with a
 // static_cast. Nothing here iterates over pointer-keyed containers: the
 // Program depends on the IR alone.
@@ -73,8 +77,14 @@ public:
   }
 
   llvm::Expected<Program> run();
+  /// Adds physical core 1's function (same arguments, scratch tagged as
+  /// core 0's) as Program::peerStreams.
+  llvm::Error runPeer(func::FuncOp peer);
+  void adopt(Program p) { program = std::move(p); }
+  Program take() { return std::move(program); }
 
 private:
+  llvm::Error emitBody();
   llvm::Error error(Operation *op, const Twine &msg) const;
   llvm::Error emitArgumentRegions();
   llvm::Error emitInstruction(Operation *op);
@@ -90,8 +100,10 @@ private:
     InstructionRef firstAt, lastAt;
   };
 
-  func::FuncOp func;
+  func::FuncOp func; // the core being emitted
+  unsigned core = 0;
   uint64_t emitted = 0; // instructions so far, in program order
+  std::map<int64_t, uint32_t> scratchRegions; // trnc.scratch tag -> region
   llvm::DenseMap<Operation *, TileUse> tileUses;
   Program program;
   llvm::DenseMap<Value, uint32_t> regionOf;
@@ -205,7 +217,7 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
     inst.signal = static_cast<uint8_t>(signal.getInt());
   }
   inst.sourceIndex = sourceIndex(op);
-  auto &stream = program.streams[static_cast<size_t>(inst.engine)];
+  auto &stream = program.coreStreams(core)[static_cast<size_t>(inst.engine)];
   stream.push_back(inst);
   noteTileUses(op, {inst.engine, static_cast<uint32_t>(stream.size() - 1)});
   return llvm::Error::success();
@@ -243,19 +255,53 @@ llvm::Error Emitter::emitAllocations() {
     a.last = it->second.last;
     a.firstAt = it->second.firstAt;
     a.lastAt = it->second.lastAt;
+    a.core = uint8_t(core);
     program.allocations.push_back(a);
   }
   std::stable_sort(program.allocations.begin(), program.allocations.end(),
-                   [](const Allocation &x, const Allocation &y) { return x.first < y.first; });
+                   [](const Allocation &x, const Allocation &y) {
+                     return std::tie(x.core, x.first) < std::tie(y.core, y.first);
+                   });
   return llvm::Error::success();
 }
 
 llvm::Expected<Program> Emitter::run() {
   if (llvm::Error e = emitArgumentRegions())
     return std::move(e);
+  if (llvm::Error e = emitBody())
+    return std::move(e);
+  return std::move(program);
+}
+
+llvm::Error Emitter::runPeer(func::FuncOp peer) {
+  if (peer.getNumArguments() != func.getNumArguments())
+    return error(peer, "core 1's function has other arguments than core 0's");
+  llvm::DenseMap<Value, uint32_t> core0 = std::move(regionOf);
+  regionOf.clear();
+  for (auto [mine, theirs] : llvm::zip(peer.getArguments(), func.getArguments()))
+    regionOf[mine] = core0.lookup(theirs);
+  func = peer;
+  core = 1;
+  emitted = 0;
+  tileUses.clear();
+  program.peerStreams.resize(1);
+  return emitBody();
+}
+
+llvm::Error Emitter::emitBody() {
   uint32_t scratch = 0;
   for (Operation &op : func.getBody().getOps()) {
+    auto tag = op.getAttrOfType<IntegerAttr>("trnc.scratch");
+    if (core > 0 && llvm::isa<DramAllocOp>(op)) {
+      auto it = tag ? scratchRegions.find(tag.getInt()) : scratchRegions.end();
+      if (it == scratchRegions.end())
+        return error(&op, "core 1's scratch has no trnc.scratch tag of core 0");
+      regionOf[op.getResult(0)] = it->second;
+      continue;
+    }
     if (auto dram = dyn_cast<DramAllocOp>(op)) {
+      if (tag)
+        scratchRegions[tag.getInt()] = program.regions.size();
       trnc::Region r;
       r.kind = trnc::Region::Kind::Scratch;
       r.index = scratch++;
@@ -276,20 +322,28 @@ llvm::Expected<Program> Emitter::run() {
     if (!llvm::isa<InstructionOpInterface>(op))
       return error(&op, "not a nisa instruction");
     if (llvm::Error e = emitInstruction(&op))
-      return std::move(e);
+      return e;
   }
-  if (llvm::Error e = emitAllocations())
-    return std::move(e);
-  return std::move(program);
+  return emitAllocations();
 }
 
 } // namespace
 
 llvm::Expected<Program> trnc::emitProgram(func::FuncOp func,
-                                          llvm::StringRef target) {
-  if (func.getBody().getBlocks().size() != 1)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "emitProgram: @" + func.getSymName().str() +
-                                       " must have exactly one block");
-  return Emitter(func, target).run();
+                                          llvm::StringRef target,
+                                          func::FuncOp peer) {
+  for (func::FuncOp f : {func, peer})
+    if (f && f.getBody().getBlocks().size() != 1)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "emitProgram: @" + f.getSymName().str() +
+                                         " must have exactly one block");
+  Emitter emitter(func, target);
+  llvm::Expected<Program> core0 = emitter.run();
+  if (!core0 || !peer)
+    return core0;
+  // run() moved its program out: emit core 1 into it.
+  emitter.adopt(std::move(*core0));
+  if (llvm::Error e = emitter.runPeer(peer))
+    return std::move(e);
+  return emitter.take();
 }

@@ -194,3 +194,34 @@ func.func @kept_queue(%in: memref<65536xf32> {nisa.input = 0 : i64}) {
   nisa.dma_copy %u <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
   return
 }
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// A cross-core barrier (LNC=2): the peer signal waits for the last transfer
+// of every queue used so far (queues 0 and 1: semaphores 5 and 6) and
+// signals its barrier semaphore; the wait carries only the barrier count;
+// neither is a queue's instruction, so the next load is queue 2's first
+// (semaphore 7 >= 1 for whoever waits on it) and needs no wait.
+// CHECK-LABEL: func.func @barrier
+// CHECK: nisa.dma_copy
+// CHECK-SAME: {queue = 0 : i64, signal = 5 : i64}
+// CHECK: nisa.dma_copy
+// CHECK-SAME: {queue = 1 : i64, signal = 6 : i64}
+// CHECK: nisa.peer_signal {semaphore = 21 : i64, signal = 21 : i64, waits = array<i64: 5, 1, 6, 1>}
+// CHECK-NEXT: nisa.peer_wait {count = 1 : i64, semaphore = 21 : i64, waits = array<i64: 21, 1>}
+// CHECK-NEXT: nisa.dma_copy
+// CHECK-SAME: {queue = 2 : i64, signal = 7 : i64} :
+func.func @barrier(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                   %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %t = nisa.alloc {address = 0 : i64} : !t
+  %u = nisa.alloc {address = 2048 : i64} : !t
+  %v = nisa.alloc {address = 4096 : i64} : !t
+  nisa.dma_copy %t <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.dma_copy %u <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.peer_signal {semaphore = 21 : i64}
+  nisa.peer_wait {count = 1 : i64, semaphore = 21 : i64}
+  nisa.dma_copy %v <0, [512, 1], [128, 512]>, %out <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  return
+}

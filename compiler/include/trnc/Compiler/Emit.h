@@ -25,9 +25,12 @@ namespace trnc {
 constexpr llvm::StringLiteral kSourceOpAttrName = "trnc.op";
 
 /// Builds the Program of `func` for `target`. Fails, naming the op, on a
-/// tile without an address or an op/type the ISA cannot express.
+/// tile without an address or an op/type the ISA cannot express. `peer`,
+/// when given, is physical core 1's function of an LNC=2 program
+/// (SplitLogicalCores.cpp): its instructions become Program::peerStreams.
 llvm::Expected<Program> emitProgram(mlir::func::FuncOp func,
-                                    llvm::StringRef target);
+                                    llvm::StringRef target,
+                                    mlir::func::FuncOp peer = {});
 
 /// One line per instruction: engine, index, opcode, operands, waits and
 /// signal, then the source location. For `trnc-compile --disassemble` and

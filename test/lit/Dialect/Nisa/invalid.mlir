@@ -210,3 +210,27 @@ module attributes {nisa.target = "trn9"} {
 func.func @target_on_func() attributes {nisa.target = "trn2"} {
   return
 }
+
+// -----
+
+func.func @peer_signal_semaphore() {
+  // expected-error @+1 {{semaphore 5 is not a barrier semaphore (21..31)}}
+  nisa.peer_signal {semaphore = 5 : i64}
+  return
+}
+
+// -----
+
+func.func @peer_signal_other_signal() {
+  // expected-error @+1 {{signals semaphore 22, not its barrier semaphore 21}}
+  nisa.peer_signal {semaphore = 21 : i64, signal = 22 : i64}
+  return
+}
+
+// -----
+
+func.func @peer_wait_count() {
+  // expected-error @+1 {{count must be at least 1, got 0}}
+  nisa.peer_wait {count = 0 : i64, semaphore = 21 : i64}
+  return
+}

@@ -1,0 +1,114 @@
+"""LNC=2: one compiled program over the two physical cores of a logical core.
+
+``options={"lnc": 2}`` on trn2/trn3 splits each graph over two physical
+NeuronCores (passes/SplitLogicalCores.cpp, docs/distributed.md "LNC=2"):
+results equal eager PyTorch (the simulator's race checker fails any run whose
+cross-core HBM accesses a barrier does not order), both cores do work, the
+profile counts both, and a matmul takes about half the time of lnc=1.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import trnc
+from helpers import BACKEND, mlp, needs_native, train
+
+pytestmark = needs_native
+
+
+def _compiled(fn, lnc: int, target: str = "trn2"):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend=BACKEND, dynamic=False, options={"lnc": lnc, "target": target})
+
+
+def _profile(fn, *args, lnc: int):
+    compiled = _compiled(fn, lnc)
+    with trnc.profiling.capture() as p:
+        out = compiled(*args)
+    return out, p
+
+
+@pytest.mark.parametrize("target", ["trn2", "trn3"])
+def test_matmul_at_lnc2_equals_eager_and_uses_both_cores(target):
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(512, 256, generator=g), torch.randn(256, 384, generator=g)
+    compiled = _compiled(lambda x, y: x @ y, 2, target)
+    with trnc.profiling.capture() as p:
+        out = compiled(a, b)
+    torch.testing.assert_close(out, a @ b, rtol=1e-4, atol=1e-4)
+    (run,) = p.graphs
+    assert run.lnc == 2
+    d = run.to_dict()
+    assert d["lnc"] == 2 and len(d["cores"]) == 2
+    # Both cores run the same tile program on their own rows.
+    for core in d["cores"]:
+        assert core["tensor"]["instructions"] > 0 and core["dma"]["instructions"] > 0, core
+
+
+def test_bf16_matmul_at_lnc2_takes_about_half_the_time():
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(1024, 1024, generator=g).to(torch.bfloat16) for _ in range(2))
+    out1, p1 = _profile(lambda x, y: x @ y, a, b, lnc=1)
+    out2, p2 = _profile(lambda x, y: x @ y, a, b, lnc=2)
+    torch.testing.assert_close(out2, out1)  # the same tiles, the same sums
+    ratio = p2.total_ns / p1.total_ns
+    assert 0.45 < ratio < 0.7, (p1.total_ns, p2.total_ns)
+    # MFU is against both cores' peak, so halving the time keeps it.
+    assert p2.graphs[0].to_dict()["peak_flops_per_second"] == 2 * p1.graphs[0].to_dict()["peak_flops_per_second"]
+
+
+def test_elementwise_chain_needs_no_barrier_and_a_transpose_does():
+    x = torch.randn(512, 512)
+    chain = _compiled(lambda t: torch.tanh(torch.exp(t) * 0.5) + 1.0, 2)
+    torch.testing.assert_close(chain(x), torch.tanh(torch.exp(x) * 0.5) + 1.0)
+    # Rows of t.T come from every row of t: whichever way the split goes,
+    # a core reads rows the other core wrote, which the barrier orders (the
+    # race checker would fail the run otherwise).
+    flip = _compiled(lambda t: torch.relu(t).flip(0).T.contiguous() * 2.0, 2)
+    torch.testing.assert_close(flip(x), torch.relu(x).flip(0).T.contiguous() * 2.0)
+
+
+def test_mlp_training_at_lnc2_matches_eager():
+    model = mlp(torch.float32)
+    eager_losses, eager_grads = train(model, 3, torch.float32, compiled=False)
+    torch._dynamo.reset()
+    run = torch.compile(model, backend=BACKEND, dynamic=False, options={"lnc": 2})
+    gen = torch.Generator().manual_seed(1234)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x = torch.randn(32, 64, generator=gen)
+        y = torch.randint(0, 10, (32,), generator=gen)
+        loss = torch.nn.functional.cross_entropy(run(x), y)
+        opt.zero_grad()
+        loss.backward()
+        torch.testing.assert_close(loss.detach(), eager_losses[step])
+        torch.testing.assert_close([p.grad for p in model.parameters()], eager_grads[step])
+        opt.step()
+
+
+
+def test_gpt_training_step_at_lnc2_matches_eager():
+    # Attention, layer norm, GELU, cross entropy and their gradients, each
+    # split over the cores where its output has several row tiles; the
+    # barriers between them are checked by the race checker on every run.
+    import copy
+
+    from trnc.models import gpt
+
+    torch.manual_seed(0)
+    config = gpt.GPTConfig(n_layer=2, n_embd=128, n_head=4, vocab_size=256, block_size=128)
+    model = gpt.GPT(config)
+    ref = copy.deepcopy(model)
+    idx = torch.randint(0, config.vocab_size, (2, 128), generator=torch.Generator().manual_seed(0))
+    compiled = _compiled(model, 2)
+    with trnc.profiling.capture() as p:
+        _, loss = compiled(idx, idx)
+        loss.backward()
+    assert all(run.lnc == 2 for run in p.graphs)
+    _, expected = ref(idx, idx)
+    expected.backward()
+    torch.testing.assert_close(loss.detach(), expected.detach(), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close([q.grad for q in model.parameters()], [q.grad for q in ref.parameters()],
+                               rtol=1e-3, atol=1e-4)
