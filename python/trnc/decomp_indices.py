@@ -333,8 +333,9 @@ def _max_pool2d_backward(grad, x, kernel_size, stride, padding, dilation, ceil_m
     gradient at (u + e, v + f) are read as shifted views of padded copies,
     broadcast over the phases (a, b), and kept where the index is this
     element's own h*W + w (a window that does not cover it never holds its
-    index). So the whole gradient is one elementwise group over the output,
-    each operand loaded once per window and widened on chip. The terms are
+    index). So the whole gradient is one elementwise group over the output
+    (each shifted view loaded once, at the windows' resolution, and widened
+    over the phases on chip). The terms are
     added in window order (row-major), the order of PyTorch's loop, so
     16-bit gradients round the same way."""
     g = _Pool(x, kernel_size, stride, padding, dilation, ceil_mode)
