@@ -14,9 +14,10 @@ pads, views and casts.
 - ``max_pool2d_with_indices``: the window max walked over the kernel
   positions in PyTorch's order, updating when ``v > max`` or ``v`` is NaN;
   the flat H*W index of each position is an iota expression.
-- ``max_pool2d_with_indices_backward``: no scatter: per kernel position the
-  gradient is kept where the saved index equals that position's index, then
-  placed back by stride phase (pads, a stack and a reshape) and summed.
+- ``max_pool2d_with_indices_backward``: no scatter: the input viewed by
+  stride phase, each window that may cover an element read as a shifted view
+  of the padded gradient and indices and kept where its saved index is the
+  element's own: one elementwise group over the input's gradient.
 - ``native_group_norm`` (+ backward): PyTorch's CPU formula with reshapes
   instead of its ``as_strided``.
 - ``one_hot`` with an explicit ``num_classes`` is PyTorch's own rule
@@ -316,47 +317,67 @@ def _max_pool2d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, c
     return best, aten._to_copy.default(index, dtype=torch.int64)
 
 
+def _window_span(pad: int, k: int, d: int, s: int) -> tuple[int, int]:
+    """The windows that may hold input row h = u*s + a (any phase a < s):
+    oh = u + e for e in [lo, hi]. Window oh covers padded rows oh*s + i*d
+    (i < k), and h is padded row h + pad."""
+    return -(((k - 1) * d - pad) // s), (s - 1 + pad) // s
+
+
 def _max_pool2d_backward(grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    """grad_input[.., h, w] = sum of grad over the windows whose saved index
-    is h*W + w. Per kernel position (i, j) the kept gradient
-    where(indices == index(i, j), grad, 0) belongs at padded rows
-    oh*sh + i*dh; writing row = q*sh + a, position i adds at block offset
-    q = i*dh // sh of stride phase a = i*dh % sh. So each phase is a sum of
-    shifted (zero-padded) kept gradients, the phases are interleaved by a
-    stack + reshape, and the padding is cropped. Without overlap (stride >=
-    kernel, no dilation) each phase is one kept gradient and nothing is
-    summed. The sums run over kernel positions last to first: the order in
-    which PyTorch's loop over windows adds into one input element, so 16-bit
-    gradients round the same way."""
+    """grad_input[.., h, w] = sum of grad[.., oh, ow] over the windows whose
+    saved index is h*W + w, with no scatter and no per-tap copies: the input
+    is viewed by stride phase, [.., U, sh, V, sw] with h = u*sh + a, and the
+    windows that may hold any (u, a) are oh = u + e for a few e (2 per dim
+    for a 3x3 stride-2 pool). For each such (e, f) the saved index and the
+    gradient at (u + e, v + f) are read as shifted views of padded copies,
+    broadcast over the phases (a, b), and kept where the index is this
+    element's own h*W + w (a window that does not cover it never holds its
+    index). So the whole gradient is one elementwise group over the output
+    (each shifted view loaded once, at the windows' resolution, and widened
+    over the phases on chip). The terms are
+    added in window order (row-major), the order of PyTorch's loop, so
+    16-bit gradients round the same way."""
     g = _Pool(x, kernel_size, stride, padding, dilation, ceil_mode)
     sh, sw = g.sh, g.sw
-    # Blocks of the padded input: enough for every window and for the input.
-    qh = max(g.OH + (g.kh - 1) * g.dh // sh, -(-(g.H + g.ph) // sh))
-    qw = max(g.OW + (g.kw - 1) * g.dw // sw, -(-(g.W + g.pw) // sw))
-    zero = _scalar(0.0, grad.dtype)
+    U, V = -(-g.H // sh), -(-g.W // sw)  # phase blocks covering the input
+    (elo, ehi), (flo, fhi) = _window_span(g.ph, g.kh, g.dh, sh), _window_span(g.pw, g.kw, g.dw, sw)
+    top, left = max(0, -elo), max(0, -flo)
+    pad = [left, max(0, V + fhi - g.OW), top, max(0, U + ehi - g.OH)]
+    # -1 matches no element (the targets below are >= 0 or -2).
+    index = aten.constant_pad_nd.default(aten._to_copy.default(indices, dtype=torch.float32), pad, -1.0)
+    padded = aten.constant_pad_nd.default(grad, pad, 0.0)
+    # Each element's own flat index h*W + w as [U, sh, V, sw]; -2 on the
+    # rows and columns past the input when H or W is not a multiple of the
+    # stride (cropped below).
+    rows = aten.arange.start_step(0, U * sh, 1, dtype=torch.float32, device="cpu")
+    cols = aten.arange.start_step(0, V * sw, 1, dtype=torch.float32, device="cpu")
+    target = aten.add.Tensor(aten.view.default(aten.mul.Tensor(rows, float(g.W)), [U * sh, 1]),
+                             aten.view.default(cols, [1, V * sw]))
+    if U * sh != g.H or V * sw != g.W:
+        inside = aten.logical_and.default(aten.view.default(aten.lt.Scalar(rows, g.H), [U * sh, 1]),
+                                          aten.view.default(aten.lt.Scalar(cols, g.W), [1, V * sw]))
+        target = aten.where.self(inside, target, _scalar(-2.0, torch.float32))
     lead = list(grad.shape[:-2])
-    phases: dict[tuple[int, int], object] = {}
-    for i, j in reversed(list(g.positions())):
-        kept = aten.where.self(aten.eq.Tensor(indices, g.flat_index(i, j)), grad, zero)
-        top, left = i * g.dh // sh, j * g.dw // sw
-        pad = [left, qw - g.OW - left, top, qh - g.OH - top]
-        if any(pad):
-            kept = aten.constant_pad_nd.default(kept, pad, 0.0)
-        key = (i * g.dh % sh, j * g.dw % sw)
-        phases[key] = kept if key not in phases else aten.add.Tensor(phases[key], kept)
-    empty = None
-    rows = []
-    for a in range(sh):
-        cols = []
-        for b in range(sw):
-            if (a, b) not in phases and empty is None:
-                empty = aten.full.default(lead + [qh, qw], 0.0, dtype=grad.dtype, device="cpu")
-            cols.append(phases.get((a, b), empty))
-        rows.append(aten.stack.default(cols, -1))  # [.., qh, qw, sw]
-    full = aten.stack.default(rows, -3)  # [.., qh, sh, qw, sw]
-    full = aten.view.default(full, lead + [qh * sh, qw * sw])
-    full = aten.slice.Tensor(full, -2, g.ph, g.ph + g.H)
-    return aten.slice.Tensor(full, -1, g.pw, g.pw + g.W)
+    phased = lead + [U, sh, V, sw]
+    target = aten.view.default(target, [U, sh, V, sw])
+    zero = _scalar(0.0, grad.dtype)
+    total = None
+    for e in range(elo, ehi + 1):
+        for f in range(flo, fhi + 1):
+            def shifted(t):
+                t = aten.slice.Tensor(t, -2, top + e, top + e + U)
+                t = aten.slice.Tensor(t, -1, left + f, left + f + V)
+                return aten.expand.default(aten.view.default(t, lead + [U, 1, V, 1]), phased)
+
+            term = aten.where.self(aten.eq.Tensor(shifted(index), target), shifted(padded), zero)
+            total = term if total is None else aten.add.Tensor(total, term)
+    full = aten.view.default(total, lead + [U * sh, V * sw])
+    if U * sh != g.H:
+        full = aten.slice.Tensor(full, -2, 0, g.H)
+    if V * sw != g.W:
+        full = aten.slice.Tensor(full, -1, 0, g.W)
+    return full
 
 
 # --- group_norm and one_hot's asserts -------------------------------------------

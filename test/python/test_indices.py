@@ -6,6 +6,7 @@ take the first occurrence, a NaN row its first NaN, as PyTorch.
 import pytest
 import torch
 import torch.nn.functional as F
+import trnc
 from torch.utils._pytree import tree_leaves
 
 from helpers import check_against_eager, compile_neuron, needs_native
@@ -159,6 +160,28 @@ def test_max_pool2d_backward(shape, k, s, p, d, ceil):
 def test_max_pool2d_backward_ties_bf16():
     x = torch.randn(2, 4, 6, 6).mul(2).round().to(torch.bfloat16)
     check_against_eager(lambda t: F.max_pool2d(t, 3, 1, 1), [x])
+
+
+def test_max_pool2d_backward_reads_each_window_once():
+    # ResNet's stem pool (3x3, stride 2, padding 1). The backward is one
+    # elementwise group over the input's gradient reading the saved indices
+    # and gradient as shifted views (decomp_indices._max_pool2d_backward):
+    # measured 4.0x the bytes of its own inputs and output (the padded
+    # copies, each shifted view, each element's index); it was 13.1x with a
+    # select, pads and an interleaving copy per kernel position.
+    x = torch.randn(2, 16, 32, 32, generator=torch.Generator().manual_seed(0))
+    fn = lambda t: F.max_pool2d(t, 3, 2, 1)
+    check_against_eager(fn, [x])
+    c = compile_neuron(fn)
+    t = x.clone().requires_grad_()
+    out = c(t)
+    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(1))
+    with trnc.profiling.capture() as p:
+        out.backward(g)
+    (backward,) = [gp for gp in p.graphs if gp.graph.startswith("backward")]
+    io = out.numel() * (8 + 4) + x.numel() * 4  # indices, grad in; grad_input out
+    moved = backward.to_dict()["hbm_bytes"]
+    assert moved <= 6 * io, (moved, io)
 
 
 # --- group_norm, one_hot ------------------------------------------------------------
