@@ -2,7 +2,12 @@
 installed) through backend="neuron", training step vs eager, train and eval mode.
 
     python3 benchmarks/timm_sweep/sweep.py [--size 64] [--batch 2] [--timeout 900]
-        [--models torchvision:resnet18,...] [--results results.json] [--markdown RESULTS.md]
+        [--models torchvision:resnet18,... | --families] [--skip-done]
+        [--results results.json] [--markdown RESULTS.md]
+
+--families runs the smallest variant of every timm architecture family
+(timm_families.py; its selection and the skipped families are in
+timm_families.json); --skip-done leaves out models already in the results.
 
 Each model runs in its own process (vision_worker.py: isolation, a peak-RSS
 figure per model, a timeout that kills only that model); results merge into
@@ -109,11 +114,22 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--models", default="", help="comma-separated SOURCE:NAME (default: every model)")
+    ap.add_argument("--families", action="store_true",
+                    help="the smallest variant of every timm family (timm_families.py) instead of --models")
+    ap.add_argument("--skip-done", action="store_true", help="leave out models already in the results file")
     ap.add_argument("--results", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--markdown", default=os.path.join(HERE, "RESULTS.md"))
     args = ap.parse_args()
     results = json.load(open(args.results)) if os.path.exists(args.results) else {}
-    for spec in (args.models.split(",") if args.models else all_models()):
+    if args.families:
+        import timm_families
+
+        specs = timm_families.picked(timm_families.load(args.size))
+    else:
+        specs = args.models.split(",") if args.models else all_models()
+    for spec in specs:
+        if args.skip_done and spec in results:
+            continue
         record = run_one(spec, args.size, args.batch, args.timeout)
         results[spec] = record
         print(spec, {m: record.get(m, {}).get("status") for m in ("train", "eval")}, f"{record['wall_s']} s",

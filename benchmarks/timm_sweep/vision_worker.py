@@ -49,7 +49,19 @@ REL_TOL = 1e-3
 SPREAD_RUNS = 3
 
 
-def build(source: str, name: str) -> torch.nn.Module:
+def create_timm(name: str, size: int = 0) -> torch.nn.Module:
+    """timm.create_model(name) with random weights; a model whose pretrained
+    config says its input size is fixed (ViTs' position embeddings, Swin's
+    windows) is built for size x size instead, when size is given."""
+    tv_shim.import_torchvision()
+    import timm
+
+    cfg = timm.get_pretrained_cfg(name)
+    kwargs = {"img_size": size} if size and cfg is not None and cfg.fixed_input_size else {}
+    return timm.create_model(name, pretrained=False, **kwargs)
+
+
+def build(source: str, name: str, size: int = 0) -> torch.nn.Module:
     torch.manual_seed(0)
     if source == "torchvision":
         models = tv_shim.import_torchvision().models
@@ -59,10 +71,7 @@ def build(source: str, name: str) -> torch.nn.Module:
             kwargs["init_weights"] = True
         model = models.get_model(name, **kwargs)
     elif source == "timm":
-        tv_shim.import_torchvision()
-        import timm
-
-        model = timm.create_model(name, pretrained=False)
+        model = create_timm(name, size)
     else:
         raise ValueError(f"unknown source {source!r}")
     for m in model.modules():  # no randomness: eager and trnc draw different masks
@@ -174,7 +183,7 @@ def main(argv: list[str]) -> int:
             json.dump(record, f, indent=1)
 
     try:
-        model = build(source, name)
+        model = build(source, name, size)
         record["params"] = sum(p.numel() for p in model.parameters())
         x = torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(0))
         for mode in ("train", "eval"):
