@@ -1,6 +1,6 @@
 """One vision model's training step through backend="neuron" against eager.
 
-    python3 benchmarks/timm_sweep/vision_worker.py OUT.json SOURCE:NAME [--size 64] [--batch 2]
+    python3 benchmarks/timm_sweep/vision_worker.py OUT.json SOURCE:NAME [--size 64] [--batch 2] [--check]
 
 SOURCE is ``torchvision`` (torchvision.models, built with random weights) or
 ``timm`` (timm.create_model, when timm is installed). For each of train mode
@@ -170,6 +170,18 @@ def _no_less_accurate(model, x, train: bool, actual, eager) -> str:
     return "fp32 spread" if within(spread) else ""
 
 
+def check(model: torch.nn.Module, x: torch.Tensor) -> dict:
+    """The importer's verdict on the training step's graphs (trnc.check_support,
+    train mode): which operators would not lower, without compiling or
+    simulating; the sweep's --check for models not yet run in full."""
+    import trnc
+
+    report = trnc.check_support(model.train(), x, train=True)
+    failing = [g for g in report.graphs if not g.ok]
+    return {"ok": report.ok, "unsupported": sorted(report.unsupported_operators),
+            "message": failing[0].message.splitlines()[0][:300] if failing and failing[0].message else ""}
+
+
 def main(argv: list[str]) -> int:
     out_path, spec = argv[0], argv[1]
     size = int(argv[argv.index("--size") + 1]) if "--size" in argv else 64
@@ -186,6 +198,13 @@ def main(argv: list[str]) -> int:
         model = build(source, name, size)
         record["params"] = sum(p.numel() for p in model.parameters())
         x = torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(0))
+        if "--check" in argv:
+            try:
+                record["check"] = check(model, x)
+            except Exception as exc:  # noqa: BLE001
+                record["check"] = {"ok": False, "error": classify(exc)}
+            save()
+            return 0
         for mode in ("train", "eval"):
             record[mode] = {"status": "running"}
             save()
