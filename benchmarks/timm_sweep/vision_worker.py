@@ -124,6 +124,11 @@ def run_mode(model: torch.nn.Module, x: torch.Tensor, train: bool, rec: dict) ->
     rec["out_rel_err"] = _rel(out, ref_out)
     missing = sorted(set(ref_grads) - set(grads))
     rec["grad_rel_err"] = max([_rel(grads[n], g) for n, g in ref_grads.items() if n in grads] + [0.0])
+    # timm's EfficientFormerV2 and EfficientViT (MSRA) cache their attention
+    # biases in eval mode, autograd graph included: a second backward fails
+    # in eager too ("backward through the graph a second time"). Their
+    # train() override clears the cache.
+    trnc_model.train(train)
     with trnc.profiling.capture() as p:
         step(compiled, x, trnc_model)
     rec["simulated_ms"] = round(p.total_ns / 1e6, 3)
