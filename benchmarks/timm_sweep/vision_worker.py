@@ -1,6 +1,6 @@
 """One vision model's training step through backend="neuron" against eager.
 
-    python3 benchmarks/timm_sweep/vision_worker.py OUT.json SOURCE:NAME [--size 64] [--batch 2]
+    python3 benchmarks/timm_sweep/vision_worker.py OUT.json SOURCE:NAME [--size 64] [--batch 2] [--check]
 
 SOURCE is ``torchvision`` (torchvision.models, built with random weights) or
 ``timm`` (timm.create_model, when timm is installed). For each of train mode
@@ -49,7 +49,19 @@ REL_TOL = 1e-3
 SPREAD_RUNS = 3
 
 
-def build(source: str, name: str) -> torch.nn.Module:
+def create_timm(name: str, size: int = 0) -> torch.nn.Module:
+    """timm.create_model(name) with random weights; a model whose pretrained
+    config says its input size is fixed (ViTs' position embeddings, Swin's
+    windows) is built for size x size instead, when size is given."""
+    tv_shim.import_torchvision()
+    import timm
+
+    cfg = timm.get_pretrained_cfg(name)
+    kwargs = {"img_size": size} if size and cfg is not None and cfg.fixed_input_size else {}
+    return timm.create_model(name, pretrained=False, **kwargs)
+
+
+def build(source: str, name: str, size: int = 0) -> torch.nn.Module:
     torch.manual_seed(0)
     if source == "torchvision":
         models = tv_shim.import_torchvision().models
@@ -59,10 +71,7 @@ def build(source: str, name: str) -> torch.nn.Module:
             kwargs["init_weights"] = True
         model = models.get_model(name, **kwargs)
     elif source == "timm":
-        tv_shim.import_torchvision()
-        import timm
-
-        model = timm.create_model(name, pretrained=False)
+        model = create_timm(name, size)
     else:
         raise ValueError(f"unknown source {source!r}")
     for m in model.modules():  # no randomness: eager and trnc draw different masks
@@ -115,6 +124,11 @@ def run_mode(model: torch.nn.Module, x: torch.Tensor, train: bool, rec: dict) ->
     rec["out_rel_err"] = _rel(out, ref_out)
     missing = sorted(set(ref_grads) - set(grads))
     rec["grad_rel_err"] = max([_rel(grads[n], g) for n, g in ref_grads.items() if n in grads] + [0.0])
+    # timm's EfficientFormerV2 and EfficientViT (MSRA) cache their attention
+    # biases in eval mode, autograd graph included: a second backward fails
+    # in eager too ("backward through the graph a second time"). Their
+    # train() override clears the cache.
+    trnc_model.train(train)
     with trnc.profiling.capture() as p:
         step(compiled, x, trnc_model)
     rec["simulated_ms"] = round(p.total_ns / 1e6, 3)
@@ -161,6 +175,18 @@ def _no_less_accurate(model, x, train: bool, actual, eager) -> str:
     return "fp32 spread" if within(spread) else ""
 
 
+def check(model: torch.nn.Module, x: torch.Tensor) -> dict:
+    """The importer's verdict on the training step's graphs (trnc.check_support,
+    train mode): which operators would not lower, without compiling or
+    simulating; the sweep's --check for models not yet run in full."""
+    import trnc
+
+    report = trnc.check_support(model.train(), x, train=True)
+    failing = [g for g in report.graphs if not g.ok]
+    return {"ok": report.ok, "unsupported": sorted(report.unsupported_operators),
+            "message": failing[0].message.splitlines()[0][:300] if failing and failing[0].message else ""}
+
+
 def main(argv: list[str]) -> int:
     out_path, spec = argv[0], argv[1]
     size = int(argv[argv.index("--size") + 1]) if "--size" in argv else 64
@@ -174,9 +200,16 @@ def main(argv: list[str]) -> int:
             json.dump(record, f, indent=1)
 
     try:
-        model = build(source, name)
+        model = build(source, name, size)
         record["params"] = sum(p.numel() for p in model.parameters())
         x = torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(0))
+        if "--check" in argv:
+            try:
+                record["check"] = check(model, x)
+            except Exception as exc:  # noqa: BLE001
+                record["check"] = {"ok": False, "error": classify(exc)}
+            save()
+            return 0
         for mode in ("train", "eval"):
             record[mode] = {"status": "running"}
             save()

@@ -66,3 +66,42 @@ def test_accuracy_rules_refuse_a_wrong_gradient():
     wrong = {n: g.clone() for n, g in eager[1].items()}
     wrong["0.weight"][0, 0] += 0.01 * float(wrong["0.weight"].abs().max())
     assert vision_worker._no_less_accurate(model, x, True, (eager[0], wrong), eager) == ""
+
+
+def _timm_families():
+    pytest.importorskip("timm")
+    import timm_families
+
+    return timm_families
+
+
+def test_family_selection_runs_a_fixed_size_model_at_the_sweeps_size():
+    """timm_families: a ViT whose config fixes its input size is built for the
+    sweep's size (vision_worker.create_timm) and so runs at 64x64; a model too
+    deep for 64x64 (inception_v3's stride-2 stem and reductions leave a 2x2
+    map under a 3x3 kernel) is refused, with the reason."""
+    families = _timm_families()
+    assert families._runs_at("test_vit", 64) == ""
+    assert "Kernel size can't be greater than actual input size" in families._runs_at("inception_v3", 64)
+
+
+def test_family_selection_orders_picks_by_size_and_leaves_out_skipped_families():
+    families = _timm_families()
+    selection = {"families": {
+        "big": {"model": "b", "params": 30},
+        "small": {"model": "a", "params": 3},
+        "capped": {"smallest": "c", "params": 10**9, "skipped": "above the cap"},
+    }}
+    assert families.picked(selection) == ["timm:a", "timm:b"]
+
+
+def test_markdown_lists_operator_checks_apart_from_the_pass_count():
+    import sweep
+
+    results = {
+        "timm:a": {"model": "timm:a", "train": {"status": "pass"}, "eval": {"status": "mismatch"}},
+        "timm:b": {"model": "timm:b", "check": {"ok": False, "unsupported": ["aten.roll.default"]}},
+    }
+    text = sweep.markdown(results, 64, 2)
+    assert "**1 / 2 (model, mode) pairs pass** over 1 models" in text
+    assert "| timm:b | no | aten.roll.default |" in text
