@@ -155,11 +155,16 @@ def _eager_decomposed_backend(seen: collections.Counter):
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=decomposition_table())
 
 
-def test_nll_loss_gathers_the_target_forward_and_compares_once_backward():
-    # The forward moves one row of R classes per sample (gather_rows), no
-    # [N, C] pass; the backward writes grad_input whole anyway, with one
-    # compare: an ignored target becomes -1 per sample (no class equals it),
-    # so no logical_and over every class (the GPT step's [4096, 8192] loss).
+@pytest.mark.parametrize("gathered", [True, False], ids=["large", "small"])
+def test_nll_loss_gathers_the_target_forward_and_compares_once_backward(monkeypatch, gathered):
+    # A large loss's forward moves one row of R classes per sample
+    # (gather_rows), no [N, C] pass; a small one (under MIN_GATHER_ELEMENTS)
+    # keeps the one-hot select. The backward writes grad_input whole anyway,
+    # with one compare: an ignored target becomes -1 per sample (no class
+    # equals it), so no logical_and over every class (the GPT step's
+    # [4096, 8192] loss).
+    if gathered:
+        monkeypatch.setattr(decomp_indexing, "MIN_GATHER_ELEMENTS", 0)
     seen = collections.Counter()
     x = torch.randn(6, 5, requires_grad=True)
     t = torch.tensor([0, 4, -100, 2, 2, 1])
@@ -168,8 +173,8 @@ def test_nll_loss_gathers_the_target_forward_and_compares_once_backward():
     torch.testing.assert_close(out, fn(x, t))
     out.backward()
     assert seen["aten.logical_and.default"] == 0
-    assert seen["trnc.gather_rows.default"] == 1
-    assert seen["aten.eq.Tensor"] == 1  # the backward's one-hot
+    assert seen["trnc.gather_rows.default"] == (1 if gathered else 0)
+    assert seen["aten.eq.Tensor"] == (1 if gathered else 2)  # the backward's one-hot (and the forward's)
 
 
 @pytest.mark.parametrize("n, c, layout", [(3, 5, (3, 1)), (4096, 8192, (512, 128)), (4096, 50304, (128, 128)),
@@ -185,11 +190,12 @@ def test_nll_loss_gather_layout_keeps_tables_within_one_dma(n, c, layout):
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_nll_loss_gathers_rows_of_several_classes(monkeypatch, compiled, weighted, reduction):
-    # Tables of at most 400 rows make [300, 96] gather in blocks of 128 rows
+    # Tables of at most 400 rows (and no size floor) make [300, 96] gather in blocks of 128 rows
     # (the last one short) of rows of 32 classes: the target's column within
     # its row, an ignored target's zero row, the blocks' cat and class
     # weights are all exercised.
     monkeypatch.setattr(decomp_indexing, "MAX_TABLE_ROWS", 400)
+    monkeypatch.setattr(decomp_indexing, "MIN_GATHER_ELEMENTS", 0)
     assert decomp_indexing._pick_layout(300, 96) == (128, 32)
     weight = torch.rand(96) + 0.5 if weighted else None
     fn = lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, weight=weight, reduction=reduction, ignore_index=7)  # noqa: E731
