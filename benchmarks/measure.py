@@ -99,12 +99,44 @@ def _timed_backend(name: str, t: Timing) -> Callable:
     return backend
 
 
+# An eager step projected to take longer than this (its matmul FLOP at this
+# CPU's measured rate for the workload's dtype) is not timed: some CPUs have
+# no bf16 matmul kernel (here 0.9 GFLOP/s against 40 in f32), and the
+# [4096,8192]@[8192,8192] step alone would take ten minutes per repeat.
+EAGER_BUDGET_S = 60.0
+
+
+def cpu_matmul_flops_per_s(dtype: torch.dtype) -> float:
+    """This CPU's eager matmul rate in `dtype` (a 512^3 product, best of 3)."""
+    a = torch.randn(512, 512).to(dtype)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        a @ a
+        best = min(best, time.perf_counter() - start)
+    return 2 * 512**3 / best
+
+
+def too_slow_on_cpu(w: Workload) -> Optional[str]:
+    """Why w's steps are not run on this CPU (eager, and Inductor's code, which
+    calls the same matmul kernels), or None when they fit EAGER_BUDGET_S."""
+    rate = cpu_matmul_flops_per_s(torch.bfloat16 if w.dtype == "bf16" else torch.float32)
+    projected = w.flops / rate * (w.repeats + 2)
+    if projected <= EAGER_BUDGET_S:
+        return None
+    return f"not timed: projected {projected:.0f} s on this CPU ({w.dtype} matmul at {rate / 1e9:.2g} GFLOP/s)"
+
+
 def eager(w: Workload, threads: Optional[int] = None) -> Timing:
-    """Eager steps with torch's intra-op threads, or with `threads` of them."""
+    """Eager steps with torch's intra-op threads, or with `threads` of them
+    (not run when too_slow_on_cpu says why)."""
     default = torch.get_num_threads()
     if threads:
         torch.set_num_threads(threads)
     try:
+        reason = too_slow_on_cpu(w)
+        if reason:
+            return Timing(error=reason)
         r = _runner(w)
         time_steps(w, r, 1, first=False)  # warm-up (allocator, MKL/oneDNN init)
         return time_steps(w, r, w.repeats, first=False)

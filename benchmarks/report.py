@@ -222,6 +222,8 @@ def _wall_table(recs: list[dict]) -> list[str]:
            "|---|---:|---:|---:|---:|---:|---:|"]
 
     def cell(t: Optional[dict]) -> str:
+        if t and t.get("error"):
+            return t["error"]
         return f"{_ms(t['median_s'])} ({_ms(t['min_s'])})" if t else "n/a"
 
     for r in recs:
@@ -239,7 +241,7 @@ def _compile_table(recs: list[dict], inductor_ok: bool) -> list[str]:
             ind = ("not run (a simulator-speed workload)" if not r["inductor_planned"] else
                    "not run (no C++ compiler)" if not inductor_ok else "n/a")
         elif i["error"]:
-            ind = f"failed: {i['error']}"
+            ind = i["error"] if i["error"].startswith("not timed") else f"failed: {i['error']}"
         else:
             ind = _ms(i["compile_s"])
         n = f"failed: {r['error']}" if r.get("error") else _ms(r["neuron"]["compile_s"])

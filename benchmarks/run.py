@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calibration  # noqa: E402
 import machine  # noqa: E402
 import report  # noqa: E402
-from measure import compiled, eager  # noqa: E402
+from measure import Timing, compiled, eager, too_slow_on_cpu  # noqa: E402
 from workloads import all_workloads, warmup_workload  # noqa: E402
 
 JSON_FORMAT = 1
@@ -152,7 +152,10 @@ def main() -> int:
         print(f"[bench] {w.key}: neuron", flush=True)
         n, graphs = compiled(w, "neuron", profile=True)
         print(f"[bench] {w.key}: inductor", flush=True)
-        i = compiled(w, "inductor")[0] if inductor_ok and w.inductor else None
+        i = None
+        if inductor_ok and w.inductor:
+            slow = too_slow_on_cpu(w)
+            i = Timing(error=slow) if slow else compiled(w, "inductor")[0]
         measured[w.key] = report.record(report.Row(w, e, n, i, graphs, e1), commit, when)
         print(f"[bench] {report.one_line(measured[w.key])}", flush=True)
 
