@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <cassert>
 #include <optional>
 
 using namespace mlir;
@@ -339,6 +340,37 @@ void trnc::tile::forEachTile(const JointSpace &space, int64_t maxPartitions,
     tail.strides.push_back({rem * s, s});
   }
   tileRows(tail, maxPartitions, maxFree, fn);
+}
+
+void trnc::tile::forEachPartitionRun(const JointSpace &space,
+                                     int64_t maxPartitions,
+                                     function_ref<void(const TileTask &)> fn) {
+  size_t rank = space.shape.size(), numViews = space.numViews();
+  assert(rank >= 2 && "forEachPartitionRun: use forEachTile for 1-D spaces");
+  if (llvm::is_contained(space.shape, 0))
+    return;
+  int64_t inner = space.shape.back();
+  SmallVector<int64_t> index(rank - 1, 0); // odometer over the outer dims
+  while (true) {
+    for (int64_t p0 = 0; p0 < inner; p0 += maxPartitions) {
+      TileTask task;
+      task.partitions = std::min(maxPartitions, inner - p0);
+      task.counts = {task.partitions};
+      for (size_t v = 0; v < numViews; ++v) {
+        int64_t offset = space.offsets[v] + p0 * space.strides[v].back();
+        for (size_t d = 0; d + 1 < rank; ++d)
+          offset += index[d] * space.strides[v][d];
+        task.offsets.push_back(offset);
+        task.strides.push_back({space.strides[v].back()});
+      }
+      fn(task);
+    }
+    size_t d = rank - 1;
+    while (d > 0 && ++index[d - 1] == space.shape[d - 1])
+      index[--d] = 0;
+    if (d == 0)
+      return;
+  }
 }
 
 void trnc::tile::forEachFreeChunk(

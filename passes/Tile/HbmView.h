@@ -89,6 +89,15 @@ struct TileTask {
 void forEachTile(const JointSpace &space, int64_t maxPartitions,
                  int64_t maxFree, llvm::function_ref<void(const TileTask &)> fn);
 
+/// Visits a space of two or more dims (points walked one per partition,
+/// free size 1) in runs of up to `maxPartitions` consecutive points of its
+/// innermost dim, the outer dims looped: the rows of a row group whose walks
+/// do not merge into one dim (a [T, N] operand broadcast over a batch B is
+/// walked [B, T] with strides [0, N]). A run never crosses an outer index,
+/// so each view's rows are `strides.back()` apart.
+void forEachPartitionRun(const JointSpace &space, int64_t maxPartitions,
+                         llvm::function_ref<void(const TileTask &)> fn);
+
 /// Splits `shape` (one view's dims) into chunks of the free axis: the
 /// innermost dims fit `maxFree` (at most four dims, outermost chunked), outer
 /// dims are looped. Calls fn(offset in elements along `strides`, free

@@ -435,6 +435,14 @@ private:
     return it != fusedType.end() ? it->second : eltOf(v);
   }
   LogicalResult plan();
+  /// Whether the rows' joint walk can be cut into tasks of many rows each:
+  /// one dim, or runs of at least half the partitions along the innermost
+  /// (forEachPartitionRun).
+  bool walkable(const JointSpace &rows) {
+    return rows.shape.size() == 1 ||
+           (rows.shape.size() >= 2 &&
+            rows.shape.back() >= ctx.partitions() / 2);
+  }
   /// The [K...] walks of the externals, then of the outputs (where they
   /// will be written).
   SmallVector<HbmView> keptViews();
@@ -709,7 +717,12 @@ void RowGroupLowering::emit() {
   llvm::DenseMap<unsigned, Value> invariantTiles;
   bool firstTask = true;
   EngineBalance engines(ctx.machine);
-  forEachTile(kept, ctx.partitions(), /*maxFree=*/1, [&](const TileTask &task) {
+  auto forEachTask = [&](function_ref<void(const TileTask &)> fn) {
+    if (kept.shape.size() == 1)
+      return forEachTile(kept, ctx.partitions(), /*maxFree=*/1, fn);
+    forEachPartitionRun(kept, ctx.partitions(), fn);
+  };
+  forEachTask([&](const TileTask &task) {
     EmitMark mark(ctx.b);
     int64_t p = task.partitions;
     auto partStride = [&](unsigned v) {
@@ -909,7 +922,7 @@ FailureOr<bool> RowGroupLowering::run() {
   SmallVector<const HbmView *> ptrs;
   for (const HbmView &v : walks)
     ptrs.push_back(&v);
-  if (unwalkable || JointSpace::build(ptrs).shape.size() != 1 || !fits())
+  if (unwalkable || !walkable(JointSpace::build(ptrs)) || !fits())
     return false;
   emit();
   return true;

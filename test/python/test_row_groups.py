@@ -82,6 +82,42 @@ def test_layer_norm_backward_stays_on_chip():
     assert p.hbm_bytes <= 1.2 * io, (p.hbm_bytes, io)
 
 
+class EmbeddingsThenNorm(torch.nn.Module):
+    """GPT's input: token plus position embeddings, then a layer norm."""
+
+    def __init__(self, vocab=64, seq=256, d=192):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Embedding(seq, d)
+        self.ln = torch.nn.LayerNorm(d)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        return self.ln(self.tok(idx) + self.pos(torch.arange(t, device=idx.device)))
+
+
+def test_rows_with_an_operand_broadcast_over_the_batch():
+    # The position table is added to every batch element: the rows walk
+    # [B, T] with the table's strides [0, d], which do not merge into one
+    # dim. The group still runs on chip, 128 rows of one batch element per
+    # tile (T = 256 splits in two), instead of op by op through HBM.
+    batch, seq, d = 3, 256, 192
+    model = EmbeddingsThenNorm(seq=seq, d=d)
+    idx = torch.randint(0, 64, (batch, seq), generator=torch.Generator().manual_seed(0))
+    check_against_eager(model, [idx], rtol=1e-5, atol=1e-5)
+    c = compile_neuron(model)
+    with torch.no_grad():
+        c(idx)
+        with trnc.profiling.capture() as p:
+            c(idx)
+    # The gathers write their rows to HBM and the group reads them back
+    # (3 passes over token and position rows), then writes y; op by op, the
+    # sum, the centred rows and more go through HBM too.
+    rows = batch * seq
+    io = 3 * (rows + seq) * d * 4 + rows * d * 4
+    assert p.hbm_bytes <= 1.3 * io, (p.hbm_bytes, io)
+
+
 def test_bf16_parameter_gradients_at_least_as_accurate_as_eager():
     torch.manual_seed(0)
     ln = torch.nn.LayerNorm(1024).to(torch.bfloat16)

@@ -262,3 +262,35 @@ func.func @reshaped_rows(%x: tensor<256x64xf32>, %t: tensor<2x128x64xf32>) -> te
   %6 = trn.reshape %5 : tensor<2x128x64xf32> -> tensor<256x64xf32>
   return %6 : tensor<256x64xf32>
 }
+
+// -----
+
+// A table added to every batch element (token + position embeddings), then
+// the rows' sums: the rows walk [2, 256] with the table's strides [0, 64],
+// which do not merge into one dim, so each tile takes 128 rows of one batch
+// element (the table's rows again for each element) instead of every op
+// going through HBM on its own.
+// CHECK-LABEL: func.func @batch_broadcast
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.dma_copy %[[X:[0-9]+]] <0, [64, 1], [128, 64]>, %arg0 <0, [64, 1], [128, 64]>
+// CHECK: nisa.dma_copy %[[T:[0-9]+]] <0, [64, 1], [128, 64]>, %arg1 <0, [64, 1], [128, 64]>
+// CHECK: nisa.tensor_tensor add %[[X]] {{.*}}, %[[X]] {{.*}}, %[[T]]
+// CHECK: nisa.tensor_reduce add %{{.*}}, %[[X]]
+// CHECK: nisa.dma_copy %arg2 <0, [64, 1], [128, 64]>, %[[X]]
+// CHECK: nisa.dma_copy %arg3 <0, [1, 1], [128, 1]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <8192, [64, 1], [128, 64]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg1 <8192, [64, 1], [128, 64]>
+// CHECK: nisa.dma_copy %arg3 <128, [1, 1], [128, 1]>
+// The second batch element reads the table from its first row again.
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <16384, [64, 1], [128, 64]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg1 <0, [64, 1], [128, 64]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <24576, [64, 1], [128, 64]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg1 <8192, [64, 1], [128, 64]>
+// CHECK: nisa.dma_copy %arg3 <384, [1, 1], [128, 1]>
+// CHECK: return
+func.func @batch_broadcast(%x: tensor<2x256x64xf32>, %pos: tensor<256x64xf32>) -> (tensor<2x256x64xf32>, tensor<2x256xf32>) {
+  %b = trn.broadcast %pos : tensor<256x64xf32> -> tensor<2x256x64xf32>
+  %0 = trn.add %x, %b : tensor<2x256x64xf32>
+  %1 = trn.reduce_sum %0 dims = [2] : tensor<2x256x64xf32> -> tensor<2x256xf32>
+  return %0, %1 : tensor<2x256x64xf32>, tensor<2x256xf32>
+}
