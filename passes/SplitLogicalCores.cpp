@@ -12,6 +12,16 @@
 //    one transfer: core 0). Row tiles are written in row order, so each op
 //    of a chain splits its output rows the same way and a core mostly reads
 //    the rows it wrote. Collectives run on core 0 (the verifier's rule).
+//  - Halving single transfers. A buffer written by one transfer (an op of
+//    up to 128 rows per partition group, e.g. [256, C] packed as
+//    [128, 2, C]) would stay on core 0. When that store and every on-chip
+//    producer behind it (back to the HBM loads) are elementwise along the
+//    free dims (copies, activation, tensor_tensor/scalar, copy_predicated,
+//    memset, and reductions of the innermost dim), each of them is cut in
+//    two halves of its free elements (the outermost free dim of more than
+//    one element, halved in every operand; per-partition [P, 1] operands
+//    stay whole). The halves then go where their consumers are, and a pair
+//    whose halves end up on the same cores is put back together.
 //  - Which core needs what. An instruction is needed by a core if a
 //    transfer that core writes depends on it through on-chip tiles (read
 //    after write on overlapping bytes, back to the last writer that covers
@@ -42,8 +52,10 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace trnc {
 #define GEN_PASS_DEF_SPLITLOGICALCORES
@@ -90,17 +102,101 @@ struct SplitLogicalCoresPass
   void runOnOperation() override;
 
 private:
+  /// An instruction cut in two halves of its free elements.
+  struct Halves {
+    Operation *first, *second;
+    SmallVector<NamedAttribute, 3> whole; // `first`'s patterns before the cut
+  };
+
   LogicalResult collect(func::FuncOp main);
+  void computePreds();
   void assignWriters();
   void propagateNeeds();
   void placeBarriers();
+  /// collect .. placeBarriers on the program as it is now.
+  LogicalResult analyze(func::FuncOp main);
+  SmallVector<SmallVector<Operation *>> halvableChains();
+  void halve(Operation *op);
+  void rejoin(Halves &pair);
+  LogicalResult halveSingleTransfers(func::FuncOp main);
   void split(func::FuncOp main);
 
   SmallVector<Operation *> insts; // program order
   std::vector<SmallVector<Footprint, 3>> footprints;
+  // preds[i]: the earlier instructions whose tile writes instruction i reads.
+  std::vector<SmallVector<unsigned, 4>> preds;
   std::vector<unsigned> cores; // per instruction: the cores that run it
   std::vector<unsigned> barrierBefore; // instruction indices, ascending
+  SmallVector<Halves> halves;
 };
+
+/// `ap` cut to half `h` (0 or 1) of its free elements in row-major order:
+/// the outermost free dim of more than one element, halved (every free dim
+/// before it has one element, so the order is kept). None if that dim is
+/// odd or there is none.
+std::optional<AccessPatternAttr> halfOf(AccessPatternAttr ap, unsigned h,
+                                        unsigned *dim = nullptr) {
+  ArrayRef<int64_t> counts = ap.getCounts();
+  for (unsigned d = 1; d < counts.size(); ++d) {
+    if (counts[d] == 1)
+      continue;
+    if (counts[d] % 2)
+      return std::nullopt;
+    SmallVector<int64_t> halved(counts);
+    halved[d] /= 2;
+    if (dim)
+      *dim = d;
+    return AccessPatternAttr::get(ap.getContext(),
+                                  ap.getOffset() + h * halved[d] * ap.getStrides()[d],
+                                  ap.getStrides(), halved);
+  }
+  return std::nullopt;
+}
+
+int64_t freeElements(AccessPatternAttr ap) {
+  return ap.getNumElements() / ap.getCounts()[0];
+}
+
+/// The names of `op`'s patterns that its halves cut (the others, a
+/// per-partition [P, 1] operand, stay whole), or none if `op` cannot be
+/// cut in halves that each compute their half of the elements.
+std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op) {
+  bool reduce = llvm::isa<TensorReduceOp>(op);
+  if (!llvm::isa<DmaCopyOp, ActivationOp, TensorTensorOp, TensorScalarOp,
+                 TensorCopyOp, CopyPredicatedOp, MemsetOp, TensorReduceOp>(op))
+    return std::nullopt;
+  // Elementwise: every cut pattern walks the dst's elements. A reduction
+  // walks src0's, reducing its innermost dim into dst.
+  auto dst = op->getAttrOfType<AccessPatternAttr>("dst_ap");
+  auto src0 = op->getAttrOfType<AccessPatternAttr>("src0_ap");
+  int64_t elements = freeElements(dst);
+  if (reduce)
+    elements = freeElements(src0);
+  SmallVector<StringRef, 3> names;
+  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"}) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
+    if (!ap)
+      continue;
+    if (ap.getCounts()[0] != dst.getCounts()[0])
+      return std::nullopt; // rows of the two sides do not pair up
+    int64_t want = reduce && name == "dst_ap"
+                       ? elements / src0.getCounts().back()
+                       : elements;
+    if (freeElements(ap) != want) {
+      if (name == "src1_ap" && freeElements(ap) == 1 &&
+          llvm::isa<ActivationOp, TensorScalarOp>(op))
+        continue; // one value per partition, for both halves
+      return std::nullopt;
+    }
+    unsigned dim = 0;
+    if (!halfOf(ap, 0, &dim))
+      return std::nullopt;
+    if (reduce && name == "src0_ap" && dim + 1 == ap.getCounts().size())
+      return std::nullopt; // would cut the reduced dim
+    names.push_back(name);
+  }
+  return names;
+}
 
 LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
   for (Operation &op : main.getBody().front()) {
@@ -154,9 +250,8 @@ void SplitLogicalCoresPass::assignWriters() {
   }
 }
 
-void SplitLogicalCoresPass::propagateNeeds() {
-  // preds[i]: the earlier instructions whose tile writes instruction i reads.
-  std::vector<SmallVector<unsigned, 4>> preds(insts.size());
+void SplitLogicalCoresPass::computePreds() {
+  preds.assign(insts.size(), {});
   DenseMap<const void *, SmallVector<unsigned>> writers; // per tile
   for (unsigned i = 0; i < insts.size(); ++i) {
     for (const Footprint &f : footprints[i]) {
@@ -182,6 +277,123 @@ void SplitLogicalCoresPass::propagateNeeds() {
       if (f.isWrite && !inHbm(f))
         writers[f.resource].push_back(i);
   }
+}
+
+SmallVector<SmallVector<Operation *>>
+SplitLogicalCoresPass::halvableChains() {
+  DenseMap<const void *, unsigned> transfers; // per HBM buffer
+  for (const auto &fps : footprints)
+    for (const Footprint &f : fps)
+      if (f.isWrite && inHbm(f))
+        ++transfers[f.resource];
+  SmallVector<SmallVector<Operation *>> chains;
+  for (unsigned s = 0; s < insts.size(); ++s) {
+    bool singleStore = llvm::any_of(footprints[s], [&](const Footprint &f) {
+      return f.isWrite && inHbm(f) && transfers[f.resource] == 1;
+    });
+    if (!singleStore || llvm::isa<CollectiveOp>(insts[s]))
+      continue;
+    SmallVector<unsigned> chain{s}, work{s};
+    DenseSet<unsigned> seen{s};
+    bool halvable = true;
+    while (halvable && !work.empty()) {
+      unsigned i = work.pop_back_val();
+      halvable = halvablePatterns(insts[i]).has_value();
+      for (unsigned p : preds[i])
+        if (seen.insert(p).second) {
+          chain.push_back(p);
+          work.push_back(p);
+        }
+    }
+    if (!halvable)
+      continue;
+    llvm::sort(chain);
+    chains.emplace_back();
+    for (unsigned i : chain)
+      chains.back().push_back(insts[i]);
+  }
+  return chains;
+}
+
+void SplitLogicalCoresPass::halve(Operation *op) {
+  SmallVector<StringRef, 3> names = *halvablePatterns(op);
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  Operation *second = b.clone(*op);
+  Halves pair{op, second, {}};
+  for (StringRef name : names) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
+    pair.whole.push_back(b.getNamedAttr(name, ap));
+    op->setAttr(name, *halfOf(ap, 0));
+    second->setAttr(name, *halfOf(ap, 1));
+  }
+  halves.push_back(std::move(pair));
+}
+
+void SplitLogicalCoresPass::rejoin(Halves &pair) {
+  for (NamedAttribute whole : pair.whole)
+    pair.first->setAttr(whole.getName(), whole.getValue());
+  pair.second->erase();
+}
+
+LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
+  insts.clear();
+  footprints.clear();
+  barrierBefore.clear();
+  if (failed(collect(main)))
+    return failure();
+  computePreds();
+  assignWriters();
+  propagateNeeds();
+  placeBarriers();
+  return success();
+}
+
+LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
+  if (failed(analyze(main)))
+    return failure();
+  size_t barriers = barrierBefore.size();
+  DenseSet<Operation *> cut;
+  for (ArrayRef<Operation *> chain : halvableChains()) {
+    size_t before = halves.size();
+    for (Operation *op : chain)
+      if (cut.insert(op).second)
+        halve(op);
+    if (halves.size() == before)
+      continue;
+    if (failed(analyze(main)))
+      return failure();
+    DenseMap<Operation *, unsigned> coresOf;
+    for (unsigned i = 0; i < insts.size(); ++i)
+      coresOf[insts[i]] = cores[i];
+    bool splits = llvm::any_of(ArrayRef(halves).drop_front(before), [&](const Halves &h) {
+      return coresOf[h.first] != coresOf[h.second];
+    });
+    if (splits && barrierBefore.size() <= barriers) {
+      barriers = barrierBefore.size();
+      continue;
+    }
+    // No work moves to the other core, or a barrier more: undo.
+    while (halves.size() > before) {
+      cut.erase(halves.back().first);
+      rejoin(halves.back());
+      halves.pop_back();
+    }
+  }
+  // Pairs whose halves run on the same cores are put back together.
+  if (failed(analyze(main)))
+    return failure();
+  DenseMap<Operation *, unsigned> coresOf;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    coresOf[insts[i]] = cores[i];
+  for (Halves &pair : halves)
+    if (coresOf[pair.first] == coresOf[pair.second])
+      rejoin(pair);
+  halves.clear();
+  return analyze(main);
+}
+
+void SplitLogicalCoresPass::propagateNeeds() {
   for (unsigned i = insts.size(); i-- > 0;) {
     if (!cores[i])
       cores[i] = kCore0; // no transfer needs it: core 0, as at LNC=1
@@ -275,14 +487,9 @@ void SplitLogicalCoresPass::runOnOperation() {
                      "of one block");
     return signalPassFailure();
   }
-  insts.clear();
-  footprints.clear();
-  barrierBefore.clear();
-  if (failed(collect(main)))
+  halves.clear();
+  if (failed(halveSingleTransfers(main)))
     return signalPassFailure();
-  assignWriters();
-  propagateNeeds();
-  placeBarriers();
   split(main);
   module->setAttr("trnc.lnc", Builder(module).getI64IntegerAttr(2));
 }
