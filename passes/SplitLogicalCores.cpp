@@ -11,7 +11,7 @@
 //    of the ranks goes to core 0, the rest to core 1 (a buffer written by
 //    one transfer: core 0). Row tiles are written in row order, so each op
 //    of a chain splits its output rows the same way and a core mostly reads
-//    the rows it wrote. Collectives run on core 0 (the verifier's rule).
+//    the rows it wrote.
 //  - Halving single transfers. A buffer written by one transfer (an op of
 //    up to 128 rows per partition group, e.g. [256, C] packed as
 //    [128, 2, C]) would stay on core 0. When that store and every on-chip
@@ -39,6 +39,10 @@
 //    1, 2, ... in the same order and the list scheduler keeps every
 //    transfer on its side of them, so they cannot deadlock. Chains split
 //    the same way need none.
+//
+// Collectives are refused: their group's link span (LowerCollective) is
+// computed with lnc=1 ranks, which at lnc=2 would price a logical core's
+// links as a physical core's.
 //
 // Every HBM scratch buffer is tagged `trnc.scratch` (its index) in both
 // copies, so the emitter maps both to one region (HBM is shared). The
@@ -206,6 +210,13 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     if (llvm::isa<NopOp, PeerSignalOp, PeerWaitOp>(op))
       return op.emitOpError("the split over logical cores runs before "
                             "semaphore scheduling");
+    if (auto c = dyn_cast<CollectiveOp>(op))
+      return op.emitOpError()
+             << stringifyCollectiveKind(c.getKind())
+             << " (collective " << c.getId()
+             << ") is not supported at lnc=2: its group's link span was "
+                "computed with one physical core per rank, not one logical "
+                "core (two physical cores) per rank; compile with lnc=1";
     SmallVector<Footprint, 3> fps;
     for (const Access &a : inst.getAccesses()) {
       FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
@@ -230,7 +241,7 @@ void SplitLogicalCoresPass::assignWriters() {
     return nullptr;
   };
   for (unsigned i = 0; i < insts.size(); ++i)
-    if (const Footprint *f = hbmWrite(i); f && !llvm::isa<CollectiveOp>(insts[i]))
+    if (const Footprint *f = hbmWrite(i))
       starts[f->resource].push_back(f->begin);
   for (auto &[buffer, list] : starts) {
     llvm::sort(list);
@@ -240,10 +251,6 @@ void SplitLogicalCoresPass::assignWriters() {
     const Footprint *f = hbmWrite(i);
     if (!f)
       continue;
-    if (llvm::isa<CollectiveOp>(insts[i])) {
-      cores[i] = kCore0;
-      continue;
-    }
     ArrayRef<int64_t> list = starts[f->resource];
     size_t rank = llvm::lower_bound(list, f->begin) - list.begin();
     cores[i] = 2 * rank >= list.size() && list.size() > 1 ? kCore1 : kCore0;
@@ -291,7 +298,7 @@ SplitLogicalCoresPass::halvableChains() {
     bool singleStore = llvm::any_of(footprints[s], [&](const Footprint &f) {
       return f.isWrite && inHbm(f) && transfers[f.resource] == 1;
     });
-    if (!singleStore || llvm::isa<CollectiveOp>(insts[s]))
+    if (!singleStore)
       continue;
     SmallVector<unsigned> chain{s}, work{s};
     DenseSet<unsigned> seen{s};
@@ -408,7 +415,10 @@ void SplitLogicalCoresPass::placeBarriers() {
     bool isWrite;
     unsigned cores;
   };
-  // HBM bytes touched since the last barrier, per buffer.
+  // HBM bytes touched since the last barrier, per buffer. Element ranges,
+  // as the simulator's race checker sees them: two halves that interleave
+  // (rows 2p and 2p + 1 of a contiguous [256, C]) are ordered by a barrier,
+  // which the halving then declines.
   DenseMap<const void *, SmallVector<Touch>> since;
   for (unsigned i = 0; i < insts.size(); ++i) {
     bool conflict = false;

@@ -5,6 +5,7 @@ NeuronCores (passes/SplitLogicalCores.cpp, docs/distributed.md "LNC=2"):
 results equal eager PyTorch (the simulator's race checker fails any run whose
 cross-core HBM accesses a barrier does not order), both cores do work, the
 profile counts both, and a matmul takes about half the time of lnc=1.
+Collectives are refused at lnc=2 by name.
 """
 
 from __future__ import annotations
@@ -68,6 +69,42 @@ def test_elementwise_chain_needs_no_barrier_and_a_transpose_does():
     # race checker would fail the run otherwise).
     flip = _compiled(lambda t: torch.relu(t).flip(0).T.contiguous() * 2.0, 2)
     torch.testing.assert_close(flip(x), torch.relu(x).flip(0).T.contiguous() * 2.0)
+
+
+def test_single_transfer_op_is_halved_over_the_cores():
+    # x[2, 128, 128] + w[128, 128] (w broadcast over the batch) is tiled
+    # [128 partitions, 2, 128] and written by one transfer: the chain is cut
+    # in halves of its free elements (one batch each), one half per core.
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(2, 128, 128, generator=g), torch.randn(128, 128, generator=g)
+    fn = lambda t, u: torch.tanh(t + u) * 2.0  # noqa: E731
+    out, p = _profile(fn, x, w, lnc=2)
+    torch.testing.assert_close(out, fn(x, w))
+    cores = p.graphs[0].to_dict()["cores"]
+    for core in cores:
+        assert core["dma"]["instructions"] > 0, cores
+        assert core["scalar"]["instructions"] + core["vector"]["instructions"] + core["gpsimd"]["instructions"] > 0, cores
+    out1, p1 = _profile(fn, x, w, lnc=1)
+    torch.testing.assert_close(out, out1, rtol=0, atol=0)  # the same elements, computed the same way
+    assert p.total_ns < p1.total_ns, (p1.total_ns, p.total_ns)
+
+
+def test_collective_at_lnc2_is_refused_by_name():
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as fc
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialised")
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
+    try:
+        fn = _compiled(lambda t: fc.all_reduce(t * 2.0, "sum", dist.group.WORLD) + 1.0, 2)
+        with pytest.raises(Exception) as excinfo:  # Dynamo wraps the backend's CompileError
+            fn(torch.ones(4, 8))
+    finally:
+        dist.destroy_process_group()
+    text = str(excinfo.value)
+    assert "all_reduce" in text and "not supported at lnc=2" in text and "compile with lnc=1" in text, text
 
 
 def test_mlp_training_at_lnc2_matches_eager():
