@@ -122,6 +122,11 @@ private:
   SmallVector<SmallVector<Operation *>> halvableChains();
   void halve(Operation *op);
   void rejoin(Halves &pair);
+  /// Halves `ops` (those not cut yet) and keeps the cut if some pair's
+  /// halves run on different cores and the barrier count stays at most
+  /// `barriers` (then lowered to the new count); else undoes it.
+  FailureOr<bool> tryHalves(func::FuncOp main, ArrayRef<Operation *> ops,
+                            size_t &barriers);
   LogicalResult halveSingleTransfers(func::FuncOp main);
   void split(func::FuncOp main);
 
@@ -132,6 +137,7 @@ private:
   std::vector<unsigned> cores; // per instruction: the cores that run it
   std::vector<unsigned> barrierBefore; // instruction indices, ascending
   SmallVector<Halves> halves;
+  DenseSet<Operation *> cut; // instructions cut in halves (their first)
 };
 
 /// `ap` cut to half `h` (0 or 1) of its free elements in row-major order:
@@ -356,37 +362,59 @@ LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
   return success();
 }
 
+FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
+                                                 ArrayRef<Operation *> ops,
+                                                 size_t &barriers) {
+  size_t before = halves.size();
+  for (Operation *op : ops)
+    if (cut.insert(op).second)
+      halve(op);
+  if (halves.size() == before)
+    return false;
+  if (failed(analyze(main)))
+    return failure();
+  DenseMap<Operation *, unsigned> coresOf;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    coresOf[insts[i]] = cores[i];
+  bool splits = llvm::any_of(ArrayRef(halves).drop_front(before), [&](const Halves &h) {
+    return coresOf[h.first] != coresOf[h.second];
+  });
+  if (splits && barrierBefore.size() <= barriers) {
+    barriers = barrierBefore.size();
+    return true;
+  }
+  // No work moves to the other core, or a barrier more: undo.
+  while (halves.size() > before) {
+    cut.erase(halves.back().first);
+    rejoin(halves.back());
+    halves.pop_back();
+  }
+  return false;
+}
+
 LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
+  cut.clear();
   if (failed(analyze(main)))
     return failure();
   size_t barriers = barrierBefore.size();
-  DenseSet<Operation *> cut;
-  for (ArrayRef<Operation *> chain : halvableChains()) {
-    size_t before = halves.size();
-    for (Operation *op : chain)
-      if (cut.insert(op).second)
-        halve(op);
-    if (halves.size() == before)
-      continue;
-    if (failed(analyze(main)))
+  for (ArrayRef<Operation *> chain : halvableChains())
+    if (failed(tryHalves(main, chain, barriers)))
       return failure();
-    DenseMap<Operation *, unsigned> coresOf;
-    for (unsigned i = 0; i < insts.size(); ++i)
-      coresOf[insts[i]] = cores[i];
-    bool splits = llvm::any_of(ArrayRef(halves).drop_front(before), [&](const Halves &h) {
-      return coresOf[h.first] != coresOf[h.second];
-    });
-    if (splits && barrierBefore.size() <= barriers) {
-      barriers = barrierBefore.size();
-      continue;
-    }
-    // No work moves to the other core, or a barrier more: undo.
-    while (halves.size() > before) {
-      cut.erase(halves.back().first);
-      rejoin(halves.back());
-      halves.pop_back();
-    }
-  }
+  // On-chip instructions both cores run, each needing one half: the copy
+  // out of PSUM of a transposed operand whose row blocks feed the two
+  // cores' matmuls, then (consumers first) the transposes and loads behind
+  // it. Halving them leaves each core its own rows.
+  if (failed(analyze(main)))
+    return failure();
+  SmallVector<Operation *> shared;
+  for (unsigned i = insts.size(); i-- > 0;)
+    if (cores[i] == (kCore0 | kCore1) &&
+        llvm::none_of(footprints[i], [](const Footprint &f) { return f.isWrite && inHbm(f); }) &&
+        halvablePatterns(insts[i]))
+      shared.push_back(insts[i]);
+  for (Operation *op : shared)
+    if (failed(tryHalves(main, op, barriers)))
+      return failure();
   // Pairs whose halves run on the same cores are put back together.
   if (failed(analyze(main)))
     return failure();
