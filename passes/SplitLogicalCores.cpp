@@ -51,8 +51,11 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
+#include "passes/TargetModel.h"
 
+#include "dialects/Nisa/NisaToIsa.h"
 #include "isa/Isa.h"
+#include "sim/CostModel.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
@@ -99,6 +102,23 @@ bool covers(const Footprint &outer, const Footprint &inner) {
          outer.begin <= inner.begin && inner.end <= outer.end;
 }
 
+/// An instruction's duration by the simulator's cost formulas (a DMA alone
+/// on its queue: fixed cost, then its bytes), 0 if it has no cost form.
+double estimateNs(const MachineModel &m, Operation *op) {
+  isa::Instruction inst;
+  if (!nisa::describeForCost(op, inst))
+    return 0;
+  if (inst.opcode == isa::Opcode::Collective)
+    return 0;
+  if (isa::isDmaTransfer(inst.opcode))
+    return m.dmaFixedNs +
+           double(sim::dmaBytes(inst)) / sim::dmaAloneBytesPerNs(m, inst);
+  uint64_t cycles = inst.opcode == isa::Opcode::Matmul
+                        ? sim::matmulCycles(m, inst)
+                        : sim::vectorLikeCycles(m, inst);
+  return double(cycles) / sim::engineClockGHz(m, inst.engine);
+}
+
 struct SplitLogicalCoresPass
     : public trnc::impl::SplitLogicalCoresBase<SplitLogicalCoresPass> {
   using SplitLogicalCoresBase::SplitLogicalCoresBase;
@@ -128,6 +148,9 @@ private:
   FailureOr<bool> tryHalves(func::FuncOp main, ArrayRef<Operation *> ops,
                             size_t &barriers);
   LogicalResult halveSingleTransfers(func::FuncOp main);
+  LogicalResult balanceSingleTransfers(func::FuncOp main);
+  /// The estimated busy time of each core's instructions, core 0 minus core 1.
+  double imbalanceNs() const;
   void split(func::FuncOp main);
 
   SmallVector<Operation *> insts; // program order
@@ -138,6 +161,10 @@ private:
   std::vector<unsigned> barrierBefore; // instruction indices, ascending
   SmallVector<Halves> halves;
   DenseSet<Operation *> cut; // instructions cut in halves (their first)
+  // Stores of single-transfer buffers moved from core 0 to core 1.
+  DenseSet<Operation *> onCore1;
+  std::optional<MachineModel> model;
+  std::vector<double> costNs; // per instruction: the simulator's estimate
 };
 
 /// `ap` cut to half `h` (0 or 1) of its free elements in row-major order:
@@ -209,6 +236,7 @@ std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op) {
 }
 
 LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
+  costNs.clear();
   for (Operation &op : main.getBody().front()) {
     auto inst = dyn_cast<InstructionOpInterface>(op);
     if (!inst)
@@ -232,6 +260,7 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     }
     insts.push_back(&op);
     footprints.push_back(std::move(fps));
+    costNs.push_back(estimateNs(*model, &op));
   }
   cores.assign(insts.size(), 0);
   return success();
@@ -260,6 +289,8 @@ void SplitLogicalCoresPass::assignWriters() {
     ArrayRef<int64_t> list = starts[f->resource];
     size_t rank = llvm::lower_bound(list, f->begin) - list.begin();
     cores[i] = 2 * rank >= list.size() && list.size() > 1 ? kCore1 : kCore0;
+    if (onCore1.contains(insts[i]))
+      cores[i] = kCore1;
   }
 }
 
@@ -428,6 +459,48 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   return analyze(main);
 }
 
+double SplitLogicalCoresPass::imbalanceNs() const {
+  double d = 0;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    d += ((cores[i] & kCore0) ? costNs[i] : 0) - ((cores[i] & kCore1) ? costNs[i] : 0);
+  return d;
+}
+
+LogicalResult SplitLogicalCoresPass::balanceSingleTransfers(func::FuncOp main) {
+  onCore1.clear();
+  if (failed(analyze(main)))
+    return failure();
+  size_t barriers = barrierBefore.size();
+  double imbalance = imbalanceNs();
+  DenseMap<const void *, unsigned> transfers; // per HBM buffer
+  for (const auto &fps : footprints)
+    for (const Footprint &f : fps)
+      if (f.isWrite && inHbm(f))
+        ++transfers[f.resource];
+  SmallVector<Operation *> stores;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    if (cores[i] == kCore0 &&
+        llvm::any_of(footprints[i], [&](const Footprint &f) {
+          return f.isWrite && inHbm(f) && transfers[f.resource] == 1;
+        }))
+      stores.push_back(insts[i]);
+  for (Operation *store : stores) {
+    if (imbalance <= 0)
+      break;
+    onCore1.insert(store);
+    if (failed(analyze(main)))
+      return failure();
+    double now = imbalanceNs();
+    if (barrierBefore.size() <= barriers && std::abs(now) < std::abs(imbalance)) {
+      imbalance = now;
+      barriers = barrierBefore.size();
+      continue;
+    }
+    onCore1.erase(store);
+  }
+  return analyze(main);
+}
+
 void SplitLogicalCoresPass::propagateNeeds() {
   for (unsigned i = insts.size(); i-- > 0;) {
     if (!cores[i])
@@ -525,8 +598,13 @@ void SplitLogicalCoresPass::runOnOperation() {
                      "of one block");
     return signalPassFailure();
   }
+  model = targetModel(module, "");
+  if (!model)
+    return signalPassFailure();
   halves.clear();
-  if (failed(halveSingleTransfers(main)))
+  onCore1.clear();
+  if (failed(halveSingleTransfers(main)) ||
+      failed(balanceSingleTransfers(main)))
     return signalPassFailure();
   split(main);
   module->setAttr("trnc.lnc", Builder(module).getI64IntegerAttr(2));
