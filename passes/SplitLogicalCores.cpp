@@ -12,16 +12,23 @@
 //    one transfer: core 0). Row tiles are written in row order, so each op
 //    of a chain splits its output rows the same way and a core mostly reads
 //    the rows it wrote.
-//  - Halving single transfers. A buffer written by one transfer (an op of
-//    up to 128 rows per partition group, e.g. [256, C] packed as
-//    [128, 2, C]) would stay on core 0. When that store and every on-chip
-//    producer behind it (back to the HBM loads) are elementwise along the
-//    free dims (copies, activation, tensor_tensor/scalar, copy_predicated,
-//    memset, and reductions of the innermost dim), each of them is cut in
-//    two halves of its free elements (the outermost free dim of more than
-//    one element, halved in every operand; per-partition [P, 1] operands
-//    stay whole). The halves then go where their consumers are, and a pair
-//    whose halves end up on the same cores is put back together.
+//  - Halving. An instruction elementwise along its free dims (copies,
+//    activation, tensor_tensor/scalar, copy_predicated, memset, and
+//    reductions of the innermost dim) can be cut in two halves of its free
+//    elements (the outermost free dim of more than one element, halved in
+//    every operand; per-partition [P, 1] operands stay whole). Cut are
+//    (1) a buffer written by one transfer (e.g. [2, 128, C] tiled
+//    [128, 2, C]), which would stay on core 0, when its store and every
+//    on-chip producer behind it are halvable, and (2) on-chip instructions
+//    both cores would run (the copy out of PSUM of an x^T built from every
+//    row block of x), consumers first. A cut is kept only if some pair's
+//    halves then run on different cores and no barrier is added (each
+//    costs both cores about 2 us); a pair whose halves share their cores
+//    is put back together at the end.
+//  - Balancing. A single-transfer store left whole moves to core 1, in
+//    program order, while core 0's estimated busy time (the simulator's
+//    cost formulas) exceeds core 1's, if the gap shrinks and no barrier
+//    is added.
 //  - Which core needs what. An instruction is needed by a core if a
 //    transfer that core writes depends on it through on-chip tiles (read
 //    after write on overlapping bytes, back to the last writer that covers
