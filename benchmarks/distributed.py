@@ -23,6 +23,12 @@ of the GPT of ``trnc.models`` (the README demo's model and batch) at 1, 2,
   through DTensor (the model's fused QKV projection splits q, k, v by the
   full width, so attention stays replicated); efficiency = T(1) / (n T(n)).
 
+- logical cores (``--modes lnc``): the model's step (no collectives)
+  compiled with ``options={"lnc": 1}`` and ``{"lnc": 2}``, one logical
+  core of one or two physical cores of a trn2 chip (docs/distributed.md
+  "LNC=2"); efficiency = T(lnc=1) / (2 T(lnc=2)), per physical core like
+  strong scaling.
+
 Efficiencies are against the 1-rank row of the same mode (the same program,
 its collectives over a group of one: local copies); the first row is the
 plain one-core step without collectives. Timing needs no real peers: one
@@ -173,6 +179,23 @@ def tensor_parallel(n: int, batch: int) -> dict:
     return _profile(step, idx, tgt)
 
 
+def logical_cores(batch: int, lnc: int) -> dict:
+    """The plain GPT step (no collectives) compiled at logical-core degree lnc."""
+    torch.manual_seed(0)
+    config = gpt.GPTConfig()
+    model = gpt.GPT(config)
+    idx, tgt = gpt.batch(config, batch, torch.Generator().manual_seed(1))
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="neuron", dynamic=False, options={"lnc": lnc})
+
+    def step(idx, tgt):
+        loss = compiled(idx, tgt)[1]
+        loss.backward()
+        return loss.detach()
+
+    return _profile(step, idx, tgt)
+
+
 def ddp_split(n: int, batch: int, cap_mb: float) -> dict:
     """torch.compile(DDP(model, bucket_cap_mb=cap_mb)): Dynamo's DDP optimizer
     splits the graph at the bucket boundaries. DDP's reducer all-reduces
@@ -235,7 +258,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", default="1,2,4,8")
     ap.add_argument("--batch", type=int, default=2, help="per-rank batch (the demo's 2)")
-    ap.add_argument("--modes", default="dp,tp,ddp")
+    ap.add_argument("--modes", default="dp,tp,ddp,lnc",
+                    help="dp (data parallel), tp (tensor parallel), ddp (DDP graph split), lnc (LNC=2)")
     ap.add_argument("--buckets", default="param,1,all",
                     help="data-parallel gradient buckets: 'param' (one per parameter), MiB, or 'all' (one)")
     ap.add_argument("--write", action="store_true", help="update the distributed section of RESULTS.md")
@@ -259,6 +283,13 @@ def main(argv=None) -> None:
             print(f"{mode} {n}: {d['total_ns'] / 1e6:.3f} ms, collectives {d['collectives']}, "
                   f"{d['collective_ns'] / 1e3:.1f} us, exposed {d['exposed_ns'] / 1e3:.1f} us, eff {eff * 100:.1f}%",
                   flush=True)
+    if "lnc" in modes:
+        one, two = logical_cores(args.batch, 1), logical_cores(args.batch, 2)
+        eff = one["total_ns"] / (2 * two["total_ns"])
+        rows += [("logical core, lnc=1 (1 physical core)", 1, one, 1.0),
+                 ("logical core, lnc=2 (2 physical cores)", 1, two, eff)]
+        print(f"lnc=2: {two['total_ns'] / 1e6:.3f} ms vs {one['total_ns'] / 1e6:.3f} ms at lnc=1 "
+              f"({two['total_ns'] / one['total_ns']:.3f}x), eff {eff * 100:.1f}%", flush=True)
     splits = [(mb, ddp_split(ranks[-1], args.batch, mb)) for mb in (1, 25)] if "ddp" in modes else []
     text = table(rows) + ("\n\n" + split_table(ranks[-1], splits) if splits else "")
     print(text)
@@ -274,7 +305,8 @@ def main(argv=None) -> None:
                    "collectives use the intra-chip model (DMA fixed cost per ring step, the core's DMA "
                    "bandwidth; docs/distributed.md). One process per row in a `fake` process group: simulated "
                    "time only. Data parallel is weak scaling (efficiency T1/Tn), tensor parallel strong "
-                   "scaling (T1/(n Tn)) of the blocks' MLPs (attention replicated). "
+                   "scaling (T1/(n Tn)) of the blocks' MLPs (attention replicated); the LNC row is the one-core "
+                   "step compiled with lnc=2 over two physical cores (efficiency T1/(2 T2)). "
                    + NOTE + "\n\n" + text + f"\n{END}")
         old = open(RESULTS).read()
         if BEGIN in old:

@@ -200,9 +200,13 @@ def SplitLogicalCores : Pass<"trnc-pipeline-split-logical-cores", "::mlir::Modul
     Clones `@main` into `@main_core1` and keeps in each copy the
     instructions its physical core needs: the HBM transfers into a buffer
     are ranked by the first element they write, the first half go to core 0
-    and the rest to core 1 (collectives: core 0), and every instruction a
-    core's transfers depend on through on-chip tiles is kept on that core
-    (shared producers in both; an instruction nothing needs on core 0).
+    and the rest to core 1, and every instruction a core's transfers depend
+    on through on-chip tiles is kept on that core (shared producers in both;
+    an instruction nothing needs on core 0). Elementwise chains behind a
+    single-transfer store, and on-chip instructions both cores would run,
+    are cut in halves of their free elements when the halves land on
+    different cores without a barrier more; single-transfer outputs move to
+    core 1 while core 0 has more estimated work. Collectives are refused.
     Where an instruction touches HBM bytes the other core touched since the
     last barrier (a read after a write, a write after a read or write), a
     barrier goes just before it in both copies: `nisa.peer_signal` and

@@ -11,7 +11,24 @@
 //    of the ranks goes to core 0, the rest to core 1 (a buffer written by
 //    one transfer: core 0). Row tiles are written in row order, so each op
 //    of a chain splits its output rows the same way and a core mostly reads
-//    the rows it wrote. Collectives run on core 0 (the verifier's rule).
+//    the rows it wrote.
+//  - Halving. An instruction elementwise along its free dims (copies,
+//    activation, tensor_tensor/scalar, copy_predicated, memset, and
+//    reductions of the innermost dim) can be cut in two halves of its free
+//    elements (the outermost free dim of more than one element, halved in
+//    every operand; per-partition [P, 1] operands stay whole). Cut are
+//    (1) a buffer written by one transfer (e.g. [2, 128, C] tiled
+//    [128, 2, C]), which would stay on core 0, when its store and every
+//    on-chip producer behind it are halvable, and (2) on-chip instructions
+//    both cores would run (the copy out of PSUM of an x^T built from every
+//    row block of x), consumers first. A cut is kept only if some pair's
+//    halves then run on different cores and no barrier is added (each
+//    costs both cores about 2 us); a pair whose halves share their cores
+//    is put back together at the end.
+//  - Balancing. A single-transfer store left whole moves to core 1, in
+//    program order, while core 0's estimated busy time (the simulator's
+//    cost formulas) exceeds core 1's, if the gap shrinks and no barrier
+//    is added.
 //  - Which core needs what. An instruction is needed by a core if a
 //    transfer that core writes depends on it through on-chip tiles (read
 //    after write on overlapping bytes, back to the last writer that covers
@@ -30,6 +47,10 @@
 //    transfer on its side of them, so they cannot deadlock. Chains split
 //    the same way need none.
 //
+// Collectives are refused: their group's link span (LowerCollective) is
+// computed with lnc=1 ranks, which at lnc=2 would price a logical core's
+// links as a physical core's.
+//
 // Every HBM scratch buffer is tagged `trnc.scratch` (its index) in both
 // copies, so the emitter maps both to one region (HBM is shared). The
 // module gets `trnc.lnc = 2`, each function `trnc.core`.
@@ -37,13 +58,18 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
+#include "passes/TargetModel.h"
 
+#include "dialects/Nisa/NisaToIsa.h"
 #include "isa/Isa.h"
+#include "sim/CostModel.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace trnc {
 #define GEN_PASS_DEF_SPLITLOGICALCORES
@@ -83,6 +109,23 @@ bool covers(const Footprint &outer, const Footprint &inner) {
          outer.begin <= inner.begin && inner.end <= outer.end;
 }
 
+/// An instruction's duration by the simulator's cost formulas (a DMA alone
+/// on its queue: fixed cost, then its bytes), 0 if it has no cost form.
+double estimateNs(const MachineModel &m, Operation *op) {
+  isa::Instruction inst;
+  if (!nisa::describeForCost(op, inst))
+    return 0;
+  if (inst.opcode == isa::Opcode::Collective)
+    return 0;
+  if (isa::isDmaTransfer(inst.opcode))
+    return m.dmaFixedNs +
+           double(sim::dmaBytes(inst)) / sim::dmaAloneBytesPerNs(m, inst);
+  uint64_t cycles = inst.opcode == isa::Opcode::Matmul
+                        ? sim::matmulCycles(m, inst)
+                        : sim::vectorLikeCycles(m, inst);
+  return double(cycles) / sim::engineClockGHz(m, inst.engine);
+}
+
 struct SplitLogicalCoresPass
     : public trnc::impl::SplitLogicalCoresBase<SplitLogicalCoresPass> {
   using SplitLogicalCoresBase::SplitLogicalCoresBase;
@@ -90,19 +133,117 @@ struct SplitLogicalCoresPass
   void runOnOperation() override;
 
 private:
+  /// An instruction cut in two halves of its free elements.
+  struct Halves {
+    Operation *first, *second;
+    SmallVector<NamedAttribute, 3> whole; // `first`'s patterns before the cut
+  };
+
   LogicalResult collect(func::FuncOp main);
+  void computePreds();
   void assignWriters();
   void propagateNeeds();
   void placeBarriers();
+  /// collect .. placeBarriers on the program as it is now.
+  LogicalResult analyze(func::FuncOp main);
+  SmallVector<SmallVector<Operation *>> halvableChains();
+  void halve(Operation *op);
+  void rejoin(Halves &pair);
+  /// Halves `ops` (those not cut yet) and keeps the cut if some pair's
+  /// halves run on different cores and the barrier count stays at most
+  /// `barriers` (then lowered to the new count); else undoes it.
+  FailureOr<bool> tryHalves(func::FuncOp main, ArrayRef<Operation *> ops,
+                            size_t &barriers);
+  LogicalResult halveSingleTransfers(func::FuncOp main);
+  LogicalResult balanceSingleTransfers(func::FuncOp main);
+  /// The estimated busy time of each core's instructions, core 0 minus core 1.
+  double imbalanceNs() const;
   void split(func::FuncOp main);
 
   SmallVector<Operation *> insts; // program order
   std::vector<SmallVector<Footprint, 3>> footprints;
+  // preds[i]: the earlier instructions whose tile writes instruction i reads.
+  std::vector<SmallVector<unsigned, 4>> preds;
   std::vector<unsigned> cores; // per instruction: the cores that run it
   std::vector<unsigned> barrierBefore; // instruction indices, ascending
+  SmallVector<Halves> halves;
+  DenseSet<Operation *> cut; // instructions cut in halves (their first)
+  // Stores of single-transfer buffers moved from core 0 to core 1.
+  DenseSet<Operation *> onCore1;
+  std::optional<MachineModel> model;
+  std::vector<double> costNs; // per instruction: the simulator's estimate
 };
 
+/// `ap` cut to half `h` (0 or 1) of its free elements in row-major order:
+/// the outermost free dim of more than one element, halved (every free dim
+/// before it has one element, so the order is kept). None if that dim is
+/// odd or there is none.
+std::optional<AccessPatternAttr> halfOf(AccessPatternAttr ap, unsigned h,
+                                        unsigned *dim = nullptr) {
+  ArrayRef<int64_t> counts = ap.getCounts();
+  for (unsigned d = 1; d < counts.size(); ++d) {
+    if (counts[d] == 1)
+      continue;
+    if (counts[d] % 2)
+      return std::nullopt;
+    SmallVector<int64_t> halved(counts);
+    halved[d] /= 2;
+    if (dim)
+      *dim = d;
+    return AccessPatternAttr::get(ap.getContext(),
+                                  ap.getOffset() + h * halved[d] * ap.getStrides()[d],
+                                  ap.getStrides(), halved);
+  }
+  return std::nullopt;
+}
+
+int64_t freeElements(AccessPatternAttr ap) {
+  return ap.getNumElements() / ap.getCounts()[0];
+}
+
+/// The names of `op`'s patterns that its halves cut (the others, a
+/// per-partition [P, 1] operand, stay whole), or none if `op` cannot be
+/// cut in halves that each compute their half of the elements.
+std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op) {
+  bool reduce = llvm::isa<TensorReduceOp>(op);
+  if (!llvm::isa<DmaCopyOp, ActivationOp, TensorTensorOp, TensorScalarOp,
+                 TensorCopyOp, CopyPredicatedOp, MemsetOp, TensorReduceOp>(op))
+    return std::nullopt;
+  // Elementwise: every cut pattern walks the dst's elements. A reduction
+  // walks src0's, reducing its innermost dim into dst.
+  auto dst = op->getAttrOfType<AccessPatternAttr>("dst_ap");
+  auto src0 = op->getAttrOfType<AccessPatternAttr>("src0_ap");
+  int64_t elements = freeElements(dst);
+  if (reduce)
+    elements = freeElements(src0);
+  SmallVector<StringRef, 3> names;
+  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"}) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
+    if (!ap)
+      continue;
+    if (ap.getCounts()[0] != dst.getCounts()[0])
+      return std::nullopt; // rows of the two sides do not pair up
+    int64_t want = reduce && name == "dst_ap"
+                       ? elements / src0.getCounts().back()
+                       : elements;
+    if (freeElements(ap) != want) {
+      if (name == "src1_ap" && freeElements(ap) == 1 &&
+          llvm::isa<ActivationOp, TensorScalarOp>(op))
+        continue; // one value per partition, for both halves
+      return std::nullopt;
+    }
+    unsigned dim = 0;
+    if (!halfOf(ap, 0, &dim))
+      return std::nullopt;
+    if (reduce && name == "src0_ap" && dim + 1 == ap.getCounts().size())
+      return std::nullopt; // would cut the reduced dim
+    names.push_back(name);
+  }
+  return names;
+}
+
 LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
+  costNs.clear();
   for (Operation &op : main.getBody().front()) {
     auto inst = dyn_cast<InstructionOpInterface>(op);
     if (!inst)
@@ -110,6 +251,13 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     if (llvm::isa<NopOp, PeerSignalOp, PeerWaitOp>(op))
       return op.emitOpError("the split over logical cores runs before "
                             "semaphore scheduling");
+    if (auto c = dyn_cast<CollectiveOp>(op))
+      return op.emitOpError()
+             << stringifyCollectiveKind(c.getKind())
+             << " (collective " << c.getId()
+             << ") is not supported at lnc=2: its group's link span was "
+                "computed with one physical core per rank, not one logical "
+                "core (two physical cores) per rank; compile with lnc=1";
     SmallVector<Footprint, 3> fps;
     for (const Access &a : inst.getAccesses()) {
       FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
@@ -119,6 +267,7 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     }
     insts.push_back(&op);
     footprints.push_back(std::move(fps));
+    costNs.push_back(estimateNs(*model, &op));
   }
   cores.assign(insts.size(), 0);
   return success();
@@ -134,7 +283,7 @@ void SplitLogicalCoresPass::assignWriters() {
     return nullptr;
   };
   for (unsigned i = 0; i < insts.size(); ++i)
-    if (const Footprint *f = hbmWrite(i); f && !llvm::isa<CollectiveOp>(insts[i]))
+    if (const Footprint *f = hbmWrite(i))
       starts[f->resource].push_back(f->begin);
   for (auto &[buffer, list] : starts) {
     llvm::sort(list);
@@ -144,19 +293,16 @@ void SplitLogicalCoresPass::assignWriters() {
     const Footprint *f = hbmWrite(i);
     if (!f)
       continue;
-    if (llvm::isa<CollectiveOp>(insts[i])) {
-      cores[i] = kCore0;
-      continue;
-    }
     ArrayRef<int64_t> list = starts[f->resource];
     size_t rank = llvm::lower_bound(list, f->begin) - list.begin();
     cores[i] = 2 * rank >= list.size() && list.size() > 1 ? kCore1 : kCore0;
+    if (onCore1.contains(insts[i]))
+      cores[i] = kCore1;
   }
 }
 
-void SplitLogicalCoresPass::propagateNeeds() {
-  // preds[i]: the earlier instructions whose tile writes instruction i reads.
-  std::vector<SmallVector<unsigned, 4>> preds(insts.size());
+void SplitLogicalCoresPass::computePreds() {
+  preds.assign(insts.size(), {});
   DenseMap<const void *, SmallVector<unsigned>> writers; // per tile
   for (unsigned i = 0; i < insts.size(); ++i) {
     for (const Footprint &f : footprints[i]) {
@@ -182,6 +328,187 @@ void SplitLogicalCoresPass::propagateNeeds() {
       if (f.isWrite && !inHbm(f))
         writers[f.resource].push_back(i);
   }
+}
+
+SmallVector<SmallVector<Operation *>>
+SplitLogicalCoresPass::halvableChains() {
+  DenseMap<const void *, unsigned> transfers; // per HBM buffer
+  for (const auto &fps : footprints)
+    for (const Footprint &f : fps)
+      if (f.isWrite && inHbm(f))
+        ++transfers[f.resource];
+  SmallVector<SmallVector<Operation *>> chains;
+  for (unsigned s = 0; s < insts.size(); ++s) {
+    bool singleStore = llvm::any_of(footprints[s], [&](const Footprint &f) {
+      return f.isWrite && inHbm(f) && transfers[f.resource] == 1;
+    });
+    if (!singleStore)
+      continue;
+    SmallVector<unsigned> chain{s}, work{s};
+    DenseSet<unsigned> seen{s};
+    bool halvable = true;
+    while (halvable && !work.empty()) {
+      unsigned i = work.pop_back_val();
+      halvable = halvablePatterns(insts[i]).has_value();
+      for (unsigned p : preds[i])
+        if (seen.insert(p).second) {
+          chain.push_back(p);
+          work.push_back(p);
+        }
+    }
+    if (!halvable)
+      continue;
+    llvm::sort(chain);
+    chains.emplace_back();
+    for (unsigned i : chain)
+      chains.back().push_back(insts[i]);
+  }
+  return chains;
+}
+
+void SplitLogicalCoresPass::halve(Operation *op) {
+  SmallVector<StringRef, 3> names = *halvablePatterns(op);
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  Operation *second = b.clone(*op);
+  Halves pair{op, second, {}};
+  for (StringRef name : names) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
+    pair.whole.push_back(b.getNamedAttr(name, ap));
+    op->setAttr(name, *halfOf(ap, 0));
+    second->setAttr(name, *halfOf(ap, 1));
+  }
+  halves.push_back(std::move(pair));
+}
+
+void SplitLogicalCoresPass::rejoin(Halves &pair) {
+  for (NamedAttribute whole : pair.whole)
+    pair.first->setAttr(whole.getName(), whole.getValue());
+  pair.second->erase();
+}
+
+LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
+  insts.clear();
+  footprints.clear();
+  barrierBefore.clear();
+  if (failed(collect(main)))
+    return failure();
+  computePreds();
+  assignWriters();
+  propagateNeeds();
+  placeBarriers();
+  return success();
+}
+
+FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
+                                                 ArrayRef<Operation *> ops,
+                                                 size_t &barriers) {
+  size_t before = halves.size();
+  for (Operation *op : ops)
+    if (cut.insert(op).second)
+      halve(op);
+  if (halves.size() == before)
+    return false;
+  if (failed(analyze(main)))
+    return failure();
+  DenseMap<Operation *, unsigned> coresOf;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    coresOf[insts[i]] = cores[i];
+  bool splits = llvm::any_of(ArrayRef(halves).drop_front(before), [&](const Halves &h) {
+    return coresOf[h.first] != coresOf[h.second];
+  });
+  if (splits && barrierBefore.size() <= barriers) {
+    barriers = barrierBefore.size();
+    return true;
+  }
+  // No work moves to the other core, or a barrier more: undo.
+  while (halves.size() > before) {
+    cut.erase(halves.back().first);
+    rejoin(halves.back());
+    halves.pop_back();
+  }
+  return false;
+}
+
+LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
+  cut.clear();
+  if (failed(analyze(main)))
+    return failure();
+  size_t barriers = barrierBefore.size();
+  for (ArrayRef<Operation *> chain : halvableChains())
+    if (failed(tryHalves(main, chain, barriers)))
+      return failure();
+  // On-chip instructions both cores run, each needing one half: the copy
+  // out of PSUM of a transposed operand whose row blocks feed the two
+  // cores' matmuls, then (consumers first) the transposes and loads behind
+  // it. Halving them leaves each core its own rows.
+  if (failed(analyze(main)))
+    return failure();
+  SmallVector<Operation *> shared;
+  for (unsigned i = insts.size(); i-- > 0;)
+    if (cores[i] == (kCore0 | kCore1) &&
+        llvm::none_of(footprints[i], [](const Footprint &f) { return f.isWrite && inHbm(f); }) &&
+        halvablePatterns(insts[i]))
+      shared.push_back(insts[i]);
+  for (Operation *op : shared)
+    if (failed(tryHalves(main, op, barriers)))
+      return failure();
+  // Pairs whose halves run on the same cores are put back together.
+  if (failed(analyze(main)))
+    return failure();
+  DenseMap<Operation *, unsigned> coresOf;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    coresOf[insts[i]] = cores[i];
+  for (Halves &pair : halves)
+    if (coresOf[pair.first] == coresOf[pair.second])
+      rejoin(pair);
+  halves.clear();
+  return analyze(main);
+}
+
+double SplitLogicalCoresPass::imbalanceNs() const {
+  double d = 0;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    d += ((cores[i] & kCore0) ? costNs[i] : 0) - ((cores[i] & kCore1) ? costNs[i] : 0);
+  return d;
+}
+
+LogicalResult SplitLogicalCoresPass::balanceSingleTransfers(func::FuncOp main) {
+  onCore1.clear();
+  if (failed(analyze(main)))
+    return failure();
+  size_t barriers = barrierBefore.size();
+  double imbalance = imbalanceNs();
+  DenseMap<const void *, unsigned> transfers; // per HBM buffer
+  for (const auto &fps : footprints)
+    for (const Footprint &f : fps)
+      if (f.isWrite && inHbm(f))
+        ++transfers[f.resource];
+  SmallVector<Operation *> stores;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    if (cores[i] == kCore0 &&
+        llvm::any_of(footprints[i], [&](const Footprint &f) {
+          return f.isWrite && inHbm(f) && transfers[f.resource] == 1;
+        }))
+      stores.push_back(insts[i]);
+  for (Operation *store : stores) {
+    if (imbalance <= 0)
+      break;
+    onCore1.insert(store);
+    if (failed(analyze(main)))
+      return failure();
+    double now = imbalanceNs();
+    if (barrierBefore.size() <= barriers && std::abs(now) < std::abs(imbalance)) {
+      imbalance = now;
+      barriers = barrierBefore.size();
+      continue;
+    }
+    onCore1.erase(store);
+  }
+  return analyze(main);
+}
+
+void SplitLogicalCoresPass::propagateNeeds() {
   for (unsigned i = insts.size(); i-- > 0;) {
     if (!cores[i])
       cores[i] = kCore0; // no transfer needs it: core 0, as at LNC=1
@@ -196,7 +523,10 @@ void SplitLogicalCoresPass::placeBarriers() {
     bool isWrite;
     unsigned cores;
   };
-  // HBM bytes touched since the last barrier, per buffer.
+  // HBM bytes touched since the last barrier, per buffer. Element ranges,
+  // as the simulator's race checker sees them: two halves that interleave
+  // (rows 2p and 2p + 1 of a contiguous [256, C]) are ordered by a barrier,
+  // which the halving then declines.
   DenseMap<const void *, SmallVector<Touch>> since;
   for (unsigned i = 0; i < insts.size(); ++i) {
     bool conflict = false;
@@ -275,14 +605,14 @@ void SplitLogicalCoresPass::runOnOperation() {
                      "of one block");
     return signalPassFailure();
   }
-  insts.clear();
-  footprints.clear();
-  barrierBefore.clear();
-  if (failed(collect(main)))
+  model = targetModel(module, "");
+  if (!model)
     return signalPassFailure();
-  assignWriters();
-  propagateNeeds();
-  placeBarriers();
+  halves.clear();
+  onCore1.clear();
+  if (failed(halveSingleTransfers(main)) ||
+      failed(balanceSingleTransfers(main)))
+    return signalPassFailure();
   split(main);
   module->setAttr("trnc.lnc", Builder(module).getI64IntegerAttr(2));
 }

@@ -167,3 +167,211 @@ func.func @other() {
   return
 }
 }
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 256, f32>
+!r = !nisa.tile<sbuf, 128, 2, f32>
+
+// exp of x[256, 128] and its row sums, each output stored by one transfer
+// (rows p and 128 + p share partition p). The loads, exp, the row sum and
+// both stores are cut in halves of their free elements, rows 0..127 on
+// core 0 and 128..255 on core 1: each core reads only what it needs and
+// writes only its rows, so there is no barrier.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [256, 1], [128, 128]>, %arg0 <0, [128, 16384, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.activation exp %{{[0-9]+}} <0, [256, 1], [128, 128]>, %{{[0-9]+}} <0, [256, 1], [128, 128]>
+// CHECK-NEXT: nisa.tensor_reduce add %{{[0-9]+}} <0, [2, 1], [128, 1]>, %{{[0-9]+}} <0, [256, 128, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [128, 16384, 1], [128, 1, 128]>, %{{[0-9]+}} <0, [256, 1], [128, 128]>
+// CHECK-NEXT: nisa.dma_copy %arg2 <0, [1, 128], [128, 1]>, %{{[0-9]+}} <0, [2, 1], [128, 1]>
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <128, [256, 1], [128, 128]>, %arg0 <16384, [128, 16384, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.activation exp %{{[0-9]+}} <128, [256, 1], [128, 128]>, %{{[0-9]+}} <128, [256, 1], [128, 128]>
+// CHECK-NEXT: nisa.tensor_reduce add %{{[0-9]+}} <1, [2, 1], [128, 1]>, %{{[0-9]+}} <128, [256, 128, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.dma_copy %arg1 <16384, [128, 16384, 1], [128, 1, 128]>, %{{[0-9]+}} <128, [256, 1], [128, 128]>
+// CHECK-NEXT: nisa.dma_copy %arg2 <128, [1, 128], [128, 1]>, %{{[0-9]+}} <1, [2, 1], [128, 1]>
+// CHECK-NEXT: return
+module {
+func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
+                %out: memref<32768xf32> {nisa.output = 0 : i64},
+                %sums: memref<256xf32> {nisa.output = 1 : i64}) {
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  %s = nisa.alloc : !r
+  nisa.dma_copy %a <0, [256, 1], [128, 256]>, %in <0, [128, 16384, 1], [128, 2, 128]> : !t, memref<32768xf32>
+  nisa.activation exp %b <0, [256, 1], [128, 256]>, %a <0, [256, 1], [128, 256]> : !t, !t
+  nisa.tensor_reduce add %s <0, [2, 1], [128, 2]>, %b <0, [256, 128, 1], [128, 2, 128]> on vector : !r, !t
+  nisa.dma_copy %out <0, [128, 16384, 1], [128, 2, 128]>, %b <0, [256, 1], [128, 256]> : memref<32768xf32>, !t
+  nisa.dma_copy %sums <0, [1, 128], [128, 2]>, %s <0, [2, 1], [128, 2]> : memref<256xf32>, !r
+  return
+}
+}
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 256, f32>
+!w = !nisa.tile<sbuf, 128, 128, f32>
+!p = !nisa.tile<psum, 128, 256, f32>
+
+// The same exp, stored by one transfer to scratch that a matmul then reads
+// whole (and the matmul's chain cannot be cut): halving the exp's chain
+// would have core 0 read the half core 1 wrote, a barrier for nothing, so
+// everything stays on core 0 as it was.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [256, 1], [128, 256]>, %arg0 <0, [128, 16384, 1], [128, 2, 128]>
+// CHECK-NEXT: nisa.activation exp %{{[0-9]+}} <0, [256, 1], [128, 256]>
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [128, 16384, 1], [128, 2, 128]>
+// CHECK: nisa.matmul
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.activation
+// CHECK-NOT: nisa.matmul
+// CHECK: return
+module {
+func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
+                %wt: memref<16384xf32> {nisa.input = 1 : i64},
+                %out: memref<32768xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<32768xf32>
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  %c = nisa.alloc : !t
+  %w = nisa.alloc : !w
+  %p = nisa.alloc : !p
+  %o = nisa.alloc : !t
+  nisa.dma_copy %a <0, [256, 1], [128, 256]>, %in <0, [128, 16384, 1], [128, 2, 128]> : !t, memref<32768xf32>
+  nisa.activation exp %b <0, [256, 1], [128, 256]>, %a <0, [256, 1], [128, 256]> : !t, !t
+  nisa.dma_copy %s <0, [128, 16384, 1], [128, 2, 128]>, %b <0, [256, 1], [128, 256]> : memref<32768xf32>, !t
+  nisa.dma_copy %c <0, [256, 1], [128, 256]>, %s <0, [1, 128], [128, 256]> : !t, memref<32768xf32>
+  nisa.dma_copy %w <0, [128, 1], [128, 128]>, %wt <0, [128, 1], [128, 128]> : !w, memref<16384xf32>
+  nisa.matmul %p <0, [256, 1], [128, 256]>, %w <0, [128, 1], [128, 128]>, %c <0, [256, 1], [128, 256]> : !p, !w, !t
+  nisa.tensor_copy %o <0, [256, 1], [128, 256]>, %p <0, [256, 1], [128, 256]> on scalar : !t, !p
+  nisa.dma_copy %out <0, [256, 1], [128, 256]>, %o <0, [256, 1], [128, 256]> : memref<32768xf32>, !t
+  return
+}
+}
+
+// -----
+
+!a = !nisa.tile<sbuf, 128, 128, f32>
+!t = !nisa.tile<sbuf, 128, 256, f32>
+!q = !nisa.tile<psum, 128, 256, f32>
+!p = !nisa.tile<psum, 128, 128, f32>
+
+// out[256, 128] = x[256, 128] @ w: x^T is built from both row blocks of x
+// by two Tensor Engine transposes into one PSUM tile, copied out whole, and
+// each row tile's matmul reads its half. Both cores ran that copy, so both
+// transposed and loaded all of x; the copy is cut in halves, and each core
+// now loads and transposes only its own row block.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK-NOT: %arg0 <16384
+// CHECK: nisa.tensor_copy %{{[0-9]+}} <0, [256, 1], [128, 128]>, %{{[0-9]+}} <0, [256, 1], [128, 128]>
+// CHECK-NOT: nisa.matmul {{.*}} transpose
+// CHECK: nisa.dma_copy %arg3 <0,
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK-NOT: %arg0 <0,
+// CHECK: nisa.tensor_copy %{{[0-9]+}} <128, [256, 1], [128, 128]>, %{{[0-9]+}} <128, [256, 1], [128, 128]>
+// CHECK-NOT: nisa.matmul {{.*}} transpose
+// CHECK: nisa.dma_copy %arg3 <16384,
+module {
+func.func @main(%x: memref<32768xf32> {nisa.input = 0 : i64},
+                %ident: memref<16384xf32> {nisa.input = 1 : i64},
+                %w: memref<16384xf32> {nisa.input = 2 : i64},
+                %out: memref<32768xf32> {nisa.output = 0 : i64}) {
+  %id = nisa.alloc : !a
+  %x0 = nisa.alloc : !a
+  %x1 = nisa.alloc : !a
+  %wt = nisa.alloc : !a
+  %pt = nisa.alloc : !q
+  %xt = nisa.alloc : !t
+  %p0 = nisa.alloc : !p
+  %p1 = nisa.alloc : !p
+  %o0 = nisa.alloc : !a
+  %o1 = nisa.alloc : !a
+  nisa.dma_copy %id <0, [128, 1], [128, 128]>, %ident <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.dma_copy %x0 <0, [128, 1], [128, 128]>, %x <0, [128, 1], [128, 128]> : !a, memref<32768xf32>
+  nisa.matmul %pt <0, [256, 1], [128, 128]>, %x0 <0, [128, 1], [128, 128]>, %id <0, [128, 1], [128, 128]> transpose : !q, !a, !a
+  nisa.dma_copy %x1 <0, [128, 1], [128, 128]>, %x <16384, [128, 1], [128, 128]> : !a, memref<32768xf32>
+  nisa.matmul %pt <128, [256, 1], [128, 128]>, %x1 <0, [128, 1], [128, 128]>, %id <0, [128, 1], [128, 128]> transpose : !q, !a, !a
+  nisa.tensor_copy %xt <0, [256, 1], [128, 256]>, %pt <0, [256, 1], [128, 256]> on vector : !t, !q
+  nisa.dma_copy %wt <0, [128, 1], [128, 128]>, %w <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.matmul %p0 <0, [128, 1], [128, 128]>, %xt <0, [256, 1], [128, 128]>, %wt <0, [128, 1], [128, 128]> : !p, !t, !a
+  nisa.tensor_copy %o0 <0, [128, 1], [128, 128]>, %p0 <0, [128, 1], [128, 128]> on scalar : !a, !p
+  nisa.dma_copy %out <0, [128, 1], [128, 128]>, %o0 <0, [128, 1], [128, 128]> : memref<32768xf32>, !a
+  nisa.matmul %p1 <0, [128, 1], [128, 128]>, %xt <128, [256, 1], [128, 128]>, %wt <0, [128, 1], [128, 128]> : !p, !t, !a
+  nisa.tensor_copy %o1 <0, [128, 1], [128, 128]>, %p1 <0, [128, 1], [128, 128]> on scalar : !a, !p
+  nisa.dma_copy %out <16384, [128, 1], [128, 128]>, %o1 <0, [128, 1], [128, 128]> : memref<32768xf32>, !a
+  return
+}
+}
+
+// -----
+
+!a = !nisa.tile<sbuf, 128, 128, f32>
+!p = !nisa.tile<psum, 128, 128, f32>
+
+// Two outputs of one transfer each that cannot be halved (a matmul's row
+// tile, like a weight gradient of one tile): the first moves to core 1,
+// which had no work, and the second stays on core 0. No barrier.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 128]>, %arg1
+// CHECK: nisa.matmul
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %arg4 <0,
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 128]>, %arg0
+// CHECK: nisa.matmul
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %arg3 <0,
+// CHECK-NEXT: return
+module {
+func.func @main(%x0: memref<16384xf32> {nisa.input = 0 : i64},
+                %x1: memref<16384xf32> {nisa.input = 1 : i64},
+                %w: memref<16384xf32> {nisa.input = 2 : i64},
+                %out0: memref<16384xf32> {nisa.output = 0 : i64},
+                %out1: memref<16384xf32> {nisa.output = 1 : i64}) {
+  %a0 = nisa.alloc : !a
+  %a1 = nisa.alloc : !a
+  %w0 = nisa.alloc : !a
+  %w1 = nisa.alloc : !a
+  %p0 = nisa.alloc : !p
+  %p1 = nisa.alloc : !p
+  %o0 = nisa.alloc : !a
+  %o1 = nisa.alloc : !a
+  nisa.dma_copy %a0 <0, [128, 1], [128, 128]>, %x0 <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.dma_copy %w0 <0, [128, 1], [128, 128]>, %w <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.matmul %p0 <0, [128, 1], [128, 128]>, %a0 <0, [128, 1], [128, 128]>, %w0 <0, [128, 1], [128, 128]> : !p, !a, !a
+  nisa.tensor_copy %o0 <0, [128, 1], [128, 128]>, %p0 <0, [128, 1], [128, 128]> on scalar : !a, !p
+  nisa.dma_copy %out0 <0, [128, 1], [128, 128]>, %o0 <0, [128, 1], [128, 128]> : memref<16384xf32>, !a
+  nisa.dma_copy %a1 <0, [128, 1], [128, 128]>, %x1 <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.dma_copy %w1 <0, [128, 1], [128, 128]>, %w <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.matmul %p1 <0, [128, 1], [128, 128]>, %a1 <0, [128, 1], [128, 128]>, %w1 <0, [128, 1], [128, 128]> : !p, !a, !a
+  nisa.tensor_copy %o1 <0, [128, 1], [128, 128]>, %p1 <0, [128, 1], [128, 128]> on scalar : !a, !p
+  nisa.dma_copy %out1 <0, [128, 1], [128, 128]>, %o1 <0, [128, 1], [128, 128]> : memref<16384xf32>, !a
+  return
+}
+}
+
+// -----
+
+// Collectives are refused at LNC=2 (their link span assumes lnc=1 ranks).
+module {
+func.func @main(%in: memref<1024xf32> {nisa.input = 0 : i64},
+                %out: memref<1024xf32> {nisa.output = 0 : i64}) {
+  // expected-error @+1 {{all_reduce (collective 0) is not supported at lnc=2}}
+  nisa.collective %out <0, [1024, 1], [1, 1024]>, %in <0, [1024, 1], [1, 1024]>
+      all_reduce sum group 2 id 0 span chip : memref<1024xf32>, memref<1024xf32>
+  return
+}
+}
