@@ -381,7 +381,8 @@ def _max_pool2d_backward(grad, x, kernel_size, stride, padding, dilation, ceil_m
 
             term = aten.where.self(aten.eq.Tensor(shifted(index), target), shifted(padded), zero)
             total = term if total is None else aten.add.Tensor(total, term)
-    full = aten.view.default(total, lead + [U * sh, V * sw])
+    # reshape: the terms keep a channels-last gradient's layout, which no view merges.
+    full = aten.reshape.default(total, lead + [U * sh, V * sw])
     if U * sh != g.H:
         full = aten.slice.Tensor(full, -2, 0, g.H)
     if V * sw != g.W:

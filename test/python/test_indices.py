@@ -188,6 +188,15 @@ def test_max_pool2d_backward_reads_each_window_once():
     assert moved <= 6 * io, (moved, io)
 
 
+def test_max_pool2d_backward_of_a_channels_last_gradient():
+    # SAM2 Hiera's query pooling: a channels-last view pooled, then permuted
+    # back, so the saved indices and the incoming gradient are channels last;
+    # the gradient's elementwise ops keep that layout, and a view of their
+    # result to [.., H, W] was refused.
+    x = torch.randn(2, 8, 8, 6)
+    check_against_eager(lambda t: F.max_pool2d(t.permute(0, 3, 1, 2), 2, 2).permute(0, 2, 3, 1), [x])
+
+
 def test_max_pool2d_skips_kernel_positions_that_only_read_padding():
     # SPP's 13x13 pool (stride 1, padding 6) on a 2x2 map: only 3x3 kernel
     # positions (and window shifts) ever read the input. Tracing all 169
