@@ -234,8 +234,13 @@ class _Pool:
         check_exact_index(self.H * self.W, "max_pool2d index")
 
     def positions(self):
-        for i in range(self.kh):
-            for j in range(self.kw):
+        """The kernel positions that some window reads inside the input; the
+        rest (a large kernel on a small map, e.g. SPP's 13x13 on a 2x2 map:
+        9 of 169) only ever read padding, which never wins a window."""
+        rows = [i for i in range(self.kh) if any(0 <= r < self.H for r in self.rows(i))]
+        cols = [j for j in range(self.kw) if any(0 <= c < self.W for c in self.cols(j))]
+        for i in rows:
+            for j in cols:
                 yield i, j
 
     def rows(self, i: int) -> list[int]:
@@ -317,11 +322,14 @@ def _max_pool2d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, c
     return best, aten._to_copy.default(index, dtype=torch.int64)
 
 
-def _window_span(pad: int, k: int, d: int, s: int) -> tuple[int, int]:
-    """The windows that may hold input row h = u*s + a (any phase a < s):
-    oh = u + e for e in [lo, hi]. Window oh covers padded rows oh*s + i*d
-    (i < k), and h is padded row h + pad."""
-    return -(((k - 1) * d - pad) // s), (s - 1 + pad) // s
+def _window_span(pad: int, k: int, d: int, s: int, blocks: int, out: int) -> tuple[int, int]:
+    """The windows that may hold input row h = u*s + a (any phase a < s,
+    u < blocks): oh = u + e for e in [lo, hi]. Window oh covers padded rows
+    oh*s + i*d (i < k), and h is padded row h + pad. Shifts whose windows
+    u + e all lie outside [0, out) are left out: they would read only the
+    padding (a large kernel on a small map)."""
+    lo, hi = -(((k - 1) * d - pad) // s), (s - 1 + pad) // s
+    return max(lo, 1 - blocks), min(hi, out - 1)
 
 
 def _max_pool2d_backward(grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
@@ -341,7 +349,8 @@ def _max_pool2d_backward(grad, x, kernel_size, stride, padding, dilation, ceil_m
     g = _Pool(x, kernel_size, stride, padding, dilation, ceil_mode)
     sh, sw = g.sh, g.sw
     U, V = -(-g.H // sh), -(-g.W // sw)  # phase blocks covering the input
-    (elo, ehi), (flo, fhi) = _window_span(g.ph, g.kh, g.dh, sh), _window_span(g.pw, g.kw, g.dw, sw)
+    elo, ehi = _window_span(g.ph, g.kh, g.dh, sh, U, g.OH)
+    flo, fhi = _window_span(g.pw, g.kw, g.dw, sw, V, g.OW)
     top, left = max(0, -elo), max(0, -flo)
     pad = [left, max(0, V + fhi - g.OW), top, max(0, U + ehi - g.OH)]
     # -1 matches no element (the targets below are >= 0 or -2).
@@ -372,7 +381,8 @@ def _max_pool2d_backward(grad, x, kernel_size, stride, padding, dilation, ceil_m
 
             term = aten.where.self(aten.eq.Tensor(shifted(index), target), shifted(padded), zero)
             total = term if total is None else aten.add.Tensor(total, term)
-    full = aten.view.default(total, lead + [U * sh, V * sw])
+    # reshape: the terms keep a channels-last gradient's layout, which no view merges.
+    full = aten.reshape.default(total, lead + [U * sh, V * sw])
     if U * sh != g.H:
         full = aten.slice.Tensor(full, -2, 0, g.H)
     if V * sw != g.W:

@@ -24,6 +24,14 @@
   logsumexp otherwise); with grouped-query attention the kv gradients are
   summed over each query group. Dropout is not recomputable (its mask is not saved):
   such graphs keep the fused op (unsupported).
+* ``convolution_backward`` of a transposed convolution (``ConvTranspose2d``;
+  the importer lowers only a plain convolution's backward): y = conv_t(x, w)
+  is the input gradient of z = conv(., w), so <g, conv_t(x, w)> =
+  <conv(g, w), x>: x's gradient is conv(g, w) (same stride, padding,
+  dilation and groups; w is already [in, out / groups, k...], conv's
+  [out, in / groups, k...]), w's is the weight gradient of conv with input g
+  and output gradient x, the bias's the sum of g. A plain convolution's
+  backward stays whole (NotImplemented).
 """
 
 from __future__ import annotations
@@ -158,10 +166,28 @@ def _sdpa_cpu_backward(grad_out, q, k, v, out, logsumexp, dropout_p, is_causal, 
     return dq.to(dtypes[0]), _sum_heads(dk, hkv).to(dtypes[1]), _sum_heads(dv, hkv).to(dtypes[2])
 
 
+def _convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, output_mask):
+    """A transposed convolution's backward as plain convolutions (header)."""
+    if not transposed:
+        return NotImplemented
+    zeros = [0] * len(stride)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = aten.convolution.default(grad, weight, None, stride, padding, dilation, False, zeros, groups)
+    if output_mask[1]:
+        grad_weight = aten.convolution_backward.default(input, grad, weight, None, stride, padding, dilation, False,
+                                                        zeros, groups, [False, True, False])[1]
+    if output_mask[2]:
+        grad_bias = aten.sum.dim_IntList(grad, [0] + list(range(2, grad.dim())))
+    return grad_input, grad_weight, grad_bias
+
+
 def rules() -> dict:
     return {
         aten._adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
         aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
         _SDPA: _sdpa_cpu,
         aten._scaled_dot_product_flash_attention_for_cpu_backward.default: _sdpa_cpu_backward,
+        aten.convolution_backward.default: _convolution_backward,
     }

@@ -140,6 +140,10 @@ POOLS = [
     ((1, 2, 7, 9), 3, 2, 1, 1, True),
     ((2, 9, 10), (2, 3), (1, 2), (1, 0), (2, 1), False),
     ((1, 1, 6, 6), 2, 3, 0, 1, True),
+    # Kernels larger than the map (CSPNeXt's SPP: 5, 9, 13 at stride 1 on a 2x2 map).
+    ((2, 3, 2, 2), 13, 1, 6, 1, False),
+    ((1, 2, 3, 5), 9, 1, 4, 1, False),
+    ((1, 2, 4, 5), 7, 2, 3, 1, True),
 ]
 
 
@@ -182,6 +186,34 @@ def test_max_pool2d_backward_reads_each_window_once():
     io = out.numel() * (8 + 4) + x.numel() * 4  # indices, grad in; grad_input out
     moved = backward.to_dict()["hbm_bytes"]
     assert moved <= 6 * io, (moved, io)
+
+
+def test_max_pool2d_backward_of_a_channels_last_gradient():
+    # SAM2 Hiera's query pooling: a channels-last view pooled, then permuted
+    # back, so the saved indices and the incoming gradient are channels last;
+    # the gradient's elementwise ops keep that layout, and a view of their
+    # result to [.., H, W] was refused.
+    x = torch.randn(2, 8, 8, 6)
+    check_against_eager(lambda t: F.max_pool2d(t.permute(0, 3, 1, 2), 2, 2).permute(0, 2, 3, 1), [x])
+
+
+def test_max_pool2d_skips_kernel_positions_that_only_read_padding():
+    # SPP's 13x13 pool (stride 1, padding 6) on a 2x2 map: only 3x3 kernel
+    # positions (and window shifts) ever read the input. Tracing all 169
+    # per pool, forward and backward, was most of cspnext_tiny's compile.
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from trnc.decompositions import decomposition_table
+
+    def wheres(fn, *args):
+        gm = make_fx(fn, decomposition_table=decomposition_table(), tracing_mode="fake")(*args)
+        return sum(1 for n in gm.graph.nodes if n.target == torch.ops.aten.where.self)
+
+    x = torch.randn(2, 4, 2, 2)
+    out, idx = F.max_pool2d(x, 13, 1, 6, return_indices=True)
+    assert wheres(lambda t: F.max_pool2d(t, 13, 1, 6, return_indices=True), x) <= 2 * 9  # value, index
+    bwd = lambda g, t, i: torch.ops.aten.max_pool2d_with_indices_backward(g, t, [13, 13], [1, 1], [6, 6],
+                                                                           [1, 1], False, i)
+    assert wheres(bwd, out, x, idx) <= 9
 
 
 # --- group_norm, one_hot ------------------------------------------------------------

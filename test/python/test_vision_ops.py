@@ -3,9 +3,12 @@ eager, forward and backward: hardtanh (ReLU6), as_strided (+ as_strided_scatter,
 its backward), grid_sampler_2d (+ backward), the fused
 _transformer_encoder_layer_fwd and mkldnn_rnn_layer (+ backward)
 (trnc.decompositions, decomp_strided, decomp_sampling, decomp_transformer,
-decomp_rnn)."""
+decomp_rnn), and the backward of a transposed convolution
+(decomp_matmul_conv)."""
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
@@ -35,6 +38,40 @@ def test_mobilenet_style_inplace_relu6_block():
                                 torch.nn.Conv2d(8, 8, 1), torch.nn.ReLU6(inplace=True))
     x = torch.randn(2, 4, 6, 6, generator=_gen())
     check_against_eager(block, [x], atol=1e-4, rtol=1e-4)
+
+
+# transposed convolution's backward ----------------------------------------------
+
+
+def _training_step_matches(module, x):
+    """Output, input gradient and parameter gradients of one step vs eager."""
+    results = []
+    for run in (lambda m: m, compile_neuron):
+        m = copy.deepcopy(module)
+        t = x.clone().requires_grad_()
+        out = run(m)(t)
+        (out * torch.randn(out.shape, generator=_gen(1))).sum().backward()
+        results.append([out.detach(), t.grad] + [p.grad for p in m.parameters()])
+    for a, e in zip(*results):
+        torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("cin,cout,k,stride,padding,out_pad,groups,dilation,bias", [
+    (6, 6, 3, 1, 1, 0, 6, 1, True),  # LowFormer's depthwise upsampling at attention stride 1
+    (6, 6, 4, 2, 1, 0, 6, 1, True),  # ... and at stride 2
+    (4, 6, 3, 2, 1, 1, 2, 1, False),  # grouped, output_padding
+    (4, 3, 3, 1, 2, 0, 1, 2, True),  # dilated
+])
+def test_conv_transpose2d_training_step(cin, cout, k, stride, padding, out_pad, groups, dilation, bias):
+    torch.manual_seed(0)
+    up = torch.nn.ConvTranspose2d(cin, cout, k, stride, padding, out_pad, groups, bias, dilation)
+    _training_step_matches(up, torch.randn(2, cin, 5, 4, generator=_gen()))
+
+
+def test_conv_transpose1d_training_step():
+    torch.manual_seed(0)
+    up = torch.nn.ConvTranspose1d(3, 4, 3, stride=2, padding=1, output_padding=1)
+    _training_step_matches(up, torch.randn(2, 3, 7, generator=_gen()))
 
 
 # as_strided -------------------------------------------------------------------
