@@ -78,6 +78,8 @@ def LowerToNisa : Pass<"trnc-tile-lower-to-nisa", "::mlir::ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "NeuronCore target whose limits apply (default: the module's nisa.target, else trn2)">,
+    Option<"lnc", "lnc", "unsigned", /*default=*/"1",
+           "Logical-core degree: a rank is `lnc` physical cores, so a collective's link span counts ranks per chip at that degree">,
   ];
   let dependentDialects = ["::trnc::nisa::NisaDialect",
                            "::mlir::func::FuncDialect"];
@@ -206,7 +208,8 @@ def SplitLogicalCores : Pass<"trnc-pipeline-split-logical-cores", "::mlir::Modul
     single-transfer store, and on-chip instructions both cores would run,
     are cut in halves of their free elements when the halves land on
     different cores without a barrier more; single-transfer outputs move to
-    core 1 while core 0 has more estimated work. Collectives are refused.
+    core 1 while core 0 has more estimated work. A collective (one per
+    logical core, its span lowered at lnc=2) is issued whole by core 0.
     Where an instruction touches HBM bytes the other core touched since the
     last barrier (a read after a write, a write after a read or write), a
     barrier goes just before it in both copies: `nisa.peer_signal` and

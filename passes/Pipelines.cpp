@@ -87,7 +87,9 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   // Integer arithmetic exact in fp32, or bounded inputs, or refused.
   pm.addPass(createIntegerRange());
   // tile: trn -> nisa instructions over tiles (one op at a time).
-  pm.addPass(createLowerToNisa());
+  LowerToNisaOptions lower;
+  lower.lnc = options.lnc; // a collective's ranks are logical cores
+  pm.addPass(createLowerToNisa(lower));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // fuse: intermediates handed over on chip instead of through HBM.

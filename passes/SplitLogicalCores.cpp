@@ -47,9 +47,12 @@
 //    transfer on its side of them, so they cannot deadlock. Chains split
 //    the same way need none.
 //
-// Collectives are refused: their group's link span (LowerCollective) is
-// computed with lnc=1 ranks, which at lnc=2 would price a logical core's
-// links as a physical core's.
+// Collectives: a rank is the logical core (LowerCollective computes the
+// group's link span with ranks of two physical cores), so each collective
+// is issued once, whole, by core 0 (the verifier allows them nowhere
+// else): it is never halved nor moved to core 1. The barrier rule above
+// orders it after core 1's writes of its input and before core 1's reads
+// of its result (the peer signal waits for the collective queue too).
 //
 // Every HBM scratch buffer is tagged `trnc.scratch` (its index) in both
 // copies, so the emitter maps both to one region (HBM is shared). The
@@ -251,13 +254,6 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     if (llvm::isa<NopOp, PeerSignalOp, PeerWaitOp>(op))
       return op.emitOpError("the split over logical cores runs before "
                             "semaphore scheduling");
-    if (auto c = dyn_cast<CollectiveOp>(op))
-      return op.emitOpError()
-             << stringifyCollectiveKind(c.getKind())
-             << " (collective " << c.getId()
-             << ") is not supported at lnc=2: its group's link span was "
-                "computed with one physical core per rank, not one logical "
-                "core (two physical cores) per rank; compile with lnc=1";
     SmallVector<Footprint, 3> fps;
     for (const Access &a : inst.getAccesses()) {
       FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
@@ -298,6 +294,8 @@ void SplitLogicalCoresPass::assignWriters() {
     cores[i] = 2 * rank >= list.size() && list.size() > 1 ? kCore1 : kCore0;
     if (onCore1.contains(insts[i]))
       cores[i] = kCore1;
+    if (llvm::isa<CollectiveOp>(insts[i]))
+      cores[i] = kCore0; // the logical core's one issue of it
   }
 }
 
@@ -486,7 +484,7 @@ LogicalResult SplitLogicalCoresPass::balanceSingleTransfers(func::FuncOp main) {
         ++transfers[f.resource];
   SmallVector<Operation *> stores;
   for (unsigned i = 0; i < insts.size(); ++i)
-    if (cores[i] == kCore0 &&
+    if (cores[i] == kCore0 && !llvm::isa<CollectiveOp>(insts[i]) &&
         llvm::any_of(footprints[i], [&](const Footprint &f) {
           return f.isWrite && inHbm(f) && transfers[f.resource] == 1;
         }))

@@ -5,8 +5,10 @@
 // first copied into contiguous scratch, and a result whose declared
 // strides are not row-major is received into scratch and copied out. The
 // group's span (cores of one chip, chips of an instance, instances) comes
-// from its ranks and the target's layout (MachineModel: ranks fill the
-// cores of a chip, then chips, then instances).
+// from its ranks and the target's layout at the logical-core degree
+// (MachineModel: ranks are logical cores of `lnc` physical cores and fill
+// a chip's logical cores, then chips, then instances: a trn2 chip holds 8
+// ranks at lnc=1, 4 at lnc=2).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
@@ -28,11 +30,13 @@ bool isContiguous(const HbmView &v) {
   return true;
 }
 
-nisa::CollectiveSpan spanOf(const MachineModel &m, ArrayRef<int64_t> ranks) {
+nisa::CollectiveSpan spanOf(const MachineModel &m, unsigned lnc,
+                            ArrayRef<int64_t> ranks) {
   bool chips = false, instances = false;
   for (int64_t r : ranks) {
-    chips |= m.chipOfRank(r) != m.chipOfRank(ranks.front());
-    instances |= m.instanceOfRank(r) != m.instanceOfRank(ranks.front());
+    chips |= m.chipOfRank(r, lnc) != m.chipOfRank(ranks.front(), lnc);
+    instances |=
+        m.instanceOfRank(r, lnc) != m.instanceOfRank(ranks.front(), lnc);
   }
   return instances ? nisa::CollectiveSpan::cluster
          : chips   ? nisa::CollectiveSpan::instance
@@ -79,7 +83,7 @@ LogicalResult trnc::tile::lowerCollective(LoweringContext &ctx, Operation *op) {
         nisa::ReduceOpAttr::get(b.getContext(), *reduce),
         b.getI64IntegerAttr(c.getRanks().size()), b.getI64IntegerAttr(c.getId()),
         nisa::CollectiveSpanAttr::get(b.getContext(),
-                                      spanOf(ctx.machine, c.getRanks())),
+                                      spanOf(ctx.machine, ctx.lnc, c.getRanks())),
         b.getI64IntegerAttr(isa::kCollectiveQueue), DenseI64ArrayAttr(),
         IntegerAttr());
   }

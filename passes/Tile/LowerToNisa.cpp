@@ -48,6 +48,13 @@ struct LowerToNisaPass : public trnc::impl::LowerToNisaBase<LowerToNisaPass> {
     std::optional<MachineModel> machine = targetModel(getOperation(), target);
     if (!machine)
       return signalPassFailure();
+    if (lnc < 1 || lnc > machine->maxLnc) {
+      getOperation().emitError("lnc=")
+          << unsigned(lnc) << " is not supported on " << machine->name
+          << " (at most " << machine->maxLnc
+          << " physical cores per logical core)";
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs)
       if (!func.isExternal() && failed(lowerFunc(func, *machine)))
@@ -116,6 +123,7 @@ LogicalResult LowerToNisaPass::lowerFunc(func::FuncOp func,
   b.setInsertionPointToStart(entry);
 
   LoweringContext ctx(b, machine);
+  ctx.lnc = lnc;
   SmallVector<HbmView> outputs;
   for (auto [i, rt] : llvm::enumerate(ioTypes)) {
     HbmView v{entry->getArgument(i), 0, SmallVector<int64_t>(rt.getShape()),

@@ -27,6 +27,9 @@ struct LoweringContext {
 
   mlir::OpBuilder &b;
   MachineModel machine;
+  /// Logical-core degree: each rank of a collective is a logical core of
+  /// `lnc` physical cores (MachineModel::chipOfRank).
+  unsigned lnc = 1;
   /// The HBM view of every lowered tensor value.
   llvm::DenseMap<mlir::Value, HbmView> views;
   /// Function results written straight into their output buffer.

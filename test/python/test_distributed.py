@@ -29,6 +29,13 @@ def test_functional_collectives_exact_vs_eager():
     launch(collectives.exact)
 
 
+def test_functional_collectives_exact_vs_eager_at_lnc2():
+    """The same function at options={"lnc": 2}: each rank a logical core
+    (two physical cores), its collectives issued by core 0 between
+    barriers; bit-exact vs eager gloo."""
+    launch(collectives.exact_lnc2)
+
+
 def test_bf16_all_reduce_and_profile():
     launch(collectives.bf16_and_profile)
 

@@ -5,7 +5,9 @@ NeuronCores (passes/SplitLogicalCores.cpp, docs/distributed.md "LNC=2"):
 results equal eager PyTorch (the simulator's race checker fails any run whose
 cross-core HBM accesses a barrier does not order), both cores do work, the
 profile counts both, and a matmul takes about half the time of lnc=1.
-Collectives are refused at lnc=2 by name.
+A collective's ranks are logical cores: its simulated link is the one its
+group spans at 4 ranks per trn2 chip (test_distributed.py runs collectives
+at lnc=2 over gloo against eager).
 """
 
 from __future__ import annotations
@@ -89,22 +91,37 @@ def test_single_transfer_op_is_halved_over_the_cores():
     assert p.total_ns < p1.total_ns, (p1.total_ns, p.total_ns)
 
 
-def test_collective_at_lnc2_is_refused_by_name():
+def _all_reduce_ns(world: int, lnc: int) -> float:
+    """Rank 0's simulated all_reduce time over a fake process group of
+    `world` ranks (the fake group's data is not checked, only the timing)."""
     import torch.distributed as dist
     import torch.distributed._functional_collectives as fc
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
-    if dist.is_initialized():
-        pytest.skip("a process group is already initialised")
-    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
     try:
-        fn = _compiled(lambda t: fc.all_reduce(t * 2.0, "sum", dist.group.WORLD) + 1.0, 2)
-        with pytest.raises(Exception) as excinfo:  # Dynamo wraps the backend's CompileError
-            fn(torch.ones(4, 8))
+        fn = _compiled(lambda t: fc.all_reduce(t * 2.0, "sum", dist.group.WORLD) + 1.0, lnc)
+        with trnc.profiling.capture() as p:
+            fn(torch.ones(64, 256))
     finally:
         dist.destroy_process_group()
-    text = str(excinfo.value)
-    assert "all_reduce" in text and "not supported at lnc=2" in text and "compile with lnc=1" in text, text
+    assert p.collective_ns > 0, p.collective_ns
+    return p.collective_ns
+
+
+def test_collective_at_lnc2_spans_logical_cores():
+    """A trn2 chip holds 8 ranks at lnc=1 and 4 at lnc=2 (a rank is a
+    logical core of two physical cores): 4 ranks share one chip at either
+    degree, so one link and one time; 8 ranks span two chips at lnc=2, so
+    the ring runs over NeuronLink and takes longer than on one chip."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialised")
+    one_chip = _all_reduce_ns(4, 1)
+    assert _all_reduce_ns(4, 2) == one_chip
+    on_chip, two_chips = _all_reduce_ns(8, 1), _all_reduce_ns(8, 2)
+    assert two_chips > on_chip, (on_chip, two_chips)
 
 
 def test_mlp_training_at_lnc2_matches_eager():

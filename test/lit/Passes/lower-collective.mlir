@@ -1,5 +1,8 @@
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa=lnc=2 | FileCheck %s --check-prefix=LNC2
+// RUN: not trnc-opt %s "--trnc-tile-lower-to-nisa=target=trn1 lnc=2" 2>&1 | FileCheck %s --check-prefix=TRN1
+// TRN1: lnc=2 is not supported on trn1
 
 // A contiguous input goes straight to the collective, which writes the
 // function's output in place: one instruction on the collective queue.
@@ -32,4 +35,22 @@ func.func @spans(%x: tensor<8xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
   %0 = trn.collective "reduce_scatter" %x {reduce_op = "avg", ranks = array<i64: 0, 8>, world_size = 256, root = 0, id = 0} : tensor<8xf32> -> tensor<4xf32>
   %1 = trn.collective "all_to_all" %x {reduce_op = "", ranks = array<i64: 0, 128>, world_size = 256, root = 0, id = 1} : tensor<8xf32> -> tensor<8xf32>
   return %0, %1 : tensor<4xf32>, tensor<8xf32>
+}
+
+// At lnc=2 a rank is a logical core of two physical cores: a trn2 chip
+// holds ranks 0..3, an instance ranks 0..63. Ranks 0 and 4 then cross
+// NeuronLink and ranks 0 and 64 EFA; at lnc=1 both pairs stay closer.
+// CHECK-LABEL: func.func @logical_core_spans
+// CHECK: nisa.collective {{.*}} all_reduce sum group 2 id 0 span chip
+// CHECK: nisa.collective {{.*}} all_reduce sum group 2 id 1 span chip
+// CHECK: nisa.collective {{.*}} all_reduce sum group 2 id 2 span instance
+// LNC2-LABEL: func.func @logical_core_spans
+// LNC2: nisa.collective {{.*}} all_reduce sum group 2 id 0 span chip
+// LNC2: nisa.collective {{.*}} all_reduce sum group 2 id 1 span instance
+// LNC2: nisa.collective {{.*}} all_reduce sum group 2 id 2 span cluster
+func.func @logical_core_spans(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0 = trn.collective "all_reduce" %x {reduce_op = "sum", ranks = array<i64: 0, 3>, world_size = 256, root = 0, id = 0} : tensor<8xf32> -> tensor<8xf32>
+  %1 = trn.collective "all_reduce" %x {reduce_op = "sum", ranks = array<i64: 0, 4>, world_size = 256, root = 0, id = 1} : tensor<8xf32> -> tensor<8xf32>
+  %2 = trn.collective "all_reduce" %x {reduce_op = "sum", ranks = array<i64: 0, 64>, world_size = 256, root = 0, id = 2} : tensor<8xf32> -> tensor<8xf32>
+  return %0, %1, %2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }

@@ -365,13 +365,65 @@ func.func @main(%x0: memref<16384xf32> {nisa.input = 0 : i64},
 
 // -----
 
-// Collectives are refused at LNC=2 (their link span assumes lnc=1 ranks).
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// A collective between two split ops: exp's row tiles (one per core) feed an
+// all_reduce, whose result tanh reads back one row tile per core. The
+// collective is issued once, whole, by core 0 (a rank is the logical core),
+// after a barrier (core 1 wrote half its input); core 1 reads its result
+// after a second one.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK: nisa.activation exp
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0,
+// CHECK-NEXT: nisa.peer_signal {semaphore = 21 : i64}
+// CHECK-NEXT: nisa.peer_wait {count = 1 : i64, semaphore = 21 : i64}
+// CHECK-NEXT: nisa.collective {{.*}} all_reduce sum group 2 id 0 span chip
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %{{[0-9]+}} <0,
+// CHECK-NEXT: nisa.activation tanh
+// CHECK-NEXT: nisa.dma_copy %arg1 <0,
+// CHECK-NEXT: nisa.peer_signal {semaphore = 21 : i64}
+// CHECK-NEXT: nisa.peer_wait {count = 2 : i64, semaphore = 21 : i64}
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.collective
+// CHECK: nisa.activation exp
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <65536,
+// CHECK-NEXT: nisa.peer_signal {semaphore = 21 : i64}
+// CHECK-NEXT: nisa.peer_wait {count = 1 : i64, semaphore = 21 : i64}
+// CHECK-NEXT: nisa.peer_signal {semaphore = 21 : i64}
+// CHECK-NEXT: nisa.peer_wait {count = 2 : i64, semaphore = 21 : i64}
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %{{[0-9]+}} <65536,
+// CHECK-NEXT: nisa.activation tanh
+// CHECK-NEXT: nisa.dma_copy %arg1 <65536,
+// CHECK-NEXT: return
 module {
-func.func @main(%in: memref<1024xf32> {nisa.input = 0 : i64},
-                %out: memref<1024xf32> {nisa.output = 0 : i64}) {
-  // expected-error @+1 {{all_reduce (collective 0) is not supported at lnc=2}}
-  nisa.collective %out <0, [1024, 1], [1, 1024]>, %in <0, [1024, 1], [1, 1024]>
-      all_reduce sum group 2 id 0 span chip : memref<1024xf32>, memref<1024xf32>
+func.func @main(%in: memref<131072xf32> {nisa.input = 0 : i64},
+                %out: memref<131072xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<131072xf32>
+  %r = nisa.dram_alloc : memref<131072xf32>
+  %a0 = nisa.alloc : !t
+  %b0 = nisa.alloc : !t
+  %a1 = nisa.alloc : !t
+  %b1 = nisa.alloc : !t
+  %c0 = nisa.alloc : !t
+  %d0 = nisa.alloc : !t
+  %c1 = nisa.alloc : !t
+  %d1 = nisa.alloc : !t
+  nisa.dma_copy %a0 <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation exp %b0 <0, [512, 1], [128, 512]>, %a0 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %s <0, [512, 1], [128, 512]>, %b0 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  nisa.dma_copy %a1 <0, [512, 1], [128, 512]>, %in <65536, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation exp %b1 <0, [512, 1], [128, 512]>, %a1 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %s <65536, [512, 1], [128, 512]>, %b1 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  nisa.collective %r <0, [131072, 1], [1, 131072]>, %s <0, [131072, 1], [1, 131072]>
+      all_reduce sum group 2 id 0 span chip : memref<131072xf32>, memref<131072xf32>
+  nisa.dma_copy %c0 <0, [512, 1], [128, 512]>, %r <0, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation tanh %d0 <0, [512, 1], [128, 512]>, %c0 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %d0 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  nisa.dma_copy %c1 <0, [512, 1], [128, 512]>, %r <65536, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation tanh %d1 <0, [512, 1], [128, 512]>, %c1 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <65536, [512, 1], [128, 512]>, %d1 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
   return
 }
 }

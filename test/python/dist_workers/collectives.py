@@ -1,6 +1,8 @@
 """Rank bodies (run on every rank by dist_workers.rank under torchrun):
 functional collectives in a compiled function (forward and backward)
-exactly equal to eager gloo, and refusals by name."""
+exactly equal to eager gloo (also at lnc=2), and refusals by name."""
+
+import functools
 
 import torch
 import torch.distributed as dist
@@ -22,12 +24,13 @@ def _f(x, w):
     return (b.relu() + a * m).sum(dim=0)
 
 
-def exact(rank: int, world: int) -> None:
+def exact(rank: int, world: int, options: dict | None = None, rows: int = 4) -> list:
+    """Returns the graphs' profiles of the compiled run."""
     # Integer-valued floats: every sum is exact in fp32, so the simulator's
     # matmul and eager's agree bit for bit and any difference would be the
     # collectives'.
     gen = torch.Generator().manual_seed(10 + rank)
-    x = torch.randint(-3, 4, (4, 16), generator=gen).float()
+    x = torch.randint(-3, 4, (rows, 16), generator=gen).float()
     w0 = torch.randint(-2, 3, (16, 8), generator=gen).float()
     results = {}
     for mode in ("eager", "neuron"):
@@ -35,16 +38,30 @@ def exact(rank: int, world: int) -> None:
         if mode == "eager":
             fn = _f
         else:
-            counter = CompileCounterWithBackend(trnc.neuron)
+            counter = CompileCounterWithBackend(functools.partial(trnc.neuron, options=options))
             fn = torch.compile(_f, backend=counter)
-        out = fn(x, w)
-        out.sum().backward()
+        with trnc.profiling.capture() as cap:
+            out = fn(x, w)
+            out.sum().backward()
         results[mode] = (out.detach(), w.grad.clone())
     torch.testing.assert_close(results["neuron"][0], results["eager"][0], rtol=0, atol=0)
     torch.testing.assert_close(results["neuron"][1], results["eager"][1], rtol=0, atol=0)
     assert counter.frame_count == 1, f"graph breaks: {counter.frame_count} frames"
     stats = trnc.neuron.stats.counts
     assert stats["forward"] >= 1 and stats["backward"] >= 1, stats
+    return [g.profile.to_dict() for g in cap.graphs]
+
+
+def exact_lnc2(rank: int, world: int) -> None:
+    """The same at lnc=2: each rank one program over two physical cores,
+    core 0 issuing the collectives between barriers. 256 rows (two row
+    tiles): core 1 computes half of them, so it writes collective inputs and
+    reads collective results."""
+    profiles = exact(rank, world, {"lnc": 2}, rows=256)
+    assert profiles and all(d["lnc"] == 2 for d in profiles), profiles
+    assert sum(d["collectives"] for d in profiles) >= 6, [d["collectives"] for d in profiles]
+    core1 = [d["cores"][1] for d in profiles]
+    assert any(c["dma"]["instructions"] > 0 for c in core1), core1
 
 
 def bf16_and_profile(rank: int, world: int) -> None:
