@@ -36,7 +36,10 @@ class Trn_BinaryOp<string mnemonic, string math,
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def Trn_AddOp : Trn_BinaryOp<"add", "lhs + rhs">;
+def Trn_AddOp : Trn_BinaryOp<"add", "lhs + rhs"> {
+  // Computed in the shape of a reshaped operand (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
+}
 def Trn_SubOp : Trn_BinaryOp<"sub", "lhs - rhs">;
 def Trn_MulOp : Trn_BinaryOp<"mul", "lhs * rhs">;
 // On integers `div` truncates toward zero (torch rounding_mode="trunc").

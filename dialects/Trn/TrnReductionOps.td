@@ -32,7 +32,10 @@ class Trn_ReduceOp<string mnemonic, string what> : Trn_Op<mnemonic, [Pure]> {
   let hasVerifier = 1;
 }
 
-def Trn_ReduceSumOp : Trn_ReduceOp<"reduce_sum", "sum">;
+def Trn_ReduceSumOp : Trn_ReduceOp<"reduce_sum", "sum"> {
+  // A one-hot select's sum (TrnReductionPatterns.cpp).
+  let hasCanonicalizer = 1;
+}
 def Trn_ReduceMaxOp : Trn_ReduceOp<"reduce_max", "maximum">;
 def Trn_ReduceMinOp : Trn_ReduceOp<"reduce_min", "minimum">;
 def Trn_ReduceProdOp : Trn_ReduceOp<"reduce_prod", "product">;

@@ -551,7 +551,7 @@ bool trnc::tile::isImmediateOnly(Operation *op) {
 SmallVector<Operation *>
 trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
                              function_ref<bool(Operation *)> taken,
-                             function_ref<bool(Value)> prepare) {
+                             function_ref<bool(Value, int64_t)> prepare) {
   SmallVector<Operation *> group{first};
   if (!isGroupableElementwise(first))
     return group;
@@ -591,12 +591,15 @@ trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
   llvm::sort(ordered, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
   });
-  // Only a group bigger than the producers `prepare` lowers (at most a
-  // partition's worth of elements) may ask for them: those producers' own
-  // groups are then of another shape, never take this group's ops, and
-  // never ask in turn.
-  bool mayPrepare =
-      resultType(first).getNumElements() > ctx.partitions();
+  // Only a group bigger than the producers `prepare` lowers (a partition's
+  // worth of elements, or 1/kPrepareShare of the group: per-row values of
+  // rows of at least that many) may ask for them: those producers' own
+  // groups are then of another, smaller shape, never take this group's ops,
+  // and ask in turn only for producers smaller still.
+  constexpr int64_t kPrepareShare = 32;
+  int64_t elements = resultType(first).getNumElements();
+  bool mayPrepare = elements > ctx.partitions();
+  int64_t prepareLimit = std::max(ctx.partitions(), elements / kPrepareShare);
   llvm::SmallPtrSet<Operation *, 16> members{first};
   for (Operation *op : ordered) {
     bool available = llvm::all_of(tileOperands(op).operands, [&](Value v) {
@@ -605,7 +608,7 @@ trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
         return true;
       if (def && component.contains(def))
         return false; // a member left out: so is this op
-      return ctx.resolveView(v) || (mayPrepare && prepare(v));
+      return ctx.resolveView(v) || (mayPrepare && prepare(v, prepareLimit));
     });
     if (!available)
       continue;
@@ -652,6 +655,16 @@ ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
   for (auto &[v, types] : readAs)
     if (types.size() > 1)
       plan.ownType.insert(v);
+  // A 16-bit float input widened to f32 is loaded in its own type too: the
+  // engines widen it on read for free, and a casting DMA moves the wider
+  // type's bytes (CostModel.cpp, dmaBytes), twice the narrow load's.
+  for (const ElementwiseStep &step : plan.steps) {
+    if (step.compute || step.folded || plan.internal(step.operands[0]))
+      continue;
+    Type from = cast<RankedTensorType>(step.operands[0].getType()).getElementType();
+    if ((from.isBF16() || from.isF16()) && resultType(step.op).getElementType().isF32())
+      plan.ownType.insert(step.operands[0]);
+  }
   for (const ElementwiseStep &step : plan.steps)
     for (Value v : step.operands) {
       if (plan.internal(v) || step.folded)

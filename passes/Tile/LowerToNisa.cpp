@@ -227,11 +227,12 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
   };
   std::function<LogicalResult(Operation *)> lowerOp;
   // Lowers now, ahead of its place, the small producer of `v` (views and
-  // elementwise ops of at most a partition's worth of elements, e.g. an
-  // optimizer's bias corrections computed from its step count), so that an
-  // elementwise group reading it can take in the ops after it. Returns
-  // whether `v` has an HBM view.
-  std::function<bool(Value)> prepare = [&](Value v) -> bool {
+  // elementwise ops of at most `limit` elements, e.g. an optimizer's bias
+  // corrections computed from its step count, or a per-row value the group
+  // reads broadcast), so that an elementwise group reading it can take in
+  // the ops after it. Returns whether `v` has an HBM view.
+  std::function<bool(Value, int64_t)> prepare = [&](Value v,
+                                                    int64_t limit) -> bool {
     auto viewed = [&] { return ctx.views.count(v) || ctx.resolveView(v); };
     if (viewed())
       return true;
@@ -242,13 +243,12 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     if (isViewOp(def))
       ins.push_back(def->getOperand(0));
     else if (isElementwiseOp(def) && !isImmediateOnly(def) &&
-             cast<RankedTensorType>(v.getType()).getNumElements() <=
-                 ctx.partitions())
+             cast<RankedTensorType>(v.getType()).getNumElements() <= limit)
       ins = tileOperandsOf(def);
     else
       return false;
     for (Value in : ins) {
-      bool ok = prepare(in);
+      bool ok = prepare(in, limit);
       if (grouped.contains(def)) // lowered in the group of its operand
         return viewed();
       if (!ok)

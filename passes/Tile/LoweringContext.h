@@ -157,12 +157,13 @@ void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
 /// .cpp): `first` and the ops of its shape connected to it (by def-use or by
 /// reading the same value), not `taken` (lowered already), whose operands
 /// are group results, values already lowered, or values `prepare` lowers
-/// now (small producers such as an optimizer's per-step scalars); a fill or
-/// threshold_backward alone.
+/// now (producers of at most its second argument's elements, a small share
+/// of the group's: an optimizer's per-step scalars, a per-row statistic
+/// broadcast along the rows); a fill or threshold_backward alone.
 llvm::SmallVector<mlir::Operation *>
 elementwiseGroup(LoweringContext &ctx, mlir::Operation *first,
                  llvm::function_ref<bool(mlir::Operation *)> taken,
-                 llvm::function_ref<bool(mlir::Value)> prepare);
+                 llvm::function_ref<bool(mlir::Value, int64_t)> prepare);
 /// An op whose result every reader takes as an immediate (a `trn.full`, or a
 /// cast or view of one, read as the constant of tensor_scalar): nothing to
 /// compute or store.

@@ -1,16 +1,18 @@
 // Elementwise ops of one shape lower as one fusion group: one loop over
-// tiles, each input loaded once (a convert of an input is the load's cast),
-// only results read outside the group stored.
+// tiles, each input loaded once (a widening convert of a 16-bit float input
+// is read from its narrow tile; another convert of an input is the load's
+// cast), only results read outside the group stored.
 // RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
 
-// A bf16 chain computed in fp32 (the shape of a GELU backward): two cast
-// loads, one store, no HBM scratch. The last op writes bf16 itself (the
-// engines compute in fp32 and round on output: the final convert is the
-// same value without its own copy).
+// A bf16 chain computed in fp32 (the shape of a GELU backward): two bf16
+// loads (the engines widen them on read: a casting DMA would move twice
+// the bytes), one store, no HBM scratch. The last op writes bf16 itself
+// (the engines compute in fp32 and round on output: the final convert is
+// the same value without its own copy).
 // CHECK-LABEL: func.func @chain
 // CHECK-NOT: nisa.dram_alloc
-// CHECK: nisa.dma_copy %[[A:[0-9]+]] {{.*}}, %arg0 {{.*}} : !nisa.tile<sbuf, 128, 512, f32>, memref<65536xbf16>
-// CHECK: nisa.dma_copy %[[B:[0-9]+]] {{.*}}, %arg1 {{.*}} : !nisa.tile<sbuf, 128, 512, f32>, memref<65536xbf16>
+// CHECK: nisa.dma_copy %[[A:[0-9]+]] {{.*}}, %arg0 {{.*}} : !nisa.tile<sbuf, 128, 512, bf16>, memref<65536xbf16>
+// CHECK: nisa.dma_copy %[[B:[0-9]+]] {{.*}}, %arg1 {{.*}} : !nisa.tile<sbuf, 128, 512, bf16>, memref<65536xbf16>
 // CHECK: nisa.tensor_tensor multiply %[[M:[0-9]+]] {{.*}}, %[[A]] {{.*}}, %[[B]]
 // CHECK: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}}, %[[M]] {{.*}} add 1.0{{.*}} : <sbuf, 128, 512, bf16>, <sbuf, 128, 512, f32>
 // CHECK-NOT: nisa.tensor_copy
@@ -185,4 +187,28 @@ func.func @small_group(%a: tensor<7x5xf32>, %b: tensor<7x5xf32>, %c: tensor<7x5x
   %3 = trn.threshold_backward %1, %c, 0.000000e+00 : tensor<7x5xf32>
   %4 = trn.add %2, %3 : tensor<7x5xf32>
   return %4 : tensor<7x5xf32>
+}
+
+// -----
+
+// A per-row value computed after the group's first op and read broadcast
+// along the rows (a cross-entropy gradient's exp(logp) * sum): its producer
+// has 1/1024 of the group's elements, so it is lowered first and the group
+// stays one loop (only the per-row value goes through HBM); otherwise exp's
+// result would go through HBM too.
+// CHECK-LABEL: func.func @per_row_ahead
+// CHECK: nisa.dram_alloc : memref<256xf32>
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.tensor_scalar {{.*}} multiply 2.000000e+00
+// CHECK: nisa.activation exp %[[E:[0-9]+]]
+// CHECK-NEXT: nisa.alloc
+// CHECK-NEXT: nisa.tensor_tensor multiply %{{[0-9]+}} {{.*}}, %[[E]]
+// CHECK: return
+func.func @per_row_ahead(%x: tensor<256x1024xf32>, %r: tensor<256xf32>) -> tensor<256x1024xf32> {
+  %0 = trn.exp %x : tensor<256x1024xf32>
+  %1 = trn.mul_scalar %r, 2.000000e+00 : tensor<256xf32>
+  %2 = trn.reshape %1 : tensor<256xf32> -> tensor<256x1xf32>
+  %3 = trn.broadcast %2 : tensor<256x1xf32> -> tensor<256x1024xf32>
+  %4 = trn.mul %0, %3 : tensor<256x1024xf32>
+  return %4 : tensor<256x1024xf32>
 }

@@ -1,0 +1,56 @@
+//===- TrnElementwisePatterns.cpp - canonicalization of trn elementwise ops -===//
+//
+// An add that reads a reshape of a computed value, its other operand a
+// function argument (or a reshape of a value of the computed value's
+// shape), is computed in the computed value's shape and its result
+// reshaped: add(arg, reshape(y)) -> reshape(add(reshape(arg), y)). A
+// logits gradient viewed [B, T, V] plus the logits' tangent then is an op of
+// the gradient's [B*T, V] shape, and joins its fusion group instead of
+// reading it back from HBM. Reshapes are views: they cost no instruction.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Trn/TrnOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace trnc::trn;
+
+namespace {
+
+struct AddInReshapedShape : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (bool swap : {false, true}) {
+      Value x = swap ? add.getRhs() : add.getLhs();
+      auto reshaped = (swap ? add.getLhs() : add.getRhs()).getDefiningOp<ReshapeOp>();
+      if (!reshaped || !reshaped.getInput().getDefiningOp())
+        continue; // a view of an argument: nothing to fuse with
+      Value y = reshaped.getInput();
+      auto shape = cast<RankedTensorType>(y.getType());
+      // x in y's shape without computing anything.
+      Value xIn;
+      if (auto r = x.getDefiningOp<ReshapeOp>();
+          r && r.getInput().getType() == shape)
+        xIn = r.getInput();
+      else if (isa<BlockArgument>(x))
+        xIn = rewriter.create<ReshapeOp>(add.getLoc(), shape, x);
+      else
+        continue;
+      Value sum = swap ? rewriter.create<AddOp>(add.getLoc(), y, xIn)
+                       : rewriter.create<AddOp>(add.getLoc(), xIn, y);
+      rewriter.replaceOpWithNewOp<ReshapeOp>(add, add.getType(), sum);
+      return success();
+    }
+    return failure();
+  }
+};
+
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<AddInReshapedShape>(context);
+}
