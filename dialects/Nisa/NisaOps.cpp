@@ -360,21 +360,29 @@ LogicalResult MatmulOp::verify() {
   return success();
 }
 
+/// An optional operand holding one value per partition of dst (activation's
+/// bias, tensor_scalar's per-partition operand): a [P, 1] access.
+template <typename OpTy>
+static LogicalResult verifyPerPartition(OpTy op, Value src,
+                                        std::optional<AccessPatternAttr> ap,
+                                        StringRef what) {
+  if (!src)
+    return success();
+  if (!ap)
+    return op.emitOpError(what) << " needs an access pattern";
+  TileAccessShape s = shapeOf(src, *ap), d = shapeOf(op.getDst(), op.getDstAp());
+  if (s.partitions != d.partitions || s.freeElements != 1)
+    return op.emitOpError(what) << " must be [" << d.partitions << ", 1]";
+  return success();
+}
+
 LogicalResult ActivationOp::verify() {
   if (failed(verifyInstruction(*this)) ||
       failed(verifySameShape(*this, getDst(), getDstAp(), getSrc0(),
                              getSrc0Ap())))
     return failure();
-  if (getSrc1()) {
-    if (!getSrc1Ap())
-      return emitOpError("bias operand needs an access pattern");
-    TileAccessShape b = shapeOf(getSrc1(), *getSrc1Ap()),
-                    d = shapeOf(getDst(), getDstAp());
-    // act_bias: the bias is one value per partition.
-    if (b.partitions != d.partitions || b.freeElements != 1)
-      return emitOpError("bias must be [") << d.partitions << ", 1]";
-  }
-  return success();
+  // act_bias: the bias is one value per partition.
+  return verifyPerPartition(*this, getSrc1(), getSrc1Ap(), "bias operand");
 }
 
 /// Two-source elementwise instructions (tensor_tensor, copy_predicated):
@@ -406,16 +414,8 @@ LogicalResult TensorScalarOp::verify() {
       failed(verifySameShape(*this, getDst(), getDstAp(), getSrc0(),
                              getSrc0Ap())))
     return failure();
-  if (getSrc1()) {
-    if (!getSrc1Ap())
-      return emitOpError("per-partition operand needs an access pattern");
-    TileAccessShape s = shapeOf(getSrc1(), *getSrc1Ap()),
-                    d = shapeOf(getDst(), getDstAp());
-    if (s.partitions != d.partitions || s.freeElements != 1)
-      return emitOpError("per-partition operand must be [")
-             << d.partitions << ", 1]";
-  }
-  return success();
+  return verifyPerPartition(*this, getSrc1(), getSrc1Ap(),
+                            "per-partition operand");
 }
 
 LogicalResult TensorReduceOp::verify() {

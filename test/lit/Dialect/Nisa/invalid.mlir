@@ -124,7 +124,7 @@ func.func @reduce_shape(%t: !nisa.tile<sbuf, 128, 8, f32>) {
 // -----
 
 func.func @act_bias(%t: !nisa.tile<sbuf, 128, 8, f32>) {
-  // expected-error @+1 {{bias must be [128, 1]}}
+  // expected-error @+1 {{bias operand must be [128, 1]}}
   nisa.activation exp %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> bias %t <0, [8, 1], [128, 2]> : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
   return
 }
