@@ -56,9 +56,11 @@ def log(args: argparse.Namespace, text: str) -> None:
 
 
 def finish(args: argparse.Namespace, result: dict) -> None:
-    """Prints rank 0's RESULT line (the graph counts of trnc's backend
-    included) and leaves the process group."""
-    result = dict(result, world=args.world, checked=args.check, graphs=dict(trnc.neuron.stats.counts))
+    """Prints rank 0's RESULT line (the graphs this rank ran on trnc by kind,
+    compiled or served by AOTAutograd's cache: the ranks share it, so the
+    rank that stores a graph first saves the others its compile) and leaves
+    the process group."""
+    result = dict(result, world=args.world, checked=args.check, graphs=dict(trnc.neuron.stats.ran()))
     log(args, "RESULT " + json.dumps(result, sort_keys=True))
     dist.destroy_process_group()
 

@@ -211,6 +211,9 @@ class TrncOutputCode(OutputCode):
         log.info("graph %s: AOTAutograd cache hit, artifact %s, %.3f s", self.name,
                  "cache hit" if hit else "recompiled", time.perf_counter() - start)
         self.compiled = self.build(self.recipe, native().Executable(artifact))
+        from .backend import neuron  # the backend imports this module
+
+        neuron.stats.loaded[self.name.rsplit("_", 1)[0]] += 1
 
     def set_triton_bundle(self, triton_bundle: Any) -> None:
         pass

@@ -57,14 +57,23 @@ __all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported", "build
 
 @dataclass
 class CompileStats:
-    """What the backend compiled in this process (tests and the demo read it)."""
+    """What the backend compiled in this process (tests and the demo read it).
+    ``counts``: graphs compiled here, by kind (and collective nodes);
+    ``loaded``: graphs AOTAutograd's cache served instead (aot_cache.py), by
+    kind: another process (another rank) or an earlier compile stored them."""
 
     counts: collections.Counter = field(default_factory=collections.Counter)
+    loaded: collections.Counter = field(default_factory=collections.Counter)
     graphs: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
 
+    def ran(self) -> collections.Counter:
+        """Graphs compiled or loaded, by kind: what this process runs on trnc."""
+        return self.counts + self.loaded
+
     def reset(self) -> None:
         self.counts.clear()
+        self.loaded.clear()
         self.graphs.clear()
         self.compile_seconds = 0.0
 

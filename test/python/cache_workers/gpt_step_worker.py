@@ -48,6 +48,7 @@ def main() -> None:
         "trnc_cache": trnc.cache.stats(),
         "dynamo_cache": dict(torch._dynamo.utils.counters["dynamo_cache"]),
         "graphs": dict(trnc.neuron.stats.counts),
+        "loaded": dict(trnc.neuron.stats.loaded),
         "pipeline_runs": native().cache_compile_count(),
         "cache_warnings": [str(w.message) for w in record if issubclass(w.category, trnc.cache.TrncCacheWarning)],
         "loss": float(loss.detach()),

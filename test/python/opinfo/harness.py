@@ -176,9 +176,7 @@ def _trnc_graphs() -> int:
     """Graphs trnc compiled in this process, or loaded from AOTAutograd's cache
     (aot_cache.py: a sample with the metadata of an earlier one of its case
     hits it, and the backend is not called again)."""
-    from torch._dynamo.utils import counters
-
-    return sum(trnc.neuron.stats.counts.values()) + counters["aot_autograd"]["autograd_cache_hit"]
+    return sum(trnc.neuron.stats.ran().values())
 
 
 def _compiled(fn: Any) -> Any:
