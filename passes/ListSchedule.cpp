@@ -53,6 +53,9 @@
 //    scattered small tiles do not leave the working tiles without a gap. An
 //    instruction whose new tiles find no gap waits; when the frontier's
 //    find none, the schedule fails.
+//  - Repair: when the frontier's tiles find no gap (fragmentation), the
+//    schedule goes back to a checkpoint of its state and redoes the stretch
+//    placing small tiles apart, then with half the budget (schedule()).
 //  - Safety: the new order, with its addresses, is kept only if it is
 //    estimated faster than program order; otherwise a smaller budget is
 //    tried, and finally the original order is restored (and the allocator
@@ -72,6 +75,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <array>
@@ -108,6 +113,9 @@ constexpr size_t kCriticalPathTrialLimit = 20000;
 /// by the cursor, they can leave no gap for a [128, 8192] fp32 tile (the
 /// GPT step's backward). Not always: on its forward that costs 1 ms.
 constexpr int64_t kSmallTileBytes = 1024;
+
+/// The fewest instructions between two checkpoints of a schedule.
+constexpr unsigned kMinCheckpointInterval = 64;
 
 /// Tensor, Vector, Scalar, GpSimd (isa::Engine order), then the DMA stream.
 constexpr unsigned kNumResources = 5;
@@ -210,6 +218,35 @@ struct Schedule {
   std::vector<int64_t> addresses; // per tile id
   std::vector<int> queues;        // per node: its DMA queue (-1: none)
   double makespanNs = 0;
+  std::string failure; // why the order is empty
+  unsigned rollbacks = 0; // local repairs (see schedule())
+};
+
+/// What a schedule's progress restores from (a local repair).
+struct Checkpoint {
+  struct NodeProgress {
+    unsigned resource, pendingPreds;
+    double durationNs, readyNs;
+  };
+  std::vector<NodeProgress> nodes;
+  std::vector<TileState> tiles;
+  std::array<double, kNumResources> freeAt, queuedNs;
+  std::array<double, isa::kNumDmaQueues> laneFree;
+  std::vector<int> queueOf;
+  sim::TensorWarmup tensorWarmup;
+  std::array<int64_t, 2> liveBytes, aheadBytes;
+  std::priority_queue<std::pair<unsigned, unsigned>,
+                      std::vector<std::pair<unsigned, unsigned>>,
+                      std::greater<>>
+      aheadTiles;
+  unsigned frontier;
+  std::vector<bool> scheduled;
+  double makespan;
+  unsigned startedCount;
+  std::array<TileArena, 2> arenas;
+  std::vector<PlacedTile> placedTiles;
+  std::array<ResourceQueues, kNumResources> queues;
+  size_t orderSize;
 };
 
 class ListScheduler {
@@ -224,8 +261,10 @@ public:
   bool build();
   /// Schedules with `budget` (share of each on-chip memory) and `priority`;
   /// the order is empty when the tiles do not fit. `segregateSmall`: small
-  /// tiles are placed top-down (kSmallTileBytes).
-  Schedule schedule(double budget, Priority priority, bool segregateSmall);
+  /// tiles are placed top-down (kSmallTileBytes). Every `checkpointEvery`
+  /// instructions (0: never) the state is saved for a local repair.
+  Schedule schedule(double budget, Priority priority, bool segregateSmall,
+                    unsigned checkpointEvery);
   /// The estimated length of the current program order.
   double originalMakespan();
   /// Puts the ops in the schedule's order, on its engines, at its addresses.
@@ -255,6 +294,13 @@ private:
   /// Fresh scheduling state: nothing started, live tiles capped at `budget`;
   /// `placing`: tiles get addresses as they go live.
   void reset(double budget, bool placing);
+  /// The scheduling state with `queues` and the order's length, and back.
+  Checkpoint save(const std::array<ResourceQueues, kNumResources> &queues,
+                  size_t orderSize) const;
+  void restore(const Checkpoint &c,
+               std::array<ResourceQueues, kNumResources> &queues);
+  /// The prefetch budget (bytes of ahead tiles) at `share` of each memory.
+  void setBudget(double share);
 
   func::FuncOp func;
   const MachineModel &model;
@@ -640,6 +686,52 @@ void ListScheduler::reset(double budget, bool place) {
     placedTiles.push_back({tileOps[t], -1, -1, tiles[t].placeBytes});
 }
 
+void ListScheduler::setBudget(double share) {
+  budgetBytes = {int64_t(share * model.sbufPartitionBytes),
+                 int64_t(share * model.psumPartitionBytes)};
+}
+
+Checkpoint
+ListScheduler::save(const std::array<ResourceQueues, kNumResources> &queues,
+                    size_t orderSize) const {
+  Checkpoint c{{},        tiles,      freeAt,     queuedNs,     laneFree,
+               queueOf,   tensorWarmup, liveBytes, aheadBytes,  aheadTiles,
+               frontier,  scheduled,  makespan,   startedCount, arenas,
+               placedTiles, queues,   orderSize};
+  c.nodes.reserve(working.size());
+  for (const Node &n : working)
+    c.nodes.push_back({n.resource, n.pendingPreds, n.durationNs, n.readyNs});
+  return c;
+}
+
+void ListScheduler::restore(const Checkpoint &c,
+                            std::array<ResourceQueues, kNumResources> &queues) {
+  for (auto [n, p] : llvm::zip_equal(working, c.nodes)) {
+    n.resource = p.resource;
+    n.pendingPreds = p.pendingPreds;
+    n.durationNs = p.durationNs;
+    n.readyNs = p.readyNs;
+  }
+  tiles = c.tiles;
+  freeAt = c.freeAt;
+  queuedNs = c.queuedNs;
+  laneFree = c.laneFree;
+  queueOf = c.queueOf;
+  tensorWarmup = c.tensorWarmup;
+  liveBytes = c.liveBytes;
+  aheadBytes = c.aheadBytes;
+  aheadTiles = c.aheadTiles;
+  frontier = c.frontier;
+  scheduled = c.scheduled;
+  makespan = c.makespan;
+  startedCount = c.startedCount;
+  // The arenas hold pointers into placedTiles: its contents are copied
+  // back into the same storage (same size), so they stay valid.
+  std::copy(c.placedTiles.begin(), c.placedTiles.end(), placedTiles.begin());
+  arenas = c.arenas;
+  queues = c.queues;
+}
+
 /// Pops the entries of nodes already scheduled (the frontier, taken out of
 /// order) off the tops of `q`'s queues.
 static void dropScheduled(ResourceQueues &q, const std::vector<bool> &done) {
@@ -665,9 +757,20 @@ void ListScheduler::measureBottomLevels() {
 }
 
 Schedule ListScheduler::schedule(double budget, Priority kind,
-                                 bool segregate) {
+                                 bool segregate, unsigned checkpointEvery) {
   reset(budget, /*placing=*/true);
   segregateSmall = segregate;
+  // Local repair: the state is saved every `checkpointEvery` instructions
+  // (the last two saves are kept). When the frontier's tiles find no gap,
+  // the schedule goes back to the newer save and redoes the stretch up to
+  // the failure with small tiles placed apart (kSmallTileBytes), then to
+  // the older one with half the prefetch budget as well, before giving up:
+  // fragmentation met late in a graph then costs a local repair, not the
+  // whole schedule (the GPT step's forward, with its logits' matmul
+  // reordered, failed 250 instructions before its end and its fallback
+  // schedule was 2% slower).
+  std::optional<Checkpoint> older, newer;
+  unsigned rollbacks = 0, throttledUntil = 0, depth = 0;
   if (kind == Priority::CriticalPath && bottomLevel.empty())
     measureBottomLevels();
   priority.resize(working.size());
@@ -704,6 +807,8 @@ Schedule ListScheduler::schedule(double budget, Priority kind,
 
   SmallVector<unsigned> order;
   order.reserve(working.size());
+  if (checkpointEvery)
+    newer = save(queues, 0);
   while (order.size() < working.size()) {
     // Each resource's candidate and when it could start.
     struct Choice {
@@ -770,10 +875,39 @@ Schedule ListScheduler::schedule(double budget, Priority kind,
       best = forced; // every resource blocked by the budget: progress
     assert(best && "list scheduler: dependence cycle");
     if (best->id == frontier &&
+        !placeNewTiles(frontier, best->startNs, /*commit=*/false) &&
+        depth < 2 && newer) {
+      // Back to a checkpoint, hoisting less up to here.
+      const Checkpoint &c = *(depth == 1 && older ? older : newer);
+      ++depth;
+      ++rollbacks;
+      throttledUntil = std::max(throttledUntil, frontier + 1);
+      restore(c, queues);
+      order.resize(c.orderSize);
+      segregateSmall = true;
+      if (depth == 2)
+        setBudget(budget / 2);
+      if (depth == 2 && older) { // the newer one is past the state restored
+        newer = std::move(older);
+        older.reset();
+      }
+      continue;
+    }
+    if (best->id == frontier &&
         !placeNewTiles(frontier, best->startNs, /*commit=*/false)) {
-      LLVM_DEBUG(llvm::dbgs() << func.getName() << ": no gap for the tiles of "
-                              << frontier << " at " << order.size() << "\n");
-      return {}; // fragmented: program order's own tiles find no gap
+      // Fragmented: program order's own tiles find no gap.
+      Schedule failed;
+      llvm::raw_string_ostream os(failed.failure);
+      os << "no gap for the tiles of instruction " << frontier << " ("
+         << working[frontier].op->getName() << ", " << order.size()
+         << " scheduled):";
+      for (unsigned t : working[frontier].tiles)
+        if (!tiles[t].live)
+          os << " " << placedTiles[t].size << " B";
+      const TileArena &arena = arenas[0];
+      os << " per partition; SBUF holds " << arena.liveBytes()
+         << " B live, largest gap " << arena.largestGap() << " B";
+      return failed;
     }
     ResourceQueues &q = queues[best->resource];
     (best->from == 0   ? (void)q.waiting.pop()
@@ -786,10 +920,20 @@ Schedule ListScheduler::schedule(double budget, Priority kind,
     for (unsigned s : working[best->id].succs)
       if (--working[s].pendingPreds == 0)
         push(s);
+    if (depth && frontier >= throttledUntil) {
+      depth = 0; // repaired: the run's own budget and placement again
+      setBudget(budget);
+      segregateSmall = segregate;
+    }
+    if (!depth && checkpointEvery && order.size() % checkpointEvery == 0) {
+      older = std::move(newer);
+      newer = save(queues, order.size());
+    }
   }
   Schedule result;
   result.order = std::move(order);
   result.makespanNs = makespan;
+  result.rollbacks = rollbacks;
   for (const Node &n : working)
     result.engines.push_back(n.resource);
   for (const PlacedTile &t : placedTiles)
@@ -856,28 +1000,51 @@ struct ListSchedulePass
     // schedule to cost little, also the critical path's. Per priority, a
     // smaller prefetch budget is tried when the tiles do not fit.
     std::optional<Schedule> best;
+    unsigned checkpointEvery =
+        checkpoints ? std::max<unsigned>(kMinCheckpointInterval,
+                                         llvm::divideCeil(scheduler.size(), checkpoints))
+                    : 0;
+    std::string trials; // for `report`
+    llvm::raw_string_ostream log(trials);
     for (Priority priority : {Priority::ProgramOrder, Priority::CriticalPath}) {
       if (priority == Priority::CriticalPath &&
           scheduler.size() > kCriticalPathTrialLimit)
         break;
-      // Fragmented (the frontier's tiles find no gap): small tiles out of
-      // the way, then a shallower prefetch.
+      // Fragmented (the frontier's tiles find no gap, even after local
+      // repairs): small tiles out of the way, then a shallower prefetch. A
+      // schedule that needed repairs is also compared with the shallower
+      // prefetch throughout.
       bool done = false;
       for (double budget : {double(memoryShare), memoryShare / 2.0}) {
         for (bool segregate : {false, true}) {
-          Schedule s = scheduler.schedule(budget, priority, segregate);
-          if (s.order.empty())
+          Schedule s = scheduler.schedule(budget, priority, segregate,
+                                          checkpointEvery);
+          log << "; " << (priority == Priority::CriticalPath ? "critical path" : "index")
+              << " priority, budget " << llvm::formatv("{0:F2}", budget).str()
+              << (segregate ? ", small tiles apart" : "") << ": ";
+          if (s.order.empty()) {
+            log << s.failure;
             continue;
+          }
+          log << llvm::formatv("{0:F0} ns", s.makespanNs).str();
+          if (s.rollbacks)
+            log << " (" << s.rollbacks << " local repairs)";
+          done = !s.rollbacks;
           if (!best || s.makespanNs < best->makespanNs)
             best = std::move(s);
-          done = true;
           break;
         }
         if (done)
           break;
       }
     }
-    if (best && best->makespanNs < before) {
+    bool kept = best && best->makespanNs < before;
+    if (report)
+      func.emitRemark() << "list schedule: program order "
+                        << llvm::formatv("{0:F0} ns", before).str() << trials
+                        << (kept ? llvm::formatv("; kept {0:F0} ns", best->makespanNs).str()
+                                 : std::string("; kept program order"));
+    if (kept) {
       // The order and the addresses it was timed with: the allocator checks
       // them instead of placing again.
       scheduler.apply(*best);

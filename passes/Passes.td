@@ -165,9 +165,12 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
     hoisted (the prefetch depth). Tiles get their addresses as the schedule
     first touches them (time-aware: bytes freed before the instruction
     starts are preferred, and it waits for those it takes), so the estimate
-    includes the waits reuse adds. The order and its addresses are kept only
+    includes the waits reuse adds. When the frontier's tiles find no gap
+    (fragmentation), the schedule goes back to one of its last two
+    `checkpoints` and redoes the stretch placing small tiles apart, then
+    with half the share. The order and its addresses are kept only
     when estimated faster than program order (else a smaller share, else
-    program order, placed by the allocator). Allocations move to the top of
+    program order, placed by the allocator). `report` prints what was tried. Allocations move to the top of
     the body.
 
     Before (tile 1's load waits behind tile 0's store in the DMA stream):
@@ -193,6 +196,13 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
     Option<"memoryShare", "memory-share", "double", /*default=*/"0.75",
            "Share of SBUF and of PSUM that live tiles may take while "
            "instructions are hoisted">,
+    Option<"checkpoints", "checkpoints", "unsigned", /*default=*/"16",
+           "Checkpoints per schedule (at least 64 instructions apart) that "
+           "it goes back to when the frontier's tiles find no gap (0: none; "
+           "the schedule then fails there and another is tried)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark per function: the schedules tried, their "
+           "estimates, and the one kept">,
   ];
 }
 

@@ -114,6 +114,22 @@ bool TileArena::hasRoom(int64_t size) const {
   return holds(end, capacity);
 }
 
+int64_t TileArena::liveBytes() const {
+  int64_t bytes = 0;
+  for (PlacedTile *t : live)
+    bytes += t->size;
+  return bytes;
+}
+
+int64_t TileArena::largestGap() const {
+  int64_t end = 0, gap = 0;
+  for (PlacedTile *t : live) {
+    gap = std::max(gap, t->address - end);
+    end = std::max(end, t->address + t->size);
+  }
+  return std::max(gap, capacity - end);
+}
+
 /// First fit at or after `from`: the lowest legal start in the first gap
 /// between live tiles (sorted by address) that holds the tile. O(live).
 std::optional<int64_t> TileArena::search(int64_t size, int64_t from) {

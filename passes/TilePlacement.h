@@ -91,6 +91,11 @@ public:
                                double readyNs = 0);
   /// Whether some gap holds `size` bytes (any policy would place them).
   bool hasRoom(int64_t size) const;
+  /// The bytes live tiles hold, and the largest gap between them (for
+  /// diagnostics: a tile that finds no gap in a memory with room to spare
+  /// met fragmentation).
+  int64_t liveBytes() const;
+  int64_t largestGap() const;
   /// `fromTop`: placed by place(size, true), which leaves the cursor alone.
   void insert(PlacedTile *t, bool fromTop = false);
   /// Live tiles by address.
