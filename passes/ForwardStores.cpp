@@ -7,7 +7,10 @@
 // DMA cast), op B can read A's tile directly. This pass
 //   1. forwards such loads: every use of the loaded tile becomes a use of
 //      the stored tile, and the load goes;
-//   2. deletes stores into HBM scratch (nisa.dram_alloc) that nothing reads
+//   2. stores from the tile what an HBM -> HBM copy would read back from
+//      the bytes the tile was stored to (a value materialised in scratch,
+//      then copied into its output);
+//   3. deletes stores into HBM scratch (nisa.dram_alloc) that nothing reads
 //      any more, and scratch buffers nothing touches.
 // Elementwise chains of one shape are tiled identically, so their
 // intermediates never reach HBM: the fusion of elementwise producers and
@@ -169,12 +172,54 @@ void ForwardStoresPass::runOnOperation() {
     return -1;
   };
 
-  int64_t forwarded = 0;
+  // Extends `stored`'s live range from the store at `s` to `pos`, if the
+  // tiles live in between leave room for it.
+  auto keepLive = [&](Value stored, int64_t s, int64_t pos) {
+    MaxTree &live = isPsum(stored) ? psumLive : sbufLive;
+    int64_t bytes = bytesOf(stored);
+    if (s + 1 < pos &&
+        live.rangeMax(s + 1, pos) + bytes > budget[isPsum(stored)])
+      return false;
+    if (s + 1 < pos)
+      live.rangeAdd(s + 1, pos, bytes);
+    return true;
+  };
+
+  int64_t forwarded = 0, copies = 0;
   for (int64_t pos = 0; pos < (int64_t)insts.size(); ++pos) {
     auto load = dyn_cast<DmaCopyOp>(insts[pos]);
-    if (!load || !isa<TileType>(load.getDst().getType()) ||
-        isa<TileType>(load.getSrc0().getType()))
+    if (!load || isa<TileType>(load.getSrc0().getType()))
       continue;
+    if (!isa<TileType>(load.getDst().getType())) {
+      // An HBM -> HBM copy of exactly what a tile stored (same pattern, no
+      // cast): stored from the tile instead, so the tile's store, if
+      // nothing else reads its bytes, goes with the dead stores below.
+      DmaCopyOp copy = load;
+      Value hbm = copy.getSrc0();
+      FailureOr<Footprint> fp = footprintOf(
+          copy, Access{hbm, copy.getSrc0Ap(), false}, TileBytes::Relative);
+      if (failed(fp))
+        continue;
+      int64_t s = latestWrite(hbm, *fp, pos);
+      auto store = s >= 0 ? dyn_cast<DmaCopyOp>(insts[s]) : DmaCopyOp();
+      if (!store || store.getDst() != hbm ||
+          store.getDstAp() != copy.getSrc0Ap() ||
+          !isa<TileType>(store.getSrc0().getType()))
+        continue;
+      Value stored = store.getSrc0();
+      Type elt = cast<TileType>(stored.getType()).getElementType();
+      if (cast<MemRefType>(hbm.getType()).getElementType() != elt ||
+          cast<MemRefType>(copy.getDst().getType()).getElementType() != elt)
+        continue;
+      TileInfo &st = tiles[stored];
+      if (st.writes.empty() || st.writes.back() > s || !keepLive(stored, s, pos))
+        continue;
+      st.last = std::max(st.last, pos);
+      copy.getSrc0Mutable().assign(stored);
+      copy.setSrc0ApAttr(store.getSrc0Ap());
+      ++copies;
+      continue;
+    }
     Value loaded = load.getDst(), hbm = load.getSrc0();
     FailureOr<Footprint> fp = footprintOf(
         load, Access{hbm, load.getSrc0Ap(), false}, TileBytes::Relative);
@@ -198,13 +243,8 @@ void ForwardStoresPass::runOnOperation() {
         ld.first != pos || !loaded.getDefiningOp<AllocOp>())
       continue;
     // The stored tile now also lives from the store to the load.
-    MaxTree &live = isPsum(stored) ? psumLive : sbufLive;
-    int64_t bytes = bytesOf(stored);
-    if (s + 1 < pos &&
-        live.rangeMax(s + 1, pos) + bytes > budget[isPsum(stored)])
+    if (!keepLive(stored, s, pos))
       continue;
-    if (s + 1 < pos)
-      live.rangeAdd(s + 1, pos, bytes);
     st.last = std::max(st.last, ld.last);
     Operation *alloc = loaded.getDefiningOp();
     loaded.replaceAllUsesWith(stored);
@@ -236,7 +276,8 @@ void ForwardStoresPass::runOnOperation() {
     buffer->erase();
   }
   LLVM_DEBUG(llvm::dbgs() << func.getName() << ": " << forwarded
-                          << " loads forwarded, " << deadStores
+                          << " loads forwarded, " << copies
+                          << " copies stored from tiles, " << deadStores
                           << " dead stores\n");
 }
 

@@ -3,7 +3,7 @@
 // trn.slice is a view: the start of every dim moves the offset and the step
 // scales the stride (negative for flip), so no instruction runs. trn.concat
 // writes each input into its window of the destination along the concat dim
-// with the shared tiled copy (emitCopy: HBM -> SBUF -> HBM per tile), except
+// with the shared tiled copy (emitCopy: HBM -> HBM transfers), except
 // an input its producer already wrote there (the producer made the
 // destination and set it as the concat's view: LowerAttention.cpp).
 //

@@ -377,6 +377,46 @@ bool trnc::tile::isElementwiseOp(Operation *op) {
 
 void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
                           const HbmView &dst, const HbmView &src) {
+  // HBM to HBM directly (the DMA engines move data within HBM too: NKI DMA
+  // overview), one transfer per tile's worth: no SBUF hop, half the
+  // instructions, nothing for the allocator, and the list scheduler may run
+  // it as early as its source is ready. Not for a cast (the engines' path
+  // for i64), nor a source broadcast along a dim (a DMA of stride-0 runs
+  // moves one element per descriptor; loadBroadcast widens on chip).
+  Type elt = dst.elementType();
+  bool broadcast = false;
+  for (auto [stride, size] : llvm::zip_equal(src.strides, src.shape))
+    broadcast |= stride == 0 && size > 1;
+  if (elt == src.elementType() && !elt.isInteger(64) && !broadcast) {
+    int64_t n = 1;
+    for (int64_t d : dst.shape)
+      n *= d;
+    SmallVector<int64_t> dense = contiguousStrides(dst.shape);
+    if (dst.shape == src.shape && dst.strides == dense && src.strides == dense) {
+      // Both contiguous: chunks of a tile's elements, each as [p, len / p]
+      // rows (p the largest power of two up to the partition count that
+      // divides it), so descriptors are long runs even for short rows.
+      int64_t chunk = ctx.partitions() * ctx.maxFree({elt});
+      for (int64_t at = 0; at < n; at += chunk) {
+        int64_t len = std::min(chunk, n - at), p = ctx.partitions();
+        while (p > 1 && len % p)
+          p /= 2;
+        ctx.dma(loc, dst.root, ctx.ap(dst.offset + at, {len / p, 1}, {p, len / p}),
+                src.root, ctx.ap(src.offset + at, {len / p, 1}, {p, len / p}));
+      }
+      return;
+    }
+    JointSpace space = JointSpace::build({&dst, &src});
+    space.orderByView(0);
+    forEachTile(space, ctx.partitions(), ctx.maxFree({elt}),
+                [&](const TileTask &task) {
+                  ctx.dma(loc, dst.root,
+                          ctx.ap(task.offsets[0], task.strides[0], task.counts),
+                          src.root,
+                          ctx.ap(task.offsets[1], task.strides[1], task.counts));
+                });
+    return;
+  }
   forEachElementwiseTile(
       ctx, loc, {dst}, {src}, {dst.elementType()},
       ctx.maxFree({dst.elementType(), src.elementType()}),

@@ -146,8 +146,9 @@ struct LoweringContext {
                   nisa::AccessPatternAttr indexAp, bool accumulate);
 };
 
-/// Copies (with a cast when element types differ) `src` into `dst`, tile by
-/// tile through SBUF. Used to materialise views and to fill outputs.
+/// Copies `src` into `dst`: HBM to HBM in tile-sized transfers, or, for a
+/// cast (element types differ), a source broadcast along a dim or int64,
+/// tile by tile through SBUF. Used to materialise views and to fill outputs.
 void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
               const HbmView &src);
 

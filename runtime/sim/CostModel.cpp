@@ -243,8 +243,10 @@ double dmaAloneBytesPerNs(const MachineModel &m, const Instruction &inst) {
 
 double dmaSharedCapBytesPerNs(const MachineModel &m, const Instruction &inst) {
   double cap = m.dmaCoreBytesPerSecond() * 1e-9;
-  if (inst.dst.mem == MemKind::HBM || inst.src0.mem == MemKind::HBM)
-    cap = std::min(cap, m.hbmCoreBytesPerSecond() * 1e-9);
+  // An HBM -> HBM copy reads and writes HBM: each byte moved is two.
+  int hbmSides = (inst.dst.mem == MemKind::HBM) + (inst.src0.mem == MemKind::HBM);
+  if (hbmSides)
+    cap = std::min(cap, m.hbmCoreBytesPerSecond() * 1e-9 / hbmSides);
   return cap;
 }
 

@@ -80,7 +80,7 @@ void DmaQueues::rerate() {
     std::fill(perCore.begin(), perCore.end(), 0);
     double step = std::numeric_limits<double>::infinity();
     for (Active *a : open) {
-      nHbm += a->t.touchesHbm;
+      nHbm += a->t.hbmSides;
       ++perCore[a->t.core];
       step = std::min(step, a->t.aloneBytesPerNs - a->rate);
     }
@@ -99,7 +99,7 @@ void DmaQueues::rerate() {
     std::vector<Active *> still;
     for (Active *a : open)
       if (!(usedDma[a->t.core] >= dmaCap * (1 - 1e-12) ||
-            (a->t.touchesHbm && hbmFull) ||
+            (a->t.hbmSides && hbmFull) ||
             a->rate >= a->t.aloneBytesPerNs * (1 - 1e-12)))
         still.push_back(a);
     if (still.size() == open.size()) // no progress possible (zero caps)

@@ -6,7 +6,8 @@
 // transfer has ended, spends the fixed ~1.3 us, then moves its bytes. The
 // transfers moving bytes at one time share their core's DMA bandwidth (and,
 // those touching HBM, the HBM share, which at LNC=2 both physical cores'
-// transfers share: the pair's two shares of the chip's HBM bandwidth)
+// transfers share: the pair's two shares of the chip's HBM bandwidth; an
+// HBM -> HBM copy reads and writes HBM, so its rate counts twice there)
 // max-min fairly, none above the rate it
 // reaches alone; rates are recomputed whenever a transfer starts or ends its
 // data phase, so a transfer slows while others run and speeds up when they
@@ -36,7 +37,9 @@ struct DmaTransfer {
   double issueNs = 0, dispatchNs = 0;
   uint64_t bytes = 0;
   double aloneBytesPerNs = 0; ///< what it reaches with the core to itself
-  bool touchesHbm = false;
+  /// HBM sides it touches (0, 1, or 2 for an HBM -> HBM copy, which reads
+  /// and writes HBM: its rate counts twice against the HBM bandwidth).
+  uint8_t hbmSides = 0;
   /// >= 0: a job of this duration from its start that takes no share of
   /// the bandwidth (a collective: its links are not the core's DMA).
   double fixedDurationNs = -1;

@@ -20,13 +20,13 @@ namespace {
 bool near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, b); }
 
 DmaTransfer transfer(uint32_t index, double at, uint64_t bytes, double rate,
-                     bool hbm = true) {
+                     uint8_t hbmSides = 1) {
   DmaTransfer t;
   t.index = index;
   t.issueNs = t.dispatchNs = at;
   t.bytes = bytes;
   t.aloneBytesPerNs = rate;
-  t.touchesHbm = hbm;
+  t.hbmSides = hbmSides;
   return t;
 }
 
@@ -74,6 +74,24 @@ TEST_CASE("a transfer that starts later slows the running one, which "
   CHECK(near(done[1].endNs, 210));
 }
 
+TEST_CASE("an HBM -> HBM copy counts twice against the HBM cap", "[dma]") {
+  // It reads and writes HBM: alone it moves at most half the HBM cap.
+  DmaQueues q(0, 400, 300);
+  q.dispatch(0, transfer(0, 0, 30000, 400, /*hbmSides=*/2));
+  std::vector<DmaDone> done = drain(q);
+  REQUIRE(done.size() == 1);
+  CHECK(near(done[0].endNs, 30000 / 150.0));
+  // Beside a load: fair shares of the rate, 100 B/ns each (the copy's 100
+  // takes 200 of HBM, the load's 100 the rest).
+  DmaQueues r(0, 400, 300);
+  r.dispatch(0, transfer(0, 0, 10000, 400, /*hbmSides=*/2));
+  r.dispatch(1, transfer(1, 0, 10000, 400));
+  done = drain(r);
+  REQUIRE(done.size() == 2);
+  CHECK(near(done[0].endNs, 100));
+  CHECK(near(done[1].endNs, 100));
+}
+
 TEST_CASE("a queue serialises its transfers", "[dma]") {
   DmaQueues q(50, 400, 300);
   q.dispatch(3, transfer(0, 0, 1000, 100));
@@ -90,13 +108,13 @@ TEST_CASE("sixteen queues never exceed the HBM cap; on-chip transfers "
   DmaQueues q(0, 400, 300);
   for (uint32_t i = 0; i < 15; ++i)
     q.dispatch(i, transfer(i, 0, 65536, 60));
-  q.dispatch(15, transfer(15, 0, 65536, 300, /*hbm=*/false));
+  q.dispatch(15, transfer(15, 0, 65536, 300, /*hbmSides=*/0));
   std::vector<DmaDone> done = drain(q);
   REQUIRE(done.size() == 16);
   double hbmEnd = 0, onChipEnd = 0;
   for (const DmaDone &d : done)
-    (d.transfer.touchesHbm ? hbmEnd : onChipEnd) =
-        std::max(d.transfer.touchesHbm ? hbmEnd : onChipEnd, d.endNs);
+    (d.transfer.hbmSides ? hbmEnd : onChipEnd) =
+        std::max(d.transfer.hbmSides ? hbmEnd : onChipEnd, d.endNs);
   // 15 HBM transfers: 20 B/ns each (300 / 15), 983040 bytes at 300 B/ns.
   CHECK(near(hbmEnd, 15.0 * 65536 / 300));
   // The on-chip one gets the DMA's remaining 100 B/ns.
@@ -122,9 +140,9 @@ TEST_CASE("two physical cores: own DMA caps, one shared HBM cap", "[dma][lnc]") 
   // Without HBM (SBUF to SBUF), each core reaches its own DMA cap: core 1's
   // lone transfer runs at 400 while core 0's two share 400.
   DmaQueues r(0, 400, 600, 2);
-  r.dispatch(0, on(transfer(0, 0, 40000, 1000, false), 0));
-  r.dispatch(1, on(transfer(1, 0, 40000, 1000, false), 0));
-  r.dispatch(0, on(transfer(2, 0, 40000, 1000, false), 1));
+  r.dispatch(0, on(transfer(0, 0, 40000, 1000, 0), 0));
+  r.dispatch(1, on(transfer(1, 0, 40000, 1000, 0), 0));
+  r.dispatch(0, on(transfer(2, 0, 40000, 1000, 0), 1));
   done = drain(r);
   REQUIRE(done.size() == 3);
   CHECK(near(done[0].endNs, 100)); // core 1's, alone on its DMA

@@ -80,3 +80,50 @@ func.func @clobbered(%in: memref<65536xf32> {nisa.input = 0 : i64},
   nisa.dma_copy %out <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
   return
 }
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// A value materialised in scratch, then copied HBM -> HBM into the output
+// (a view returned): the copy stores exp's tile instead, and the scratch
+// store and the scratch go. A copy that changes the type (bf16 output) or
+// reads another pattern than the store wrote is left alone.
+// CHECK-LABEL: func.func @copy_from_stored_tile
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.activation exp %[[U:[0-9]+]]
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [512, 1], [128, 512]>, %[[U]] <0, [512, 1], [128, 512]> : memref<65536xf32>, !nisa.tile
+// CHECK-NEXT: return
+func.func @copy_from_stored_tile(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                                 %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<65536xf32>
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  nisa.dma_copy %a <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.activation exp %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %s <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %s <0, [512, 1], [128, 512]> : memref<65536xf32>, memref<65536xf32>
+  return
+}
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// CHECK-LABEL: func.func @copy_not_forwarded
+// CHECK: nisa.dram_alloc
+// CHECK: nisa.dma_copy %arg1 <0, [512, 1], [128, 512]>, %{{[0-9]+}} <0, [512, 1], [128, 512]> : memref<65536xbf16>, memref<65536xf32>
+// CHECK: nisa.dma_copy %arg2 <0, [256, 1], [128, 256]>, %{{[0-9]+}} <0, [256, 1], [128, 256]> : memref<32768xf32>, memref<65536xf32>
+func.func @copy_not_forwarded(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                              %out: memref<65536xbf16> {nisa.output = 0 : i64},
+                              %half: memref<32768xf32> {nisa.output = 1 : i64}) {
+  %s = nisa.dram_alloc : memref<65536xf32>
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  nisa.dma_copy %a <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.activation exp %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %s <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %s <0, [512, 1], [128, 512]> : memref<65536xbf16>, memref<65536xf32>
+  nisa.dma_copy %half <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : memref<32768xf32>, memref<65536xf32>
+  return
+}

@@ -30,11 +30,10 @@ func.func @gather_blocks(%t: tensor<10x4xf32>, %i: tensor<200xi32>) -> tensor<20
   return %g : tensor<200x4xf32>
 }
 
-// Scatter: base is copied into the output first, then the src rows are
-// loaded and scattered over the whole table (all 10 rows).
+// Scatter: base is copied into the output first (HBM to HBM), then the src
+// rows are loaded and scattered over the whole table (all 10 rows).
 // CHECK-LABEL: func.func @scatter
-// CHECK: nisa.dma_copy %{{.*}}, %arg0
-// CHECK: nisa.dma_copy %arg3 {{.*}}
+// CHECK: nisa.dma_copy %arg3 {{.*}}, %arg0 {{.*}} : memref<60xf32>, memref<60xf32>
 // CHECK: nisa.dma_copy %{{.*}} <0, [1, 1], [4, 1]>, %arg1 <0, [1, 1], [4, 1]>
 // CHECK: nisa.dma_copy %[[S:.*]] <0, [2048, 1], [4, 6]>, %arg2 <0, [6, 1], [4, 6]>
 // CHECK: nisa.dma_scatter %arg3 <0, [6, 1], [10, 6]>, %[[S]] <0, [2048, 1], [4, 6]>, %{{.*}} <0, [1, 1], [4, 1]> accumulate

@@ -120,11 +120,10 @@ func.func @sum_rows_chunked(%x: tensor<100x3000xf32>) -> tensor<100xf32> {
 }
 
 // A reshape of a transposed view is not expressible as strides: copied to
-// a contiguous scratch first.
+// a contiguous scratch first (HBM to HBM).
 // CHECK-LABEL: func.func @reshape_copy
 // CHECK: %[[SCRATCH:.*]] = nisa.dram_alloc : memref<24xf32>
-// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [1, 6], [6, 4]>
-// CHECK: nisa.dma_copy %[[SCRATCH]] <0, [4, 1], [6, 4]>
+// CHECK: nisa.dma_copy %[[SCRATCH]] <0, [4, 1], [6, 4]>, %arg0 <0, [1, 6], [6, 4]>
 // CHECK: nisa.dma_copy %{{.*}}, %[[SCRATCH]]
 // CHECK: nisa.activation relu
 func.func @reshape_copy(%x: tensor<4x6xf32>) -> tensor<24xf32> {
@@ -153,8 +152,7 @@ func.func @reshape_view(%x: tensor<4x6xf32>) -> tensor<3x8xf32> {
 // CHECK-NOT: dram_alloc
 // CHECK: nisa.tensor_scalar {{.*}} multiply 2.000000e+00, bypass
 // CHECK: nisa.dma_copy %arg1 <0, [4, 1], [6, 4]>
-// CHECK: nisa.dma_copy %{{.*}}, %arg0
-// CHECK: nisa.dma_copy %arg2
+// CHECK: nisa.dma_copy %arg2 {{.*}}, %arg0 {{.*}} : memref<24xf32>, memref<24xf32>
 func.func @strided_output(%x: tensor<4x6xf32>) -> (tensor<4x6xf32> {trn.stride = array<i64: 1, 4>}, tensor<4x6xf32>) {
   %0 = trn.mul_scalar %x, 2.0 : tensor<4x6xf32>
   return %0, %x : tensor<4x6xf32>, tensor<4x6xf32>
