@@ -185,56 +185,51 @@ void ForwardStoresPass::runOnOperation() {
     return true;
   };
 
+  // The store (a tile into HBM) that wrote exactly the HBM bytes `dma` at
+  // `pos` reads, with nothing writing them in between; null if none.
+  auto storeRead = [&](DmaCopyOp dma, int64_t pos) -> std::pair<DmaCopyOp, int64_t> {
+    Value hbm = dma.getSrc0();
+    FailureOr<Footprint> fp = footprintOf(
+        dma, Access{hbm, dma.getSrc0Ap(), false}, TileBytes::Relative);
+    if (failed(fp))
+      return {};
+    int64_t s = latestWrite(hbm, *fp, pos);
+    auto store = s >= 0 ? dyn_cast<DmaCopyOp>(insts[s]) : DmaCopyOp();
+    if (!store || store.getDst() != hbm ||
+        store.getDstAp() != dma.getSrc0Ap() ||
+        !isa<TileType>(store.getSrc0().getType()))
+      return {};
+    return {store, s};
+  };
+
   int64_t forwarded = 0, copies = 0;
   for (int64_t pos = 0; pos < (int64_t)insts.size(); ++pos) {
     auto load = dyn_cast<DmaCopyOp>(insts[pos]);
     if (!load || isa<TileType>(load.getSrc0().getType()))
       continue;
+    auto [store, s] = storeRead(load, pos);
+    if (!store)
+      continue;
+    Value hbm = load.getSrc0(), stored = store.getSrc0();
+    Type elt = cast<TileType>(stored.getType()).getElementType();
+    if (cast<MemRefType>(hbm.getType()).getElementType() != elt)
+      continue;
     if (!isa<TileType>(load.getDst().getType())) {
       // An HBM -> HBM copy of exactly what a tile stored (same pattern, no
       // cast): stored from the tile instead, so the tile's store, if
       // nothing else reads its bytes, goes with the dead stores below.
-      DmaCopyOp copy = load;
-      Value hbm = copy.getSrc0();
-      FailureOr<Footprint> fp = footprintOf(
-          copy, Access{hbm, copy.getSrc0Ap(), false}, TileBytes::Relative);
-      if (failed(fp))
-        continue;
-      int64_t s = latestWrite(hbm, *fp, pos);
-      auto store = s >= 0 ? dyn_cast<DmaCopyOp>(insts[s]) : DmaCopyOp();
-      if (!store || store.getDst() != hbm ||
-          store.getDstAp() != copy.getSrc0Ap() ||
-          !isa<TileType>(store.getSrc0().getType()))
-        continue;
-      Value stored = store.getSrc0();
-      Type elt = cast<TileType>(stored.getType()).getElementType();
-      if (cast<MemRefType>(hbm.getType()).getElementType() != elt ||
-          cast<MemRefType>(copy.getDst().getType()).getElementType() != elt)
-        continue;
       TileInfo &st = tiles[stored];
-      if (st.writes.empty() || st.writes.back() > s || !keepLive(stored, s, pos))
+      if (cast<MemRefType>(load.getDst().getType()).getElementType() != elt ||
+          st.writes.empty() || st.writes.back() > s || !keepLive(stored, s, pos))
         continue;
       st.last = std::max(st.last, pos);
-      copy.getSrc0Mutable().assign(stored);
-      copy.setSrc0ApAttr(store.getSrc0Ap());
+      load.getSrc0Mutable().assign(stored);
+      load.setSrc0ApAttr(store.getSrc0Ap());
       ++copies;
       continue;
     }
-    Value loaded = load.getDst(), hbm = load.getSrc0();
-    FailureOr<Footprint> fp = footprintOf(
-        load, Access{hbm, load.getSrc0Ap(), false}, TileBytes::Relative);
-    if (failed(fp))
-      continue;
-    int64_t s = latestWrite(hbm, *fp, pos);
-    auto store = s >= 0 ? dyn_cast<DmaCopyOp>(insts[s]) : DmaCopyOp();
-    if (!store || store.getDst() != hbm ||
-        store.getDstAp() != load.getSrc0Ap() ||
-        !isa<TileType>(store.getSrc0().getType()))
-      continue;
-    Value stored = store.getSrc0();
-    Type elt = cast<TileType>(stored.getType()).getElementType();
+    Value loaded = load.getDst();
     if (stored.getType() != loaded.getType() ||
-        cast<MemRefType>(hbm.getType()).getElementType() != elt ||
         !coversTile(stored, store.getSrc0Ap()) ||
         !coversTile(loaded, load.getDstAp()))
       continue;
