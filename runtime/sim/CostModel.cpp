@@ -220,6 +220,16 @@ uint64_t dmaRowBytes(const Instruction &inst) {
     return std::min(contiguousBytes(indirectChipSide(inst)),
                     contiguousFreeElements(table) * dtypeBytes(table.dtype));
   }
+  if (inst.dst.mem == MemKind::HBM && inst.src0.mem == MemKind::HBM) {
+    // HBM -> HBM: the engines split a transfer into packets by partition
+    // groups of its pattern (Neuron Explorer, "How to identify and reduce
+    // inefficient DMA transfers"), so a partition's run is a row here too,
+    // as it is when the other side is SBUF; contiguity across partitions
+    // does not make the transfer one descriptor.
+    uint64_t run = std::min(contiguousFreeElements(inst.dst),
+                            contiguousFreeElements(inst.src0));
+    return std::max<uint64_t>(1, run) * dtypeBytes(inst.dst.dtype);
+  }
   return std::min(contiguousBytes(inst.dst), contiguousBytes(inst.src0));
 }
 

@@ -61,6 +61,29 @@ TEST_CASE("DMA size efficiency: efficient from 2 KiB, saturated from 4 KiB",
     CHECK(sim::dmaEfficiency(m, r) <= sim::dmaEfficiency(m, 2 * r));
 }
 
+TEST_CASE("an HBM -> HBM copy's rows are its partitions' runs, and it "
+          "counts its bytes on both sides of HBM", "[timing][dma]") {
+  MachineModel m = *lookupMachineModel("trn2");
+  Instruction c = make(Opcode::DmaCopy, Engine::Dma);
+  // [128, 1024] f32, contiguous on both sides: 128 rows of 4 KiB (spread
+  // over the 16 engines), not one 512 KiB descriptor on one engine.
+  c.dst = hbm(1, DType::F32, 0, 128, 1024, {1024});
+  c.src0 = hbm(0, DType::F32, 0, 128, 1024, {1024});
+  CHECK(sim::dmaRowBytes(c) == 4096);
+  CHECK(sim::dmaBytes(c) == 128 * 1024 * 4);
+  CHECK(sim::dmaHbmBytes(c) == 2 * 128 * 1024 * 4);
+  CHECK_NS(sim::dmaAloneBytesPerNs(m, c), m.dmaEngines * m.dmaEngineGBps);
+  // It reads and writes HBM: at most half the core's HBM share.
+  CHECK_NS(sim::dmaSharedCapBytesPerNs(m, c),
+           std::min(m.dmaCoreBytesPerSecond(), m.hbmCoreBytesPerSecond() / 2) * 1e-9);
+  // The same pattern into SBUF: one side, the same rows.
+  Instruction l = c;
+  l.dst = sbuf(DType::F32, 0, 128, 0, {1024});
+  CHECK(sim::dmaRowBytes(l) == 4096);
+  CHECK_NS(sim::dmaSharedCapBytesPerNs(m, l),
+           std::min(m.dmaCoreBytesPerSecond(), m.hbmCoreBytesPerSecond()) * 1e-9);
+}
+
 namespace {
 
 /// load x -> Vector x*2 -> Scalar exp -> GpSimd +1 -> store, with the
