@@ -382,12 +382,15 @@ void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
   // instructions, nothing for the allocator, and the list scheduler may run
   // it as early as its source is ready. Not for a cast (the engines' path
   // for i64), nor a source broadcast along a dim (a DMA of stride-0 runs
-  // moves one element per descriptor; loadBroadcast widens on chip).
+  // moves one element per descriptor; loadBroadcast widens on chip), nor
+  // within one buffer (a transfer whose source and destination overlap has
+  // no defined order; through SBUF each tile is read before it is written).
   Type elt = dst.elementType();
   bool broadcast = false;
   for (auto [stride, size] : llvm::zip_equal(src.strides, src.shape))
     broadcast |= stride == 0 && size > 1;
-  if (elt == src.elementType() && !elt.isInteger(64) && !broadcast) {
+  if (elt == src.elementType() && !elt.isInteger(64) && !broadcast &&
+      dst.root != src.root) {
     int64_t n = 1;
     for (int64_t d : dst.shape)
       n *= d;
