@@ -9,8 +9,8 @@
 // row of up to four PSUM banks (2048 keys) is one softmax block, a longer
 // row is walked in blocks of two banks (1024 keys; kRowBanks, kBlockBanks):
 //   S_c   = Q^T . K^T[:, c]          Tensor   PSUM [r, <=512] per key chunk c
-//   (causal: the chunks crossing the diagonal copied out and masked to -inf
-//    by affine_select; key chunks wholly above it are never computed)
+//   (causal: the chunk crossing the diagonal gets a -1e30 mask added by
+//    an identity matmul, kMasked; key chunks wholly above it are never computed)
 //   m'    = max(m, max_c rowmax(S_c))   Vector   [r, 1]
 //   P     = exp(scale * S - scale*m')   Scalar   SBUF [r, block] in v's type
 //   O_b   = sum_kb P^T_kb . V_kb     Tensor   PSUM [r, Ev] (P^T by transposes)
@@ -41,6 +41,8 @@
 
 #include "dialects/Trn/TrnOps.h"
 
+#include "llvm/ADT/APFloat.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -64,6 +66,18 @@ constexpr int64_t kWorkingBytes = 64 * 1024;
 /// zeros of the identity that adds it on the Tensor Engine stay zeros (0 *
 /// -inf is NaN), and far below any score, so exp of it is 0.
 constexpr double kMasked = -1e30;
+
+/// The element type of the mask and of the identity that adds it: the
+/// operands' when kMasked is finite in it (fp32, bf16), else bf16 (same
+/// Tensor Engine rate). fp16 ends at 65504: there kMasked would be -inf, and
+/// every score the product touches NaN.
+Type maskType(Builder &b, Type elt) {
+  bool lost = false;
+  llvm::APFloat masked(kMasked);
+  masked.convert(cast<FloatType>(elt).getFloatSemantics(),
+                 llvm::APFloat::rmNearestTiesToEven, &lost);
+  return masked.isFinite() ? elt : b.getBF16Type();
+}
 
 /// `count` heads (h0, h0 + 1, ..) of one batch element of an attention
 /// operand or result: head g's element (row i, column c) is at offset +
@@ -238,7 +252,7 @@ private:
   bool nextOnVector = false;
   /// Every evacuation on Vector (the gradient: its exps fill Scalar).
   bool onlyVector = false;
-  /// [P, P] of elt: kMasked above the diagonal, 0 on and below it.
+  /// [P, P] of maskType(elt): kMasked above the diagonal, 0 on and below it.
   Value mask;
 };
 
@@ -370,12 +384,13 @@ Value AttentionEmitter::scores(const Block &qT, Value kT, int64_t q0,
   int64_t w = diagonal(q0, r, begin, end);
   if (!masked || !w)
     return ps;
+  Type maskElt = maskType(ctx.b, elt);
   if (!mask) {
     int64_t p = parts();
-    Value zeros = ctx.allocSbuf(loc, p, p, elt);
+    Value zeros = ctx.allocSbuf(loc, p, p, maskElt);
     ctx.memset(loc, zeros, ctx.tileAp(zeros), 0.0);
     // Keep where p - f >= 0 (on and below the diagonal), else kMasked.
-    mask = ctx.allocSbuf(loc, p, p, elt);
+    mask = ctx.allocSbuf(loc, p, p, maskElt);
     ctx.b.create<nisa::AffineSelectOp>(
         loc, nisa::AluOpAttr::get(ctx.b.getContext(), nisa::AluOp::is_ge),
         mask, ctx.tileAp(mask), zeros, ctx.tileAp(zeros),
@@ -384,7 +399,7 @@ Value AttentionEmitter::scores(const Block &qT, Value kT, int64_t q0,
         nisa::EngineAttr::get(ctx.b.getContext(), nisa::Engine::gpsimd),
         DenseI64ArrayAttr(), IntegerAttr());
   }
-  Value ident = ctx.identity(loc, elt);
+  Value ident = ctx.identity(loc, maskElt);
   ctx.matmul(loc, ps, window(ps, q0 - begin, r, w), ident,
              ctx.tileAp(ident, r, r), mask, ctx.tileAp(mask, r, w),
              /*accumulate=*/true);

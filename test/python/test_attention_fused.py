@@ -86,6 +86,17 @@ def test_fused_attention_bfloat16():
     check_against_eager(sdpa(True), [q, k, v], atol=0.05, rtol=0.03)
 
 
+# float16 ends at 65504: the causal mask (-1e30, added to the diagonal block's
+# scores by an identity matmul) must not be built in the operands' type, where
+# it is -inf and the identity's zeros times it make every score NaN.
+@pytest.mark.parametrize("l,s", [(3, 6), (200, 300)])
+def test_fused_causal_attention_float16(l, s):
+    q = rand(2, 2, l, 64, dtype=torch.float16)
+    k, v = (rand(2, 2, s, 64, dtype=torch.float16) for _ in range(2))
+    assert attention_ops.eligible(q, k, v, 0.125)
+    check_against_eager(sdpa(True), [q, k, v], atol=4e-3, rtol=4e-3)
+
+
 def test_gradients_are_sequence_major():
     # dq, dk, dv come back [N, H, T, E] with [N, T, H, E] memory, so the gradient
     # of a model's x.view(B, T, H, E).transpose(1, 2) is a view, not a copy.

@@ -37,6 +37,21 @@ func.func @causal_forward(%q: tensor<1x1x128x32xf32>, %k: tensor<1x1x128x32xf32>
   return %o, %lse : tensor<1x128x1x32xf32>, tensor<1x1x128xf32>
 }
 
+// float16 ends at 65504: its causal mask and the identity adding it are bf16
+// (same Tensor Engine rate), where -1e30 is finite; an f16 mask would be
+// -inf, and 0 * -inf in the identity product NaN in every score.
+// CHECK-LABEL: func.func @causal_forward_f16
+// CHECK: nisa.matmul %[[S:[0-9]+]] <0, [128, 1], [128, 128]>, %{{.*}} <0, [128, 1], [32, 128]>, %{{.*}} <0, [128, 1], [32, 128]> : <psum, 128, 128, f32>, <sbuf, 32, 128, f16>, <sbuf, 32, 128, f16>
+// CHECK: nisa.affine_select is_ge %[[M:[0-9]+]]
+// CHECK-SAME: fill = -1.000000e+30 on gpsimd : <sbuf, 128, 128, bf16>
+// CHECK: nisa.matmul %[[S]] <0, [128, 1], [128, 128]>, %{{.*}}, %[[M]] <0, [128, 1], [128, 128]> accumulate : <psum, 128, 128, f32>, <sbuf, 128, 128, bf16>, <sbuf, 128, 128, bf16>
+// CHECK: nisa.activation exp %{{.*}}, %[[S]] {{.*}} : <sbuf, 128, 128, f16>
+// CHECK: return
+func.func @causal_forward_f16(%q: tensor<1x1x128x32xf16>, %k: tensor<1x1x128x32xf16>, %v: tensor<1x1x128x32xf16>) -> (tensor<1x128x1x32xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = trn.attention %q, %k, %v {scale = 0.25 : f64, causal} : (tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16>) -> (tensor<1x128x1x32xf16>, tensor<1x1x128xf32>)
+  return %o, %lse : tensor<1x128x1x32xf16>, tensor<1x1x128xf32>
+}
+
 // Two 512-key chunks (two PSUM banks), no mask: one score tile over both
 // banks, one row max and one exp over it.
 // CHECK-LABEL: func.func @long_row
