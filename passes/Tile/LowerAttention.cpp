@@ -79,6 +79,13 @@ Type maskType(Builder &b, Type elt) {
   return masked.isFinite() ? elt : b.getBF16Type();
 }
 
+/// Columns of -D that dO's rows carry in the gradient's folded dP - D (and
+/// of ones in V's): one in fp32, hi and lo in a 16-bit type (backwardGroup).
+int64_t foldColumns(int64_t eltBytes) { return eltBytes < 4 ? 2 : 1; }
+int64_t foldColumns(Type elt) {
+  return foldColumns(elt.getIntOrFloatBitWidth() / 8);
+}
+
 /// `count` heads (h0, h0 + 1, ..) of one batch element of an attention
 /// operand or result: head g's element (row i, column c) is at offset +
 /// g * headStride + i * rowStride + c * colStride.
@@ -530,10 +537,15 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
   const int64_t p = parts(), s = k.rows, e = q.cols, ev = v.cols, g = q.count,
                 kBlocks = (s + p - 1) / p;
   // dP - D folded into the dP matmul: each head's dO rows carry -D and its
-  // V rows 1 in an extra column, so dO^T and V^T have an extra contraction
-  // row and dP' = [dO | -D] [V | 1]^T lands in PSUM shifted. Needs Ev < P;
-  // otherwise the shift is a Scalar copy with -D as bias.
-  const bool fold = ev < p;
+  // V rows 1 in extra columns, so dO^T and V^T have extra contraction rows
+  // and dP' = [dO | -D] [V | 1]^T lands in PSUM shifted. -D in dO's type:
+  // one column in fp32; in a 16-bit type two, hi = -D rounded and lo = -D -
+  // hi (foldColumns), as one column would round -D to 8 (bf16) or 11 (fp16)
+  // bits, an error of |D| 2^-9 in every dS = P (dP - D) of the row however
+  // much dP - D cancels (bf16 dq 5x eager's error vs float64). Needs
+  // Ev + columns <= P; otherwise the shift is a Scalar copy with -D as bias.
+  const int64_t fc = foldColumns(elt);
+  const bool fold = ev + fc <= p;
   // Scalar runs every exp; the list scheduler, placing each copy on the
   // engine that would finish it first, put the evacuations there too while
   // Vector waited in order on a multiply (1104 vs 937 us for the GPT
@@ -541,8 +553,8 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
   onlyVector = true;
   Heads vAug = v, doutAug = dout;
   if (fold)
-    vAug.pitch = doutAug.pitch = ev + 1;
-  const int64_t evT = fold ? ev + 1 : ev; // rows of dO^T and V^T
+    vAug.pitch = doutAug.pitch = ev + fc;
+  const int64_t evT = fold ? ev + fc : ev; // rows of dO^T and V^T
   // Resident for the group: K and V rows, the dK and dV results; per query
   // block the Q and dO rows, -lse and -D of every head, and the dq result.
   // K and V one tile per 128-key block (a DMA each for the group's heads):
@@ -555,7 +567,9 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
     kTiles.push_back(loadRows(k, b * p, rows));
     vTiles.push_back(loadRows(vAug, b * p, rows));
     if (fold)
-      ctx.memset(loc, vTiles.back(), ctx.ap(ev, {vAug.width(), ev + 1}, {rows, g}),
+      ctx.memset(loc, vTiles.back(),
+                 fc == 1 ? ctx.ap(ev, {vAug.width(), evT}, {rows, g})
+                         : ctx.ap(ev, {vAug.width(), evT, 1}, {rows, g, fc}),
                  1.0);
   }
   auto keyBlock = [&](ArrayRef<Value> tiles, const Heads &m, int64_t b,
@@ -586,9 +600,19 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
                      heads3d(evT), oTile, heads3d(ev));
     ctx.tensorReduce(loc, nisa::AluOp::add, d, ctx.tileAp(d), prod,
                      heads3d(ev));
-    if (fold) {
+    if (fold && fc == 1) {
       ctx.tensorScalar(loc, qb.doTile, ctx.ap(ev, {g * evT, evT}, {r, g}), d,
                        ctx.tileAp(d), nisa::AluOp::multiply, -1.0);
+    } else if (fold) {
+      // hi = -D rounded to dO's type; lo = -D - hi (exact in fp32), rounded.
+      Value negD = f32Tile(r, g);
+      ctx.tensorScalar(loc, negD, ctx.tileAp(negD), d, ctx.tileAp(d),
+                       nisa::AluOp::multiply, -1.0);
+      auto hi = ctx.ap(ev, {g * evT, evT}, {r, g}),
+           lo = ctx.ap(ev + 1, {g * evT, evT}, {r, g});
+      ctx.copyOnVector(loc, qb.doTile, hi, negD, ctx.tileAp(negD));
+      ctx.tensorTensor(loc, nisa::AluOp::subtract, qb.doTile, lo, negD,
+                       ctx.tileAp(negD), qb.doTile, hi);
     } else {
       qb.negD = f32Tile(r, g);
       ctx.tensorScalar(loc, qb.negD, ctx.tileAp(qb.negD), d, ctx.tileAp(d),
@@ -768,17 +792,18 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
 /// resident (attention_ops.resident_bytes mirrors this for one head), in
 /// the inputs' type. Forward: each head's K^T [E, S] and the [<= 128, E]
 /// row blocks of K and V. Gradient: the K and V rows (V with its extra
-/// column) and the dK, dV results of every head, per query block its Q and
-/// dO rows (dO with -D), dq result and the fp32 -lse and -D; beside them one
-/// head's K^T, V^T, Q^T and dO^T at a time.
+/// columns, foldColumns) and the dK, dV results of every head, per query
+/// block its Q and dO rows (dO with -D), dq result and the fp32 -lse and -D;
+/// beside them one head's K^T, V^T, Q^T and dO^T at a time.
 int64_t residentBytes(int64_t l, int64_t s, int64_t e, int64_t ev,
                       int64_t eltBytes, int64_t p, bool forward,
                       int64_t heads) {
   int64_t kBlocks = (s + p - 1) / p, qBlocks = (l + p - 1) / p;
   if (forward)
     return heads * (s * eltBytes + kBlocks * (e + ev) * eltBytes);
-  return heads * (kBlocks * (2 * (e + ev) + 1) * eltBytes +
-                  qBlocks * ((2 * e + ev + 1) * eltBytes + 8)) +
+  const int64_t fc = foldColumns(eltBytes);
+  return heads * (kBlocks * (2 * (e + ev) + fc) * eltBytes +
+                  qBlocks * ((2 * e + ev + fc) * eltBytes + 8)) +
          2 * (s + l) * eltBytes;
 }
 

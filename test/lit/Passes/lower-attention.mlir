@@ -106,6 +106,27 @@ func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k:
   return %dq, %dk, %dv : tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>
 }
 
+// A 16-bit gradient folds -D as two columns, hi = -D rounded to bf16 and
+// lo = -D - hi (V carries two columns of ones): one bf16 column would round
+// -D to 8 bits, an error in every dP - D of the row. dO^T and V^T contract
+// over 34 rows.
+// CHECK-LABEL: func.func @gradient_bf16
+// CHECK: nisa.dma_copy %[[V:[0-9]+]] <0, [34, 34, 1], [128, 1, 32]>, %arg3 <0,
+// CHECK: nisa.memset %[[V]] <32, [34, 34, 1], [128, 1, 2]>, 1.0
+// CHECK: nisa.dma_copy %[[DO:[0-9]+]] <0, [34, 34, 1], [128, 1, 32]>, %arg0 <0,
+// CHECK: nisa.tensor_reduce add %[[D:[0-9]+]] <0, [1, 1], [128, 1]>
+// CHECK: nisa.tensor_scalar %[[ND:[0-9]+]] <0, [1, 1], [128, 1]>, %[[D]] {{.*}} multiply -1.0
+// CHECK: nisa.tensor_copy %[[DO]] <32, [34, 34], [128, 1]>, %[[ND]] <0, [1, 1], [128, 1]> on vector : <sbuf, 128, 34, bf16>, <sbuf, 128, 1, f32>
+// CHECK: nisa.tensor_tensor subtract %[[DO]] <33, [34, 34], [128, 1]>, %[[ND]] <0, [1, 1], [128, 1]>, %[[DO]] <32, [34, 34], [128, 1]>
+// CHECK: nisa.matmul %{{.*}} <0, [256, 1], [34, 128]>, %[[V]] <0, [34, 1], [128, 34]>, {{.*}} transpose
+// CHECK: nisa.matmul %{{.*}} <0, [128, 1], [34, 128]>, %[[DO]] <0, [34, 1], [128, 34]>, {{.*}} transpose
+// CHECK: nisa.matmul %{{.*}} <0, [256, 1], [128, 256]>, %{{.*}} <0, [128, 1], [34, 128]>, %{{.*}} <0, [256, 1], [34, 256]>
+// CHECK: return
+func.func @gradient_bf16(%do: tensor<1x1x128x32xbf16>, %q: tensor<1x1x128x32xbf16>, %k: tensor<1x1x256x32xbf16>, %v: tensor<1x1x256x32xbf16>, %o: tensor<1x1x128x32xbf16>, %lse: tensor<1x1x128xf32>) -> (tensor<1x128x1x32xbf16>, tensor<1x256x1x32xbf16>, tensor<1x256x1x32xbf16>) {
+  %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.25 : f64} : (tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x256x32xbf16>, tensor<1x1x256x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128xf32>) -> (tensor<1x128x1x32xbf16>, tensor<1x256x1x32xbf16>, tensor<1x256x1x32xbf16>)
+  return %dq, %dk, %dv : tensor<1x128x1x32xbf16>, tensor<1x256x1x32xbf16>, tensor<1x256x1x32xbf16>
+}
+
 // 4096 keys: four softmax blocks of two 512-key chunks. The first sets the
 // row max and sum and moves its P V out of PSUM; each later one takes the
 // larger max, rescales the sum and the fp32 output by exp(scale * (m - m'))
