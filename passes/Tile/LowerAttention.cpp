@@ -9,8 +9,8 @@
 // row of up to four PSUM banks (2048 keys) is one softmax block, a longer
 // row is walked in blocks of two banks (1024 keys; kRowBanks, kBlockBanks):
 //   S_c   = Q^T . K^T[:, c]          Tensor   PSUM [r, <=512] per key chunk c
-//   (causal: the chunks crossing the diagonal copied out and masked to -inf
-//    by affine_select; key chunks wholly above it are never computed)
+//   (causal: the chunk crossing the diagonal gets a -1e30 mask added by
+//    an identity matmul, kMasked; key chunks wholly above it are never computed)
 //   m'    = max(m, max_c rowmax(S_c))   Vector   [r, 1]
 //   P     = exp(scale * S - scale*m')   Scalar   SBUF [r, block] in v's type
 //   O_b   = sum_kb P^T_kb . V_kb     Tensor   PSUM [r, Ev] (P^T by transposes)
@@ -41,6 +41,8 @@
 
 #include "dialects/Trn/TrnOps.h"
 
+#include "llvm/ADT/APFloat.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -64,6 +66,25 @@ constexpr int64_t kWorkingBytes = 64 * 1024;
 /// zeros of the identity that adds it on the Tensor Engine stay zeros (0 *
 /// -inf is NaN), and far below any score, so exp of it is 0.
 constexpr double kMasked = -1e30;
+
+/// The element type of the mask and of the identity that adds it: the
+/// operands' when kMasked is finite in it (fp32, bf16), else bf16 (same
+/// Tensor Engine rate). fp16 ends at 65504: there kMasked would be -inf, and
+/// every score the product touches NaN.
+Type maskType(Builder &b, Type elt) {
+  bool lost = false;
+  llvm::APFloat masked(kMasked);
+  masked.convert(cast<FloatType>(elt).getFloatSemantics(),
+                 llvm::APFloat::rmNearestTiesToEven, &lost);
+  return masked.isFinite() ? elt : b.getBF16Type();
+}
+
+/// Columns of -D that dO's rows carry in the gradient's folded dP - D (and
+/// of ones in V's): one in fp32, hi and lo in a 16-bit type (backwardGroup).
+int64_t foldColumns(int64_t eltBytes) { return eltBytes < 4 ? 2 : 1; }
+int64_t foldColumns(Type elt) {
+  return foldColumns(elt.getIntOrFloatBitWidth() / 8);
+}
 
 /// `count` heads (h0, h0 + 1, ..) of one batch element of an attention
 /// operand or result: head g's element (row i, column c) is at offset +
@@ -238,7 +259,7 @@ private:
   bool nextOnVector = false;
   /// Every evacuation on Vector (the gradient: its exps fill Scalar).
   bool onlyVector = false;
-  /// [P, P] of elt: kMasked above the diagonal, 0 on and below it.
+  /// [P, P] of maskType(elt): kMasked above the diagonal, 0 on and below it.
   Value mask;
 };
 
@@ -370,12 +391,13 @@ Value AttentionEmitter::scores(const Block &qT, Value kT, int64_t q0,
   int64_t w = diagonal(q0, r, begin, end);
   if (!masked || !w)
     return ps;
+  Type maskElt = maskType(ctx.b, elt);
   if (!mask) {
     int64_t p = parts();
-    Value zeros = ctx.allocSbuf(loc, p, p, elt);
+    Value zeros = ctx.allocSbuf(loc, p, p, maskElt);
     ctx.memset(loc, zeros, ctx.tileAp(zeros), 0.0);
     // Keep where p - f >= 0 (on and below the diagonal), else kMasked.
-    mask = ctx.allocSbuf(loc, p, p, elt);
+    mask = ctx.allocSbuf(loc, p, p, maskElt);
     ctx.b.create<nisa::AffineSelectOp>(
         loc, nisa::AluOpAttr::get(ctx.b.getContext(), nisa::AluOp::is_ge),
         mask, ctx.tileAp(mask), zeros, ctx.tileAp(zeros),
@@ -384,7 +406,7 @@ Value AttentionEmitter::scores(const Block &qT, Value kT, int64_t q0,
         nisa::EngineAttr::get(ctx.b.getContext(), nisa::Engine::gpsimd),
         DenseI64ArrayAttr(), IntegerAttr());
   }
-  Value ident = ctx.identity(loc, elt);
+  Value ident = ctx.identity(loc, maskElt);
   ctx.matmul(loc, ps, window(ps, q0 - begin, r, w), ident,
              ctx.tileAp(ident, r, r), mask, ctx.tileAp(mask, r, w),
              /*accumulate=*/true);
@@ -515,10 +537,15 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
   const int64_t p = parts(), s = k.rows, e = q.cols, ev = v.cols, g = q.count,
                 kBlocks = (s + p - 1) / p;
   // dP - D folded into the dP matmul: each head's dO rows carry -D and its
-  // V rows 1 in an extra column, so dO^T and V^T have an extra contraction
-  // row and dP' = [dO | -D] [V | 1]^T lands in PSUM shifted. Needs Ev < P;
-  // otherwise the shift is a Scalar copy with -D as bias.
-  const bool fold = ev < p;
+  // V rows 1 in extra columns, so dO^T and V^T have extra contraction rows
+  // and dP' = [dO | -D] [V | 1]^T lands in PSUM shifted. -D in dO's type:
+  // one column in fp32; in a 16-bit type two, hi = -D rounded and lo = -D -
+  // hi (foldColumns), as one column would round -D to 8 (bf16) or 11 (fp16)
+  // bits, an error of |D| 2^-9 in every dS = P (dP - D) of the row however
+  // much dP - D cancels (bf16 dq 5x eager's error vs float64). Needs
+  // Ev + columns <= P; otherwise the shift is a Scalar copy with -D as bias.
+  const int64_t fc = foldColumns(elt);
+  const bool fold = ev + fc <= p;
   // Scalar runs every exp; the list scheduler, placing each copy on the
   // engine that would finish it first, put the evacuations there too while
   // Vector waited in order on a multiply (1104 vs 937 us for the GPT
@@ -526,8 +553,8 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
   onlyVector = true;
   Heads vAug = v, doutAug = dout;
   if (fold)
-    vAug.pitch = doutAug.pitch = ev + 1;
-  const int64_t evT = fold ? ev + 1 : ev; // rows of dO^T and V^T
+    vAug.pitch = doutAug.pitch = ev + fc;
+  const int64_t evT = fold ? ev + fc : ev; // rows of dO^T and V^T
   // Resident for the group: K and V rows, the dK and dV results; per query
   // block the Q and dO rows, -lse and -D of every head, and the dq result.
   // K and V one tile per 128-key block (a DMA each for the group's heads):
@@ -540,7 +567,9 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
     kTiles.push_back(loadRows(k, b * p, rows));
     vTiles.push_back(loadRows(vAug, b * p, rows));
     if (fold)
-      ctx.memset(loc, vTiles.back(), ctx.ap(ev, {vAug.width(), ev + 1}, {rows, g}),
+      ctx.memset(loc, vTiles.back(),
+                 fc == 1 ? ctx.ap(ev, {vAug.width(), evT}, {rows, g})
+                         : ctx.ap(ev, {vAug.width(), evT, 1}, {rows, g, fc}),
                  1.0);
   }
   auto keyBlock = [&](ArrayRef<Value> tiles, const Heads &m, int64_t b,
@@ -571,9 +600,19 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
                      heads3d(evT), oTile, heads3d(ev));
     ctx.tensorReduce(loc, nisa::AluOp::add, d, ctx.tileAp(d), prod,
                      heads3d(ev));
-    if (fold) {
+    if (fold && fc == 1) {
       ctx.tensorScalar(loc, qb.doTile, ctx.ap(ev, {g * evT, evT}, {r, g}), d,
                        ctx.tileAp(d), nisa::AluOp::multiply, -1.0);
+    } else if (fold) {
+      // hi = -D rounded to dO's type; lo = -D - hi (exact in fp32), rounded.
+      Value negD = f32Tile(r, g);
+      ctx.tensorScalar(loc, negD, ctx.tileAp(negD), d, ctx.tileAp(d),
+                       nisa::AluOp::multiply, -1.0);
+      auto hi = ctx.ap(ev, {g * evT, evT}, {r, g}),
+           lo = ctx.ap(ev + 1, {g * evT, evT}, {r, g});
+      ctx.copyOnVector(loc, qb.doTile, hi, negD, ctx.tileAp(negD));
+      ctx.tensorTensor(loc, nisa::AluOp::subtract, qb.doTile, lo, negD,
+                       ctx.tileAp(negD), qb.doTile, hi);
     } else {
       qb.negD = f32Tile(r, g);
       ctx.tensorScalar(loc, qb.negD, ctx.tileAp(qb.negD), d, ctx.tileAp(d),
@@ -753,17 +792,18 @@ void AttentionEmitter::backwardGroup(const Heads &dout, const Heads &q,
 /// resident (attention_ops.resident_bytes mirrors this for one head), in
 /// the inputs' type. Forward: each head's K^T [E, S] and the [<= 128, E]
 /// row blocks of K and V. Gradient: the K and V rows (V with its extra
-/// column) and the dK, dV results of every head, per query block its Q and
-/// dO rows (dO with -D), dq result and the fp32 -lse and -D; beside them one
-/// head's K^T, V^T, Q^T and dO^T at a time.
+/// columns, foldColumns) and the dK, dV results of every head, per query
+/// block its Q and dO rows (dO with -D), dq result and the fp32 -lse and -D;
+/// beside them one head's K^T, V^T, Q^T and dO^T at a time.
 int64_t residentBytes(int64_t l, int64_t s, int64_t e, int64_t ev,
                       int64_t eltBytes, int64_t p, bool forward,
                       int64_t heads) {
   int64_t kBlocks = (s + p - 1) / p, qBlocks = (l + p - 1) / p;
   if (forward)
     return heads * (s * eltBytes + kBlocks * (e + ev) * eltBytes);
-  return heads * (kBlocks * (2 * (e + ev) + 1) * eltBytes +
-                  qBlocks * ((2 * e + ev + 1) * eltBytes + 8)) +
+  const int64_t fc = foldColumns(eltBytes);
+  return heads * (kBlocks * (2 * (e + ev) + fc) * eltBytes +
+                  qBlocks * ((2 * e + ev + fc) * eltBytes + 8)) +
          2 * (s + l) * eltBytes;
 }
 

@@ -37,6 +37,21 @@ func.func @causal_forward(%q: tensor<1x1x128x32xf32>, %k: tensor<1x1x128x32xf32>
   return %o, %lse : tensor<1x128x1x32xf32>, tensor<1x1x128xf32>
 }
 
+// float16 ends at 65504: its causal mask and the identity adding it are bf16
+// (same Tensor Engine rate), where -1e30 is finite; an f16 mask would be
+// -inf, and 0 * -inf in the identity product NaN in every score.
+// CHECK-LABEL: func.func @causal_forward_f16
+// CHECK: nisa.matmul %[[S:[0-9]+]] <0, [128, 1], [128, 128]>, %{{.*}} <0, [128, 1], [32, 128]>, %{{.*}} <0, [128, 1], [32, 128]> : <psum, 128, 128, f32>, <sbuf, 32, 128, f16>, <sbuf, 32, 128, f16>
+// CHECK: nisa.affine_select is_ge %[[M:[0-9]+]]
+// CHECK-SAME: fill = -1.000000e+30 on gpsimd : <sbuf, 128, 128, bf16>
+// CHECK: nisa.matmul %[[S]] <0, [128, 1], [128, 128]>, %{{.*}}, %[[M]] <0, [128, 1], [128, 128]> accumulate : <psum, 128, 128, f32>, <sbuf, 128, 128, bf16>, <sbuf, 128, 128, bf16>
+// CHECK: nisa.activation exp %{{.*}}, %[[S]] {{.*}} : <sbuf, 128, 128, f16>
+// CHECK: return
+func.func @causal_forward_f16(%q: tensor<1x1x128x32xf16>, %k: tensor<1x1x128x32xf16>, %v: tensor<1x1x128x32xf16>) -> (tensor<1x128x1x32xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = trn.attention %q, %k, %v {scale = 0.25 : f64, causal} : (tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16>) -> (tensor<1x128x1x32xf16>, tensor<1x1x128xf32>)
+  return %o, %lse : tensor<1x128x1x32xf16>, tensor<1x1x128xf32>
+}
+
 // Two 512-key chunks (two PSUM banks), no mask: one score tile over both
 // banks, one row max and one exp over it.
 // CHECK-LABEL: func.func @long_row
@@ -89,6 +104,27 @@ func.func @long_row(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x1024x16xf32>, %v: 
 func.func @gradient(%do: tensor<1x1x128x32xf32>, %q: tensor<1x1x128x32xf32>, %k: tensor<1x1x256x32xf32>, %v: tensor<1x1x256x32xf32>, %o: tensor<1x1x128x32xf32>, %lse: tensor<1x1x128xf32>) -> (tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>) {
   %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.25 : f64} : (tensor<1x1x128x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x256x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x128xf32>) -> (tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>)
   return %dq, %dk, %dv : tensor<1x128x1x32xf32>, tensor<1x256x1x32xf32>, tensor<1x256x1x32xf32>
+}
+
+// A 16-bit gradient folds -D as two columns, hi = -D rounded to bf16 and
+// lo = -D - hi (V carries two columns of ones): one bf16 column would round
+// -D to 8 bits, an error in every dP - D of the row. dO^T and V^T contract
+// over 34 rows.
+// CHECK-LABEL: func.func @gradient_bf16
+// CHECK: nisa.dma_copy %[[V:[0-9]+]] <0, [34, 34, 1], [128, 1, 32]>, %arg3 <0,
+// CHECK: nisa.memset %[[V]] <32, [34, 34, 1], [128, 1, 2]>, 1.0
+// CHECK: nisa.dma_copy %[[DO:[0-9]+]] <0, [34, 34, 1], [128, 1, 32]>, %arg0 <0,
+// CHECK: nisa.tensor_reduce add %[[D:[0-9]+]] <0, [1, 1], [128, 1]>
+// CHECK: nisa.tensor_scalar %[[ND:[0-9]+]] <0, [1, 1], [128, 1]>, %[[D]] {{.*}} multiply -1.0
+// CHECK: nisa.tensor_copy %[[DO]] <32, [34, 34], [128, 1]>, %[[ND]] <0, [1, 1], [128, 1]> on vector : <sbuf, 128, 34, bf16>, <sbuf, 128, 1, f32>
+// CHECK: nisa.tensor_tensor subtract %[[DO]] <33, [34, 34], [128, 1]>, %[[ND]] <0, [1, 1], [128, 1]>, %[[DO]] <32, [34, 34], [128, 1]>
+// CHECK: nisa.matmul %{{.*}} <0, [256, 1], [34, 128]>, %[[V]] <0, [34, 1], [128, 34]>, {{.*}} transpose
+// CHECK: nisa.matmul %{{.*}} <0, [128, 1], [34, 128]>, %[[DO]] <0, [34, 1], [128, 34]>, {{.*}} transpose
+// CHECK: nisa.matmul %{{.*}} <0, [256, 1], [128, 256]>, %{{.*}} <0, [128, 1], [34, 128]>, %{{.*}} <0, [256, 1], [34, 256]>
+// CHECK: return
+func.func @gradient_bf16(%do: tensor<1x1x128x32xbf16>, %q: tensor<1x1x128x32xbf16>, %k: tensor<1x1x256x32xbf16>, %v: tensor<1x1x256x32xbf16>, %o: tensor<1x1x128x32xbf16>, %lse: tensor<1x1x128xf32>) -> (tensor<1x128x1x32xbf16>, tensor<1x256x1x32xbf16>, tensor<1x256x1x32xbf16>) {
+  %dq, %dk, %dv = trn.attention_grad %do, %q, %k, %v, %o, %lse {scale = 0.25 : f64} : (tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x256x32xbf16>, tensor<1x1x256x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128xf32>) -> (tensor<1x128x1x32xbf16>, tensor<1x256x1x32xbf16>, tensor<1x256x1x32xbf16>)
+  return %dq, %dk, %dv : tensor<1x128x1x32xbf16>, tensor<1x256x1x32xbf16>, tensor<1x256x1x32xbf16>
 }
 
 // 4096 keys: four softmax blocks of two 512-key chunks. The first sets the

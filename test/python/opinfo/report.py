@@ -3,6 +3,7 @@
     python3 opinfo/report.py                      # run the sweep, then write the table
     python3 opinfo/report.py --results r.json     # reuse a results file
     TRNC_OPINFO_FULL=1 python3 opinfo/report.py   # from the full sweep
+    python3 opinfo/report.py --results r.json --note "..."   # with a note on the run
 
 Per claimed operator: forward and backward verdicts, the dtypes whose every
 sample passed, and the expected-failure reasons; then the totals.
@@ -18,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -42,7 +44,7 @@ def verdict(outcomes: list[dict]) -> str:
     return "no" if passed == 0 else f"partial ({passed}/{len(ran)})"
 
 
-def render(doc: dict) -> str:
+def render(doc: dict, note: str = "") -> str:
     outcomes = doc["outcomes"]
     by_op: dict[str, list[dict]] = collections.defaultdict(list)
     for o in outcomes:
@@ -61,6 +63,7 @@ def render(doc: dict) -> str:
         f"(test/python/opinfo/README.md); do not edit by hand. Source: {mode},",
         f"{datetime.date.today().isoformat()}.",
         "",
+        *([*textwrap.wrap(note, 88), ""] if note else []),
         "Forward is the inference graph; backward is the training forward plus backward",
         "graph (floating dtypes of differentiable OpInfos). `partial (p/n)`: p of n samples",
         "pass. Dtypes lists those whose every forward sample passed. Notes are the",
@@ -73,9 +76,20 @@ def render(doc: dict) -> str:
         "- int64 tensors are int32 on the engines: an int64 input outside the int32 range is",
         "  an error at call time (compiled_graph.py), a tensor constant of 2**24 or more that",
         "  feeds integer arithmetic an error at compile time (integer_range.py); integer",
-        "  arithmetic goes through the fp32 ALUs, exact while |values| < 2**24, saturating",
+        "  arithmetic goes through the fp32 ALUs, exact while |values| <= 2**24, saturating",
         "  at the int32 limits beyond: int64 wraparound arithmetic (e.g. blt's polynomial",
-        "  byte hash) is not reproduced.",
+        "  byte hash) is not reproduced. Intermediates are covered by the compiler's range",
+        "  analysis (`trnc-trn-integer-range`, passes/IntegerRangeCheck.cpp): interval",
+        "  bounds through every trn op prove the integer arithmetic exact; when that",
+        "  depends on the inputs, the artifact records the largest input magnitude for",
+        "  which it is exact (`integer_inputs` in its metadata) and every call checks the",
+        "  integer inputs involved (and float inputs that reach integer arithmetic",
+        "  through a cast) against it, a TrncError naming the input, the op and the",
+        "  line; when no input values make it exact (constants, unbounded float -> int",
+        "  casts), compilation fails with error kind `unsupported_integer_range` naming",
+        "  the op and the line. One bound is shared by the inputs involved (lifted",
+        "  constants are bounded by their own values), so it can be tighter than",
+        "  needed for an input that only takes a short path.",
         "- float64 graph tensors are computed in float32: export rewrites float64 to float32",
         "  in the graph JSON, the compiled graph casts float64 inputs down and outputs back",
         "  up, and one `trnc.graph_export.Float64Warning` is issued per graph.",
@@ -127,6 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", help="a TRNC_OPINFO_RESULTS file (else run the sweep)")
     parser.add_argument("--out", default=os.path.join(REPO, "docs", "coverage.md"))
+    parser.add_argument("--note", default="", help="a paragraph under the header: how this run was made")
     args = parser.parse_args()
     path = args.results
     if path is None:
@@ -135,7 +150,7 @@ def main() -> None:
     with open(path) as f:
         doc = json.load(f)
     with open(args.out, "w") as f:
-        f.write(render(doc))
+        f.write(render(doc, args.note))
     print(f"wrote {args.out}")
 
 
