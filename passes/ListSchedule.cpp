@@ -222,6 +222,33 @@ struct Schedule {
   unsigned rollbacks = 0; // local repairs (see schedule())
 };
 
+/// The scheduler's state that changes as a schedule goes, apart from the
+/// nodes' own progress and the tiles' placement (a checkpoint copies it).
+struct SchedulingProgress {
+  std::array<double, kNumResources> freeAt{};
+  // Work already given to each compute engine and not yet started.
+  std::array<double, kNumResources> queuedNs{};
+  std::array<double, isa::kNumDmaQueues> laneFree{};
+  // Per node the DMA queue its transfer took.
+  std::vector<int> queueOf;
+  // The Tensor Engine's warm-up throttle and start-up latency: a matmul's
+  // time depends on those before it, as in the simulator.
+  sim::TensorWarmup tensorWarmup;
+  std::array<int64_t, 2> liveBytes{}; // [sbuf, psum]
+  std::array<int64_t, 2> aheadBytes{};
+  /// The lowest-index node not scheduled yet, and which are.
+  unsigned frontier = 0;
+  std::vector<bool> scheduled;
+  /// Ahead tiles by their first access in program order (min-heap).
+  std::priority_queue<std::pair<unsigned, unsigned>,
+                      std::vector<std::pair<unsigned, unsigned>>,
+                      std::greater<>>
+      aheadTiles;
+  std::vector<TileState> tiles;
+  double makespan = 0;
+  unsigned startedCount = 0;
+};
+
 /// What a schedule's progress restores from (a local repair).
 struct Checkpoint {
   struct NodeProgress {
@@ -229,27 +256,14 @@ struct Checkpoint {
     double durationNs, readyNs;
   };
   std::vector<NodeProgress> nodes;
-  std::vector<TileState> tiles;
-  std::array<double, kNumResources> freeAt, queuedNs;
-  std::array<double, isa::kNumDmaQueues> laneFree;
-  std::vector<int> queueOf;
-  sim::TensorWarmup tensorWarmup;
-  std::array<int64_t, 2> liveBytes, aheadBytes;
-  std::priority_queue<std::pair<unsigned, unsigned>,
-                      std::vector<std::pair<unsigned, unsigned>>,
-                      std::greater<>>
-      aheadTiles;
-  unsigned frontier;
-  std::vector<bool> scheduled;
-  double makespan;
-  unsigned startedCount;
+  SchedulingProgress progress;
   std::array<TileArena, 2> arenas;
   std::vector<PlacedTile> placedTiles;
   std::array<ResourceQueues, kNumResources> queues;
   size_t orderSize;
 };
 
-class ListScheduler {
+class ListScheduler : private SchedulingProgress {
 public:
   ListScheduler(func::FuncOp func, const MachineModel &model)
       : func(func), model(model),
@@ -311,41 +325,20 @@ private:
   std::vector<Footprint> footprints; // flattened, per node
   std::vector<unsigned> footprintBegin;
 
-  // Scheduling state.
-  std::array<double, kNumResources> freeAt{};
-  // Work already given to each compute engine and not yet started.
-  std::array<double, kNumResources> queuedNs{};
-  std::array<double, isa::kNumDmaQueues> laneFree{};
+  // Scheduling state (besides SchedulingProgress's).
   // Queues transfers may take (the last is the collectives' when there are
-  // any), and per node the one its transfer took.
+  // any).
   unsigned lanes = isa::kNumDmaQueues;
-  std::vector<int> queueOf;
-  // The Tensor Engine's warm-up throttle and start-up latency: a matmul's
-  // time depends on those before it, as in the simulator.
-  sim::TensorWarmup tensorWarmup;
-  std::array<int64_t, 2> liveBytes{}; // [sbuf, psum]
   std::array<int64_t, 2> budgetBytes{}; // for ahead tiles
   std::array<int64_t, 2> capacityBytes{};
-  std::array<int64_t, 2> aheadBytes{};
   std::array<RangeMax, 2> programLive;
-  /// The lowest-index node not scheduled yet, and which are.
-  unsigned frontier = 0;
-  std::vector<bool> scheduled;
-  /// Ahead tiles by their first access in program order (min-heap).
-  std::priority_queue<std::pair<unsigned, unsigned>,
-                      std::vector<std::pair<unsigned, unsigned>>,
-                      std::greater<>>
-      aheadTiles;
   std::vector<Node> working;
-  std::vector<TileState> tiles;
-  double makespan = 0;
   std::vector<double> bottomLevel;
   std::vector<double> priority; // per node: lower goes first among ready ones
   // Placement (when `placing`): one arena per memory, a placed tile per
   // tile id (its live range in the new order's indices).
   bool placing = false;
   bool segregateSmall = false;
-  unsigned startedCount = 0;
   std::array<TileArena, 2> arenas;
   std::vector<PlacedTile> placedTiles;
 };
@@ -694,10 +687,7 @@ void ListScheduler::setBudget(double share) {
 Checkpoint
 ListScheduler::save(const std::array<ResourceQueues, kNumResources> &queues,
                     size_t orderSize) const {
-  Checkpoint c{{},        tiles,      freeAt,     queuedNs,     laneFree,
-               queueOf,   tensorWarmup, liveBytes, aheadBytes,  aheadTiles,
-               frontier,  scheduled,  makespan,   startedCount, arenas,
-               placedTiles, queues,   orderSize};
+  Checkpoint c{{}, *this, arenas, placedTiles, queues, orderSize};
   c.nodes.reserve(working.size());
   for (const Node &n : working)
     c.nodes.push_back({n.resource, n.pendingPreds, n.durationNs, n.readyNs});
@@ -712,19 +702,7 @@ void ListScheduler::restore(const Checkpoint &c,
     n.durationNs = p.durationNs;
     n.readyNs = p.readyNs;
   }
-  tiles = c.tiles;
-  freeAt = c.freeAt;
-  queuedNs = c.queuedNs;
-  laneFree = c.laneFree;
-  queueOf = c.queueOf;
-  tensorWarmup = c.tensorWarmup;
-  liveBytes = c.liveBytes;
-  aheadBytes = c.aheadBytes;
-  aheadTiles = c.aheadTiles;
-  frontier = c.frontier;
-  scheduled = c.scheduled;
-  makespan = c.makespan;
-  startedCount = c.startedCount;
+  static_cast<SchedulingProgress &>(*this) = c.progress;
   // The arenas hold pointers into placedTiles: its contents are copied
   // back into the same storage (same size), so they stay valid.
   std::copy(c.placedTiles.begin(), c.placedTiles.end(), placedTiles.begin());
