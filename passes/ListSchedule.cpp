@@ -75,7 +75,6 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Debug.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -852,9 +851,9 @@ Schedule ListScheduler::schedule(double budget, Priority kind,
     if (!best)
       best = forced; // every resource blocked by the budget: progress
     assert(best && "list scheduler: dependence cycle");
-    if (best->id == frontier &&
-        !placeNewTiles(frontier, best->startNs, /*commit=*/false) &&
-        depth < 2 && newer) {
+    bool stuck = best->id == frontier &&
+                 !placeNewTiles(frontier, best->startNs, /*commit=*/false);
+    if (stuck && depth < 2 && newer) {
       // Back to a checkpoint, hoisting less up to here.
       const Checkpoint &c = *(depth == 1 && older ? older : newer);
       ++depth;
@@ -863,16 +862,16 @@ Schedule ListScheduler::schedule(double budget, Priority kind,
       restore(c, queues);
       order.resize(c.orderSize);
       segregateSmall = true;
-      if (depth == 2)
+      if (depth == 2) {
         setBudget(budget / 2);
-      if (depth == 2 && older) { // the newer one is past the state restored
-        newer = std::move(older);
-        older.reset();
+        if (older) { // the newer one is past the state restored
+          newer = std::move(older);
+          older.reset();
+        }
       }
       continue;
     }
-    if (best->id == frontier &&
-        !placeNewTiles(frontier, best->startNs, /*commit=*/false)) {
+    if (stuck) {
       // Fragmented: program order's own tiles find no gap.
       Schedule failed;
       llvm::raw_string_ostream os(failed.failure);

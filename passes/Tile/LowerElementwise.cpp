@@ -391,9 +391,7 @@ void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
     broadcast |= stride == 0 && size > 1;
   if (elt == src.elementType() && !elt.isInteger(64) && !broadcast &&
       dst.root != src.root) {
-    int64_t n = 1;
-    for (int64_t d : dst.shape)
-      n *= d;
+    int64_t n = dst.numElements();
     SmallVector<int64_t> dense = contiguousStrides(dst.shape);
     if (dst.shape == src.shape && dst.strides == dense && src.strides == dense) {
       // Both contiguous: chunks of a tile's elements, each as [p, len / p]

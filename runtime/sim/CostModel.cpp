@@ -214,13 +214,17 @@ uint64_t dmaHbmBytes(const Instruction &inst) {
   return b;
 }
 
+unsigned dmaHbmSides(const Instruction &inst) {
+  return unsigned(inst.dst.mem == MemKind::HBM) + unsigned(inst.src0.mem == MemKind::HBM);
+}
+
 uint64_t dmaRowBytes(const Instruction &inst) {
   if (isIndirect(inst)) { // one descriptor per row, at most a row long
     const AccessPattern &table = indirectTable(inst);
     return std::min(contiguousBytes(indirectChipSide(inst)),
                     contiguousFreeElements(table) * dtypeBytes(table.dtype));
   }
-  if (inst.dst.mem == MemKind::HBM && inst.src0.mem == MemKind::HBM) {
+  if (dmaHbmSides(inst) == 2) {
     // HBM -> HBM: the engines split a transfer into packets by partition
     // groups of its pattern (Neuron Explorer, "How to identify and reduce
     // inefficient DMA transfers"), so a partition's run is a row here too,
@@ -254,9 +258,8 @@ double dmaAloneBytesPerNs(const MachineModel &m, const Instruction &inst) {
 double dmaSharedCapBytesPerNs(const MachineModel &m, const Instruction &inst) {
   double cap = m.dmaCoreBytesPerSecond() * 1e-9;
   // An HBM -> HBM copy reads and writes HBM: each byte moved is two.
-  int hbmSides = (inst.dst.mem == MemKind::HBM) + (inst.src0.mem == MemKind::HBM);
-  if (hbmSides)
-    cap = std::min(cap, m.hbmCoreBytesPerSecond() * 1e-9 / hbmSides);
+  if (unsigned sides = dmaHbmSides(inst))
+    cap = std::min(cap, m.hbmCoreBytesPerSecond() * 1e-9 / sides);
   return cap;
 }
 

@@ -39,6 +39,9 @@ uint64_t vectorLikeCycles(const MachineModel &m, const isa::Instruction &inst);
 uint64_t dmaBytes(const isa::Instruction &inst);
 /// Bytes it reads from or writes to HBM (both sides count).
 uint64_t dmaHbmBytes(const isa::Instruction &inst);
+/// How many of its sides are HBM (2: an HBM -> HBM copy, whose rate counts
+/// twice against the HBM bandwidth).
+unsigned dmaHbmSides(const isa::Instruction &inst);
 /// Contiguous bytes per descriptor: the shorter of the two sides' contiguous
 /// runs (an SBUF/PSUM run never crosses a partition).
 uint64_t dmaRowBytes(const isa::Instruction &inst);

@@ -183,7 +183,7 @@ std::optional<Timed> TimingModel::dma(unsigned core, uint32_t index,
   t.dispatchNs = dispatchNs;
   t.bytes = bytes;
   t.aloneBytesPerNs = dmaAloneBytesPerNs(model, inst);
-  t.hbmSides = uint8_t(inst.dst.mem == MemKind::HBM) + uint8_t(inst.src0.mem == MemKind::HBM);
+  t.hbmSides = uint8_t(dmaHbmSides(inst));
   if (profile && recordTrace) {
     t.traceSlot = profile->trace.size();
     profile->trace.emplace_back();
