@@ -43,6 +43,7 @@ from ._native import native
 from .compiled_graph import CompiledGraph
 from .complex_pairs import rewrite_complex, with_complex_pairs
 from .constants import lift_constants, with_constants
+from . import decomp_resample
 from .decompositions import decomposition_table
 from .errors import CompileError, TrncError
 from .graph_export import DYNAMIC_SHAPES_MESSAGE, ExportedGraph, export_graph, unsupported_tensor_kind
@@ -228,7 +229,8 @@ class NeuronBackend:
             inference_compiler=self._graph_compiler("inference", opts, cacheable),
             decompositions=decomposition_table(),
         )
-        with aot_cache.scope(opts) if cacheable else contextlib.nullcontext():
+        with aot_cache.scope(opts) if cacheable else contextlib.nullcontext(), \
+                decomp_resample.interpolation_as_ops():
             compiled = inner(gm, example_inputs)
         if split is not None:
             compiled = wrap_ints(compiled)

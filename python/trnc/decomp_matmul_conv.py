@@ -4,8 +4,8 @@
 * ``_adaptive_avg_pool2d`` (and its backward) with output sizes that divide the
   input are plain ``avg_pool2d`` windows (kernel = stride = in / out), which the
   compiler lowers as a depthwise convolution; other sizes (overlapping windows
-  of varying size) are two matmuls with averaging matrices P_h x P_w^T, built
-  on the device from iota and comparisons.
+  of varying size) are matmuls with averaging matrices P_h x P_w^T, built
+  on the device from iota and comparisons (decomp_resample.apply_axis_matrices).
 * ``_scaled_dot_product_flash_attention_for_cpu`` (what
   ``scaled_dot_product_attention`` becomes on CPU) without a mask or dropout:
   the fused ``trnc.attention`` (attention_ops.py; one group on the device, the
@@ -42,6 +42,7 @@ import torch
 from torch._decomp import core_aten_decompositions
 
 from . import attention_ops
+from .decomp_resample import apply_axis_matrices
 
 aten = torch.ops.aten
 _SDPA = aten._scaled_dot_product_flash_attention_for_cpu.default
@@ -73,7 +74,7 @@ def _adaptive_avg_pool2d(x, output_size):
     # Windows of varying size: out = P_h @ x @ P_w^T on the Tensor Engine.
     ph = _window_means(output_size[0], x.shape[-2], x.dtype)
     pw = _window_means(output_size[-1], x.shape[-1], x.dtype)
-    return torch.matmul(torch.matmul(ph, x), pw.t())
+    return apply_axis_matrices(x, [ph, pw])
 
 
 def _adaptive_avg_pool2d_backward(grad, x):
@@ -82,7 +83,7 @@ def _adaptive_avg_pool2d_backward(grad, x):
         return aten.avg_pool2d_backward.default(grad, x, k, k, [0, 0], False, True, None)
     ph = _window_means(grad.shape[-2], x.shape[-2], grad.dtype)
     pw = _window_means(grad.shape[-1], x.shape[-1], grad.dtype)
-    return torch.matmul(torch.matmul(ph.t(), grad), pw)
+    return apply_axis_matrices(grad, [ph.t(), pw.t()])
 
 
 def _scores(q, k, is_causal, scale):

@@ -33,6 +33,7 @@ from trnc import decomp_pooling
 from trnc import decomp_random
 from trnc import decomp_reductions
 from trnc import decomp_rnn
+from trnc import decomp_resample
 from trnc import decomp_sampling
 from trnc import decomp_strided
 from trnc import decomp_transformer
@@ -148,7 +149,8 @@ _TRNC_RULES = {
 _RULE_MODULES = (
     decomp_reductions, decomp_data_movement, decomp_diagonal, decomp_indexing, decomp_matmul_conv,
     decomp_indices, decomp_optim, decomp_random, decomp_creation, decomp_windows, decomp_integer,
-    decomp_linalg, decomp_linspace, decomp_pooling, decomp_sampling, decomp_strided, decomp_transformer, decomp_rnn,
+    decomp_linalg, decomp_linspace, decomp_pooling, decomp_resample, decomp_sampling, decomp_strided,
+    decomp_transformer, decomp_rnn,
 )
 
 

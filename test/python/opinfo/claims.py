@@ -47,7 +47,9 @@ CLAIMS: dict[str, list[str]] = {
         "nn.functional.scaled_dot_product_attention", "nn.functional.conv1d",
         "nn.functional.conv2d", "nn.functional.max_pool2d", "nn.functional.avg_pool2d",
         "nn.functional.adaptive_avg_pool2d", "nn.functional.interpolate.nearest",
-        "nn.functional.interpolate.bilinear", "nn.functional.grid_sample", "grid_sampler_2d",
+        "nn.functional.interpolate.bilinear", "nn.functional.interpolate.linear",
+        "nn.functional.interpolate.bicubic", "nn.functional.interpolate.trilinear",
+        "nn.functional.upsample_bilinear", "nn.functional.grid_sample", "grid_sampler_2d",
     ],
     "data_movement": [
         "nn.functional.embedding", "index_select", "gather", "scatter", "scatter_add",
@@ -92,6 +94,9 @@ RANDOM = {"nn.functional.dropout"}
 FP64_ARBITRATED = {
     "nn.functional.scaled_dot_product_attention", "linalg.solve_triangular", "triangular_solve",
     "linalg.cross", "nn.functional.grid_sample", "grid_sampler_2d",
+    # Eager's 16-bit trilinear rounds between axes; trnc blends in float32
+    # (decomp_resample.py) and is nearer float64 (half eager's RMS error).
+    "nn.functional.interpolate.trilinear",
 }
 
 REDUCES = set(CLAIMS["reductions"]) | set(CLAIMS["matmul_conv"]) | set(CLAIMS["losses"]) | set(CLAIMS["linalg"]) | {
