@@ -1,6 +1,6 @@
-"""trnc decomposition rules for linear-family interpolation (``F.interpolate``
-with mode linear, bilinear, bicubic or trilinear) and their backwards, as
-matmuls on the Tensor Engine.
+"""trnc decomposition rules for interpolation (``F.interpolate`` with mode
+linear, bilinear, bicubic, trilinear, nearest or nearest-exact) and their
+backwards: matmuls on the Tensor Engine, and expands for nearest repeats.
 
 Interpolation is separable: along each spatial axis every output position is
 a fixed weighted sum of a few input positions, i.e. a matrix ``A`` of shape
@@ -31,14 +31,22 @@ clamped into the input with the A = -0.75 convolution coefficients. The
 matrices are built from iota and comparisons on the device. 16-bit inputs are
 interpolated in float32 and rounded once, as eager's opmath.
 
+Nearest (and nearest-exact) copies: along an axis whose outputs repeat each
+input r times (2x, 3x upsampling: ATen's source indices are checked in
+float32 at compile time) the op is an expand and its backward a sum of the
+r copies, exact in any dtype; any other layout is a one-hot matrix [out, in]
+(exact for finite values: one non-zero product per output).
+
 One difference from eager: a matmul multiplies every input position by its
 weight, zero or not, so an inf or NaN in the input reaches every output of
 its rows (0 * inf is NaN), where eager's gathers touch only its neighbours.
+Nearest repeats have no such difference.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import struct
 from typing import Iterator, Optional, Sequence
@@ -133,6 +141,19 @@ def _kronecker(mats: Sequence[torch.Tensor]) -> torch.Tensor:
     return k
 
 
+def _along_axis(y: torch.Tensor, axis: int, mat: torch.Tensor) -> torch.Tensor:
+    """``y`` with ``mat`` ([out, in]) applied along dim ``axis`` (> 0): the
+    last dim as a plain 2D matmul, an inner one batched over the dims before it."""
+    before = math.prod(y.shape[:axis])
+    after = math.prod(y.shape[axis + 1:])
+    out, inner = mat.shape
+    shape = list(y.shape)
+    shape[axis] = out
+    if after == 1:
+        return torch.mm(y.reshape(before, inner), mat.t()).view(shape)
+    return torch.bmm(mat.expand(before, out, inner), y.reshape(before, inner, after)).view(shape)
+
+
 def apply_axis_matrices(x: torch.Tensor, mats: Sequence[torch.Tensor]) -> torch.Tensor:
     """``x`` ([..., in_1, ..., in_k]) with matrix ``mats[j]`` ([out_j, in_j],
     ``x``'s dtype) applied along its j-th trailing axis: [..., out_1, ..., out_k]."""
@@ -146,25 +167,98 @@ def apply_axis_matrices(x: torch.Tensor, mats: Sequence[torch.Tensor]) -> torch.
         return y.view(*lead, *outs)
     y = x.reshape(n, *ins)
     for j in reversed(range(k)):  # the last axis first: a plain 2D matmul
-        before = math.prod(y.shape[1:j + 1]) * n
-        after = math.prod(y.shape[j + 2:])
-        if after == 1:
-            y = torch.mm(y.reshape(before, ins[j]), mats[j].t()).view(*y.shape[:j + 1], outs[j])
-        else:
-            shape = list(y.shape)
-            shape[j + 1] = outs[j]
-            z = torch.bmm(mats[j].expand(before, outs[j], ins[j]), y.reshape(before, ins[j], after))
-            y = z.view(shape)
+        y = _along_axis(y, j + 1, mats[j])
     return y.view(*lead, *outs)
+
+
+def _compute_dtype(t: torch.Tensor):
+    """Blends run in float32 for 16-bit and integer tensors (eager's opmath;
+    integers are exact below 2**24, trnc's integer policy)."""
+    return t.dtype if t.dtype in (torch.float32, torch.float64) else torch.float32
+
+
+# Nearest ---------------------------------------------------------------------
+
+
+def _nearest_sources(in_size: int, out_size: int, scale: Optional[float], exact: bool) -> list[int]:
+    """ATen's nearest (exact: nearest-exact) source index of every output
+    position: min(floor((o [+ 0.5]) * scale), in - 1) in float32."""
+    s = _axis_scale(in_size, out_size, False, scale)
+    offset = 0.5 if exact else 0.0
+    return [min(int(math.floor(_f32((o + offset) * s))), in_size - 1) for o in range(out_size)]
+
+
+def _nearest_matrix(in_size: int, out_size: int, scale: Optional[float], exact: bool):
+    """[out, in] one-hot: output o copies its source position (built on the device)."""
+    s = _axis_scale(in_size, out_size, False, scale)
+    o = torch.arange(out_size, dtype=torch.float32).view(out_size, 1)
+    src = torch.clamp_max(torch.floor((o + (0.5 if exact else 0.0)) * s), float(in_size - 1))
+    i = torch.arange(in_size, dtype=torch.float32).view(1, in_size)
+    return (i == src).to(torch.float32)
+
+
+def _repeats(in_size: int, out_size: int, scale: Optional[float], exact: bool) -> Optional[int]:
+    """r when every input position is copied to r consecutive outputs (1: the
+    identity), else None."""
+    src = _nearest_sources(in_size, out_size, scale, exact)
+    r = out_size // in_size
+    return r if r * in_size == out_size and src == [o // r for o in range(out_size)] else None
+
+
+def _nearest(x, out_sizes, scales, exact: bool):
+    """Axes whose outputs repeat each input r times are one expand together
+    (no arithmetic, any dtype); other axes a one-hot matmul each."""
+    k = len(out_sizes)
+    first = x.dim() - k
+    reps = [_repeats(x.shape[first + j], out_sizes[j], scales[j], exact) for j in range(k)]
+    y = x
+    for j in range(k):
+        if reps[j] is None:
+            mat = _nearest_matrix(x.shape[first + j], out_sizes[j], scales[j], exact)
+            dtype = _compute_dtype(y)
+            y = _along_axis(y.to(dtype), first + j, mat.to(dtype)).to(x.dtype)
+    if any(r not in (None, 1) for r in reps):
+        wide, expanded, out = list(y.shape[:first]), list(y.shape[:first]), list(y.shape[:first])
+        for j, r in enumerate(reps):
+            size = y.shape[first + j]
+            wide += [size, 1]
+            expanded += [size, r or 1]
+            out.append(size * (r or 1))
+        y = y.reshape(wide).expand(expanded).reshape(out)
+    return y
+
+
+def _nearest_backward(grad, out_sizes, in_sizes, scales, exact: bool):
+    """_nearest's gradient: the copies of the repeated axes summed in one
+    reduction, the one-hot matrices of the others transposed."""
+    k = len(out_sizes)
+    first = grad.dim() - k
+    ins = list(in_sizes[-k:])
+    reps = [_repeats(ins[j], out_sizes[j], scales[j], exact) for j in range(k)]
+    g = grad
+    if any(r not in (None, 1) for r in reps):
+        split, summed = list(g.shape[:first]), []
+        for j, r in enumerate(reps):
+            if r in (None, 1):
+                split.append(g.shape[first + j])
+            else:
+                summed.append(len(split) + 1)
+                split += [ins[j], r]
+        g = g.reshape(split).sum(summed)
+    for j in range(k):
+        if reps[j] is None:
+            mat = _nearest_matrix(ins[j], out_sizes[j], scales[j], exact)
+            dtype = _compute_dtype(g)
+            g = _along_axis(g.to(dtype), first + j, mat.to(dtype).t()).to(grad.dtype)
+    return g
+
+
+# Rules -----------------------------------------------------------------------
 
 
 def _matrices(in_sizes, out_sizes, align_corners, scales, cubic: bool, dtype) -> list[torch.Tensor]:
     build = _cubic_matrix if cubic else _linear_matrix
     return [build(o, i, align_corners, s).to(dtype) for i, o, s in zip(in_sizes, out_sizes, scales)]
-
-
-def _compute_dtype(t: torch.Tensor):
-    return torch.float32 if t.dtype in (torch.bfloat16, torch.float16) else t.dtype
 
 
 def _interpolate(x, output_size, align_corners, scales, cubic=False):
@@ -190,44 +284,68 @@ def _vec_sizes(x, output_size, scale_factors, k: int):
     return [int(math.floor(float(i) * float(s))) for i, s in zip(ins, scale_factors)], list(scale_factors)
 
 
-def _default(k: int, cubic: bool = False):
-    def rule(x, output_size, align_corners, *scales):
-        scales = list(scales) + [None] * (k - len(scales))
-        return _interpolate(x, list(output_size), align_corners, scales, cubic)
-    return rule
+@dataclasses.dataclass(frozen=True)
+class _Family:
+    """One interpolation operator: its ATen name, spatial rank and mode."""
+
+    name: str
+    k: int
+    mode: str  # "linear", "cubic", "nearest" or "nearest-exact"
+
+    def overload(self, suffix: str = "", overload: str = "default"):
+        return getattr(getattr(aten, self.name + suffix), overload)
+
+    @property
+    def aligned(self) -> bool:
+        """Whether the op takes align_corners (the linear and cubic modes)."""
+        return self.mode in ("linear", "cubic")
+
+    def _scales(self, scales) -> list:
+        return list(scales) + [None] * (self.k - len(scales))
+
+    def forward(self, x, output_size, *rest):
+        align_corners, scales = (rest[0], rest[1:]) if self.aligned else (False, rest)
+        if not self.aligned:
+            return _nearest(x, list(output_size), self._scales(scales), self.mode == "nearest-exact")
+        return _interpolate(x, list(output_size), align_corners, self._scales(scales), self.mode == "cubic")
+
+    def vec(self, x, output_size, *rest):
+        size, scales = _vec_sizes(x, output_size, rest[-1], self.k)
+        return self.overload()(x, size, *rest[:-1], *scales)
+
+    def vec_rule(self, x, output_size, *rest):
+        size, scales = _vec_sizes(x, output_size, rest[-1], self.k)
+        return self.forward(x, size, *rest[:-1], *scales)
+
+    def backward(self, grad, output_size, input_size, *rest):
+        align_corners, scales = (rest[0], rest[1:]) if self.aligned else (False, rest)
+        if not self.aligned:
+            return _nearest_backward(grad, list(output_size), list(input_size), self._scales(scales),
+                                     self.mode == "nearest-exact")
+        return _interpolate_backward(grad, list(output_size), list(input_size), align_corners,
+                                     self._scales(scales), self.mode == "cubic")
 
 
-def _vec(k: int, cubic: bool = False):
-    def rule(x, output_size, align_corners, scale_factors):
-        size, scales = _vec_sizes(x, output_size, scale_factors, k)
-        return _interpolate(x, size, align_corners, scales, cubic)
-    return rule
+FAMILIES = (
+    _Family("upsample_linear1d", 1, "linear"),
+    _Family("upsample_bilinear2d", 2, "linear"),
+    _Family("upsample_trilinear3d", 3, "linear"),
+    _Family("upsample_bicubic2d", 2, "cubic"),
+    _Family("upsample_nearest1d", 1, "nearest"),
+    _Family("upsample_nearest2d", 2, "nearest"),
+    _Family("upsample_nearest3d", 3, "nearest"),
+    _Family("_upsample_nearest_exact1d", 1, "nearest-exact"),
+    _Family("_upsample_nearest_exact2d", 2, "nearest-exact"),
+    _Family("_upsample_nearest_exact3d", 3, "nearest-exact"),
+)
 
 
-def _backward(k: int, cubic: bool = False):
-    def rule(grad, output_size, input_size, align_corners, *scales):
-        scales = list(scales) + [None] * (k - len(scales))
-        return _interpolate_backward(grad, list(output_size), list(input_size), align_corners, scales, cubic)
-    return rule
-
-
-def _vec_as_default(default, k: int):
-    """A .vec overload's kernel that records the .default op (whose autograd
-    formula gives the _backward op) instead of PyTorch's gathers."""
-    def kernel(x, output_size, align_corners, scale_factors):
-        size, scales = _vec_sizes(x, output_size, scale_factors, k)
-        return default(x, size, align_corners, *scales)
-    return kernel
-
-
-def _interpolation_overloads():
-    """(.default, .vec, spatial rank) of every op these rules cover."""
-    return [
-        (aten.upsample_linear1d.default, aten.upsample_linear1d.vec, 1),
-        (aten.upsample_bilinear2d.default, aten.upsample_bilinear2d.vec, 2),
-        (aten.upsample_trilinear3d.default, aten.upsample_trilinear3d.vec, 3),
-        (aten.upsample_bicubic2d.default, aten.upsample_bicubic2d.vec, 2),
-    ]
+def _overridden():
+    """(op, kernel or None) of every Python kernel interpolation_as_ops replaces."""
+    pairs = []
+    for f in FAMILIES:
+        pairs += [(f.overload(), None), (f.overload(overload="vec"), f.vec)]
+    return pairs
 
 
 @contextlib.contextmanager
@@ -242,43 +360,33 @@ def interpolation_as_ops() -> Iterator[None]:
     ops. Inside this context the .default ops take their C++ autograd kernel
     (recording the op, and ``*_backward`` in the backward graph) and the .vec
     overloads compute the output size and record the .default op; the rules
-    above then decompose both into matmuls. The kernels are restored on exit.
+    below then decompose both. PyTorch's kernels are restored on exit.
     """
+    keys = (_DK.Autograd, _DK.CompositeImplicitAutograd)
     saved = []
     try:
-        for default, vec, k in _interpolation_overloads():
-            for op, kernel in ((default, None), (vec, _vec_as_default(default, k))):
-                for key in (_DK.Autograd, _DK.CompositeImplicitAutograd):
-                    if key in op.py_kernels:
-                        saved.append((op, key, op.py_kernels.pop(key)))
-                    if kernel is not None:
-                        op.py_kernels[key] = kernel
-                op._dispatch_cache.clear()
+        for op, kernel in _overridden():
+            for key in keys:
+                if key in op.py_kernels:
+                    saved.append((op, key, op.py_kernels.pop(key)))
+                if kernel is not None:
+                    op.py_kernels[key] = kernel
+            op._dispatch_cache.clear()
         yield
     finally:
-        for default, vec, _ in _interpolation_overloads():
-            for op in (default, vec):
-                for key in (_DK.Autograd, _DK.CompositeImplicitAutograd):
-                    op.py_kernels.pop(key, None)
+        for op, _ in _overridden():
+            for key in keys:
+                op.py_kernels.pop(key, None)
         for op, key, kernel in saved:
             op.py_kernels[key] = kernel
-        for default, vec, _ in _interpolation_overloads():
-            default._dispatch_cache.clear()
-            vec._dispatch_cache.clear()
+        for op, _ in _overridden():
+            op._dispatch_cache.clear()
 
 
 def rules() -> dict:
-    return {
-        aten.upsample_linear1d.default: _default(1),
-        aten.upsample_linear1d.vec: _vec(1),
-        aten.upsample_linear1d_backward.default: _backward(1),
-        aten.upsample_bilinear2d.default: _default(2),
-        aten.upsample_bilinear2d.vec: _vec(2),
-        aten.upsample_bilinear2d_backward.default: _backward(2),
-        aten.upsample_trilinear3d.default: _default(3),
-        aten.upsample_trilinear3d.vec: _vec(3),
-        aten.upsample_trilinear3d_backward.default: _backward(3),
-        aten.upsample_bicubic2d.default: _default(2, cubic=True),
-        aten.upsample_bicubic2d.vec: _vec(2, cubic=True),
-        aten.upsample_bicubic2d_backward.default: _backward(2, cubic=True),
-    }
+    table = {}
+    for f in FAMILIES:
+        table[f.overload()] = f.forward
+        table[f.overload(overload="vec")] = f.vec_rule
+        table[f.overload("_backward")] = f.backward
+    return table

@@ -28,6 +28,11 @@ CASES = {
     "bicubic": ((1, 2, 5, 6), dict(scale_factor=2, mode="bicubic")),
     "bicubic_align_corners_down": ((1, 2, 9, 8), dict(size=(4, 11), mode="bicubic", align_corners=True)),
     "trilinear": ((1, 2, 3, 4, 5), dict(size=(5, 3, 8), mode="trilinear")),
+    "nearest_repeat": ((2, 3, 4, 5), dict(scale_factor=(2, 3), mode="nearest")),
+    "nearest_uneven": ((2, 3, 4, 5), dict(size=(7, 3), mode="nearest")),
+    "nearest_exact_mixed": ((1, 2, 4, 6), dict(size=(8, 9), mode="nearest-exact")),
+    "nearest_1d": ((2, 3, 5), dict(scale_factor=1.5, mode="nearest")),
+    "nearest_3d": ((1, 2, 2, 3, 2), dict(scale_factor=2, mode="nearest")),
 }
 
 
@@ -63,12 +68,23 @@ def _traced_ops(fn, x, trnc_trace=True):
     return seen
 
 
-@pytest.mark.parametrize("case", ["bilinear_scale", "bilinear_per_axis", "bicubic", "trilinear"])
+@pytest.mark.parametrize("case", ["bilinear_scale", "bilinear_per_axis", "bicubic", "trilinear", "nearest_uneven"])
 def test_graphs_hold_matmuls_not_gathers(case):
     shape, kwargs = CASES[case]
     torch._dynamo.reset()
     seen = _traced_ops(lambda x: F.interpolate(x, **kwargs), torch.randn(shape))
     assert seen["aten.mm.default"] + seen["aten.bmm.default"] >= 2  # forward and backward
+    for op in seen:
+        assert "index" not in op and "gather" not in op and "scatter" not in op, op
+
+
+def test_nearest_repeats_are_expands_and_sums():
+    # 2x / 3x nearest: no matmul and no arithmetic forward; the backward sums the copies.
+    shape, kwargs = CASES["nearest_repeat"]
+    torch._dynamo.reset()
+    seen = _traced_ops(lambda x: F.interpolate(x, **kwargs), torch.randn(shape))
+    assert seen["aten.mm.default"] + seen["aten.bmm.default"] == 0
+    assert seen["aten.expand.default"] == 1 and seen["aten.sum.dim_IntList"] == 1  # every axis at once
     for op in seen:
         assert "index" not in op and "gather" not in op and "scatter" not in op, op
 
@@ -101,7 +117,7 @@ def test_weight_matrices_reproduce_eager_on_the_identity(kwargs):
 
 
 def test_pytorch_kernels_are_restored_after_the_trace():
-    ops = [op for default, vec, _ in decomp_resample._interpolation_overloads() for op in (default, vec)]
+    ops = [op for op, _ in decomp_resample._overridden()]
     before = {op: dict(op.py_kernels) for op in ops}
     with decomp_resample.interpolation_as_ops():
         assert torch._C.DispatchKey.Autograd not in aten.upsample_bilinear2d.default.py_kernels

@@ -49,7 +49,8 @@ CLAIMS: dict[str, list[str]] = {
         "nn.functional.adaptive_avg_pool2d", "nn.functional.interpolate.nearest",
         "nn.functional.interpolate.bilinear", "nn.functional.interpolate.linear",
         "nn.functional.interpolate.bicubic", "nn.functional.interpolate.trilinear",
-        "nn.functional.upsample_bilinear", "nn.functional.grid_sample", "grid_sampler_2d",
+        "nn.functional.upsample_bilinear", "nn.functional.interpolate.nearest-exact",
+        "nn.functional.upsample_nearest", "nn.functional.grid_sample", "grid_sampler_2d",
     ],
     "data_movement": [
         "nn.functional.embedding", "index_select", "gather", "scatter", "scatter_add",
