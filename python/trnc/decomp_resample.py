@@ -52,6 +52,7 @@ import struct
 from typing import Iterator, Optional, Sequence
 
 import torch
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
 
 aten = torch.ops.aten
 _DK = torch._C.DispatchKey
@@ -63,6 +64,24 @@ MAX_KRONECKER_ELEMENTS = 1 << 15
 
 # Cubic convolution's A (ATen's get_cubic_upsample_coefficients).
 _CUBIC_A = -0.75
+
+# Weight matrices built in the current trace, while interpolation_as_ops is
+# active: a model resizes the same shapes many times (CoaT-tiny's 36 resizes
+# have 4 distinct shapes; each matrix is ~20 traced ops per axis), and its
+# backward needs the same matrices again, so each is built once per trace.
+_built: Optional[dict] = None
+
+
+def _memoized(key: tuple, build):
+    """build(), or the tensor an earlier call with ``key`` built in this trace
+    (the proxy mode tracing it; outside a trace nothing is kept)."""
+    mode = get_proxy_mode()
+    if _built is None or mode is None:
+        return build()
+    entry = _built.get((id(mode), key))
+    if entry is None or entry[0] is not mode:
+        entry = _built[(id(mode), key)] = (mode, build())  # the mode kept: its id stays unique
+    return entry[1]
 
 
 def _f32(value: float) -> float:
@@ -190,6 +209,11 @@ def _nearest_sources(in_size: int, out_size: int, scale: Optional[float], exact:
 
 def _nearest_matrix(in_size: int, out_size: int, scale: Optional[float], exact: bool):
     """[out, in] one-hot: output o copies its source position (built on the device)."""
+    return _memoized(("nearest", in_size, out_size, scale, exact),
+                     lambda: _build_nearest_matrix(in_size, out_size, scale, exact))
+
+
+def _build_nearest_matrix(in_size: int, out_size: int, scale: Optional[float], exact: bool):
     s = _axis_scale(in_size, out_size, False, scale)
     o = torch.arange(out_size, dtype=torch.float32).view(out_size, 1)
     src = torch.clamp_max(torch.floor((o + (0.5 if exact else 0.0)) * s), float(in_size - 1))
@@ -258,7 +282,9 @@ def _nearest_backward(grad, out_sizes, in_sizes, scales, exact: bool):
 
 def _matrices(in_sizes, out_sizes, align_corners, scales, cubic: bool, dtype) -> list[torch.Tensor]:
     build = _cubic_matrix if cubic else _linear_matrix
-    return [build(o, i, align_corners, s).to(dtype) for i, o, s in zip(in_sizes, out_sizes, scales)]
+    return [_memoized(("cubic" if cubic else "linear", i, o, align_corners, s, dtype),
+                      lambda i=i, o=o, s=s: build(o, i, align_corners, s).to(dtype))
+            for i, o, s in zip(in_sizes, out_sizes, scales)]
 
 
 def _interpolate(x, output_size, align_corners, scales, cubic=False):
@@ -360,10 +386,13 @@ def interpolation_as_ops() -> Iterator[None]:
     ops. Inside this context the .default ops take their C++ autograd kernel
     (recording the op, and ``*_backward`` in the backward graph) and the .vec
     overloads compute the output size and record the .default op; the rules
-    below then decompose both. PyTorch's kernels are restored on exit.
+    below then decompose both, building each weight matrix once per trace
+    (``_memoized``). PyTorch's kernels are restored on exit.
     """
+    global _built
     keys = (_DK.Autograd, _DK.CompositeImplicitAutograd)
     saved = []
+    outer, _built = _built, {}
     try:
         for op, kernel in _overridden():
             for key in keys:
@@ -381,6 +410,7 @@ def interpolation_as_ops() -> Iterator[None]:
             op.py_kernels[key] = kernel
         for op, _ in _overridden():
             op._dispatch_cache.clear()
+        _built = outer
 
 
 def rules() -> dict:

@@ -89,6 +89,25 @@ def test_nearest_repeats_are_expands_and_sums():
         assert "index" not in op and "gather" not in op and "scatter" not in op, op
 
 
+def test_a_repeated_resize_builds_its_weights_once_per_trace():
+    # CoaT-style: many resizes of one shape share their weight matrices (forward
+    # and backward), so the traced graphs grow by the matmuls only.
+    def once(x):
+        return F.interpolate(x, scale_factor=2, mode="bilinear")
+
+    def thrice(x):
+        return once(x) + once(x * 2) + once(x * 3)
+
+    x = torch.randn(1, 2, 12, 12)  # 12x12 -> 24x24: per-axis matmuls
+    torch._dynamo.reset()
+    one = _traced_ops(once, x)
+    torch._dynamo.reset()
+    three = _traced_ops(thrice, x)
+    assert three["aten.arange.start_step"] == one["aten.arange.start_step"] > 0
+    assert three["aten.floor.default"] == one["aten.floor.default"] > 0
+    assert three["aten.mm.default"] + three["aten.bmm.default"] == 3 * (one["aten.mm.default"] + one["aten.bmm.default"])
+
+
 @pytest.mark.parametrize("limit", [0, 1 << 30], ids=["per_axis", "kronecker"])
 def test_both_matmul_forms_apply_each_axis_matrix(monkeypatch, limit):
     monkeypatch.setattr(decomp_resample, "MAX_KRONECKER_ELEMENTS", limit)
