@@ -207,7 +207,7 @@ class TrncOutputCode(OutputCode):
         if cache.key(text, options) != self.key:
             raise StaleEntryError(f"trnc: cached graph '{self.name}' does not match its artifact key")
         start = time.perf_counter()
-        artifact, hit = cache.compile_cached(text, options, self.name)
+        artifact, hit, _ = cache.compile_cached(text, options, self.name)
         log.info("graph %s: AOTAutograd cache hit, artifact %s, %.3f s", self.name,
                  "cache hit" if hit else "recompiled", time.perf_counter() - start)
         self.compiled = self.build(self.recipe, native().Executable(artifact))

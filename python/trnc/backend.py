@@ -114,15 +114,21 @@ def _reproducer(graph: ExportedGraph, options: CompilerOptions) -> Optional[str]
 def compile_exported(graph: ExportedGraph, options: CompilerOptions) -> Any:
     """Compile an exported graph through the artifact cache (docs/cache.md): a hit
     skips the whole compiler. Returns a ``_C.Executable`` or raises CompileError."""
+    return _compile_keyed(graph, options)[0]
+
+
+def _compile_keyed(graph: ExportedGraph, options: CompilerOptions) -> tuple[Any, Optional[str]]:
+    """compile_exported, with the artifact's cache key (None with the cache off):
+    the graph is serialised and hashed once."""
     text = graph.to_json()
     graph_log.debug("graph %s (graph JSON, %d nodes):\n%s", graph.name, len(graph.document["nodes"]), text)
     start = time.perf_counter()
-    artifact, hit = cache.compile_cached(text, options, graph.name, lambda: _reproducer(graph, options))
+    artifact, hit, key = cache.compile_cached(text, options, graph.name, lambda: _reproducer(graph, options))
     log.info("graph %s: cache %s, %.3f s (target %s)", graph.name, "hit" if hit else "miss, compiled",
              time.perf_counter() - start, options.target)
     if ir_log.isEnabledFor(logging.DEBUG):
         _log_ir(graph.name, text, options)
-    return native().Executable(artifact)
+    return native().Executable(artifact), key
 
 
 def build_callable(recipe: aot_cache.Recipe, executable: Any) -> Any:
@@ -162,7 +168,8 @@ class NeuronBackend:
             if eager is not None:
                 return with_constants(with_complex_pairs(eager, pairs), constants)
             recipe = aot_cache.Recipe(graph, options, constants, pairs)
-            compiled = build_callable(recipe, compile_exported(graph, options))
+            executable, key = _compile_keyed(graph, options)
+            compiled = build_callable(recipe, executable)
             self.stats.counts[kind] += 1
             if graph.collectives:  # collective nodes compiled (docs/distributed.md)
                 self.stats.counts["collectives"] += len(graph.collectives)
@@ -170,8 +177,7 @@ class NeuronBackend:
             seconds = time.perf_counter() - start
             if kind == "backward" and not cacheable:  # else counted by _compile_static, like the forward
                 self.stats.compile_seconds += seconds
-            if cacheable:
-                key = cache.key(graph.to_json(), options)
+            if cacheable and key is not None:
                 return aot_cache.TrncOutputCode(recipe, key, compiled, build_callable, seconds)
             return compiled
 

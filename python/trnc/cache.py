@@ -18,7 +18,7 @@ import stat
 import threading
 import time
 import warnings
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
 from ._native import native
 from .errors import TrncError, error_from_result
@@ -159,7 +159,8 @@ def compile_graph(graph_json: str, options: OptionsLike = None) -> tuple[bytes, 
 
     Raises ``CompileError`` (or ``UnsupportedOperatorError``) like the backend.
     """
-    return compile_cached(graph_json, _options(options))
+    artifact, hit, _ = compile_cached(graph_json, _options(options))
+    return artifact, hit
 
 
 def _graph_name(graph_json: str) -> str:
@@ -191,22 +192,31 @@ def _compile_uncached(graph_json: str, options: CompilerOptions, name: str, repr
     return result["artifact"]
 
 
+class CachedCompile(NamedTuple):
+    """What ``compile_cached`` returns: the artifact, whether the cache served
+    it, and its cache key (None with the cache off or a malformed graph)."""
+
+    artifact: bytes
+    hit: bool
+    key: Optional[str]
+
+
 def compile_cached(
     graph_json: str,
     options: CompilerOptions,
     graph_name: Optional[str] = None,
     reproducer: Optional[Callable[[], Optional[str]]] = None,
-) -> tuple[bytes, bool]:
+) -> CachedCompile:
     """``compile_graph`` for the backend: ``reproducer()`` is called only on failure."""
     name = graph_name or _graph_name(graph_json)
     if not enabled(options):
-        return _compile_uncached(graph_json, options, name, reproducer), False
+        return CachedCompile(_compile_uncached(graph_json, options, name, reproducer), False, None)
     options_json = options.to_json()
     try:
         k = native().cache_key(graph_json, options_json)
     except ValueError:
         # Malformed graph: the compiler reports it properly.
-        return _compile_uncached(graph_json, options, name, reproducer), False
+        return CachedCompile(_compile_uncached(graph_json, options, name, reproducer), False, None)
     directory = cache_dir(options)
     output_options = {k_: v for k_, v in json.loads(options_json).items() if k_ != "dump_dir"}
     manifest = json.dumps({"graph_name": name, "target": options.target, "options": output_options})
@@ -228,7 +238,7 @@ def compile_cached(
         raise error_from_result(result, name, reproducer() if reproducer else None)
     if result["stored"]:
         _prune_quietly(directory)
-    return result["artifact"], result["hit"]
+    return CachedCompile(result["artifact"], result["hit"], k)
 
 
 # ---------------------------------------------------------------- entries
