@@ -108,3 +108,27 @@ func.func @amax_few_rows(%x: tensor<3x65536xf32>) -> tensor<65536xf32> {
   %0 = trn.reduce_max %x dims = [0] : tensor<3x65536xf32> -> tensor<65536xf32>
   return %0 : tensor<65536xf32>
 }
+
+// A few rows between kept dims (Hiera's q pooling: amax over a stride of 4
+// between 96-wide rows, far fewer kept elements than the long-row case above)
+// fold on Vector too: each of the 4 rows is one load of whole 96-wide runs,
+// not one [128, 4] gather of single elements per 128 kept elements (the
+// 3072 kept elements as 12 partitions of two 128-element runs).
+// CHECK-LABEL: func.func @amax_middle_few_rows
+// CHECK-NOT: nisa.tensor_reduce
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [128, 6144, 1], [12, 2, 128]>
+// CHECK-COUNT-3: nisa.tensor_tensor max
+// CHECK-NOT: nisa.tensor_reduce
+func.func @amax_middle_few_rows(%x: tensor<2x4x16x96xf32>) -> tensor<2x16x96xf32> {
+  %0 = trn.reduce_max %x dims = [1] : tensor<2x4x16x96xf32> -> tensor<2x16x96xf32>
+  return %0 : tensor<2x16x96xf32>
+}
+
+// Few kept elements (fewer than partitions x rows) keep the per-partition
+// gather: four loads and three adds would cost more than one strided load.
+// CHECK-LABEL: func.func @sum_middle_tiny
+// CHECK: nisa.tensor_reduce add
+func.func @sum_middle_tiny(%x: tensor<2x4x8xf32>) -> tensor<2x8xf32> {
+  %0 = trn.reduce_sum %x dims = [1] : tensor<2x4x8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
