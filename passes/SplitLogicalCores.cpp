@@ -16,10 +16,17 @@
 //    activation, tensor_tensor/scalar, copy_predicated, memset, and
 //    reductions of the innermost dim) can be cut in two halves of its free
 //    elements (the outermost free dim of more than one element, halved in
-//    every operand; per-partition [P, 1] operands stay whole). Cut are
-//    (1) a buffer written by one transfer (e.g. [2, 128, C] tiled
-//    [128, 2, C]), which would stay on core 0, when its store and every
-//    on-chip producer behind it are halvable, and (2) on-chip instructions
+//    every operand; per-partition [P, 1] operands stay whole). So can a
+//    matmul over its output columns: half of the moving operand's columns
+//    and of the PSUM output each, the stationary operand read whole by both
+//    halves (a weight gradient dW = dY^T X of one row tile: each core
+//    computes and stores half of dW's columns). Cut are (1) a buffer
+//    written by one transfer (a weight or bias gradient, or a [2, 128, C]
+//    tiled [128, 2, C]), which would stay on core 0, when its store and
+//    every on-chip producer of the operands the cut halves (not of those
+//    read whole, which both cores then compute) are halvable; chains that
+//    load what another chain stores are tried together first, so each
+//    core reads back the columns it wrote; and (2) on-chip instructions
 //    both cores would run (the copy out of PSUM of an x^T built from every
 //    row block of x), consumers first. A cut is kept only if some pair's
 //    halves then run on different cores and no barrier is added (each
@@ -45,7 +52,10 @@
 //    then `nisa.peer_wait` for the peer's signal. Both cores pass barriers
 //    1, 2, ... in the same order and the list scheduler keeps every
 //    transfer on its side of them, so they cannot deadlock. Chains split
-//    the same way need none.
+//    the same way need none. An HBM access is its element runs (rows x
+//    runs, isa/StridedRuns.h), as the simulator's race checker sees it:
+//    the two cores' column halves of the same rows, or interleaved rows,
+//    do not overlap.
 //
 // Collectives: a rank is the logical core (LowerCollective computes the
 // group's link span with ranks of two physical cores), so each collective
@@ -65,13 +75,16 @@
 
 #include "dialects/Nisa/NisaToIsa.h"
 #include "isa/Isa.h"
+#include "isa/StridedRuns.h"
 #include "sim/CostModel.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 namespace trnc {
@@ -149,7 +162,17 @@ private:
   void placeBarriers();
   /// collect .. placeBarriers on the program as it is now.
   LogicalResult analyze(func::FuncOp main);
+  /// Whether instruction `p`, a producer of `i`, feeds an operand that
+  /// `i`'s halves cut (not one both halves read whole: a matmul's
+  /// stationary operand, a per-partition [P, 1] operand).
+  bool feedsCutOperand(unsigned p, unsigned i) const;
+  /// Per single-transfer store: it and the producers of the operands its
+  /// chain's halves cut, if every one of them is halvable.
   SmallVector<SmallVector<Operation *>> halvableChains();
+  /// Groups of two or more of `chains` joined through HBM (one loads what
+  /// another stores), each group's instructions in program order.
+  SmallVector<SmallVector<Operation *>>
+  joinedThroughHbm(ArrayRef<SmallVector<Operation *>> chains) const;
   void halve(Operation *op);
   void rejoin(Halves &pair);
   /// Halves `ops` (those not cut yet) and keeps the cut if some pair's
@@ -165,6 +188,8 @@ private:
 
   SmallVector<Operation *> insts; // program order
   std::vector<SmallVector<Footprint, 3>> footprints;
+  // Per instruction and footprint: its HBM element runs (empty on chip).
+  std::vector<SmallVector<std::vector<isa::Run>, 3>> hbmRuns;
   // preds[i]: the earlier instructions whose tile writes instruction i reads.
   std::vector<SmallVector<unsigned, 4>> preds;
   std::vector<unsigned> cores; // per instruction: the cores that run it
@@ -208,6 +233,16 @@ int64_t freeElements(AccessPatternAttr ap) {
 /// per-partition [P, 1] operand, stay whole), or none if `op` cannot be
 /// cut in halves that each compute their half of the elements.
 std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    // Half of the moving operand's columns gives half of the output's
+    // (row-major order on both sides); the stationary operand stays whole,
+    // read by both halves. A transpose's moving operand is its identity.
+    AccessPatternAttr dst = matmul.getDstAp(), moving = matmul.getSrc1Ap();
+    if (matmul.getTranspose() || freeElements(dst) != freeElements(moving) ||
+        !halfOf(dst, 0) || !halfOf(moving, 0))
+      return std::nullopt;
+    return SmallVector<StringRef, 3>{"dst_ap", "src1_ap"};
+  }
   bool reduce = llvm::isa<TensorReduceOp>(op);
   if (!llvm::isa<DmaCopyOp, ActivationOp, TensorTensorOp, TensorScalarOp,
                  TensorCopyOp, CopyPredicatedOp, MemsetOp, TensorReduceOp>(op))
@@ -255,14 +290,17 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
       return op.emitOpError("the split over logical cores runs before "
                             "semaphore scheduling");
     SmallVector<Footprint, 3> fps;
+    SmallVector<std::vector<isa::Run>, 3> runs;
     for (const Access &a : inst.getAccesses()) {
       FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
       if (failed(fp))
         return failure();
       fps.push_back(*fp);
+      runs.push_back(inHbm(*fp) ? hbmRunsOf(a) : std::vector<isa::Run>());
     }
     insts.push_back(&op);
     footprints.push_back(std::move(fps));
+    hbmRuns.push_back(std::move(runs));
     costNs.push_back(estimateNs(*model, &op));
   }
   cores.assign(insts.size(), 0);
@@ -328,6 +366,28 @@ void SplitLogicalCoresPass::computePreds() {
   }
 }
 
+bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i) const {
+  std::optional<SmallVector<StringRef, 3>> names = halvablePatterns(insts[i]);
+  if (!names)
+    return true;
+  // footprints[i] follow getAccesses: dst, src0, src1, those present.
+  SmallVector<StringRef, 3> present;
+  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"})
+    if (insts[i]->getAttr(name))
+      present.push_back(name);
+  for (auto [name, fp] : llvm::zip(present, footprints[i])) {
+    const Footprint &read = fp;
+    if ((read.isWrite && !readsDestination(insts[i])) ||
+        !llvm::is_contained(*names, name))
+      continue;
+    if (llvm::any_of(footprints[p], [&](const Footprint &w) {
+          return w.isWrite && w.overlaps(read);
+        }))
+      return true;
+  }
+  return false;
+}
+
 SmallVector<SmallVector<Operation *>>
 SplitLogicalCoresPass::halvableChains() {
   DenseMap<const void *, unsigned> transfers; // per HBM buffer
@@ -349,7 +409,7 @@ SplitLogicalCoresPass::halvableChains() {
       unsigned i = work.pop_back_val();
       halvable = halvablePatterns(insts[i]).has_value();
       for (unsigned p : preds[i])
-        if (seen.insert(p).second) {
+        if (feedsCutOperand(p, i) && seen.insert(p).second) {
           chain.push_back(p);
           work.push_back(p);
         }
@@ -362,6 +422,53 @@ SplitLogicalCoresPass::halvableChains() {
       chains.back().push_back(insts[i]);
   }
   return chains;
+}
+
+SmallVector<SmallVector<Operation *>> SplitLogicalCoresPass::joinedThroughHbm(
+    ArrayRef<SmallVector<Operation *>> chains) const {
+  DenseMap<Operation *, unsigned> position;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    position[insts[i]] = i;
+  std::vector<unsigned> parent(chains.size());
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto root = [&](unsigned c) {
+    while (parent[c] != c)
+      c = parent[c] = parent[parent[c]];
+    return c;
+  };
+  auto hbmAccesses = [&](unsigned c, bool writes, auto &&visit) {
+    for (Operation *op : chains[c])
+      for (const Footprint &f : footprints[position.lookup(op)])
+        if (f.isWrite == writes && inHbm(f))
+          visit(f.resource);
+  };
+  DenseMap<const void *, unsigned> storedBy;
+  for (unsigned c = 0; c < chains.size(); ++c)
+    hbmAccesses(c, true, [&](const void *buffer) { storedBy[buffer] = c; });
+  for (unsigned c = 0; c < chains.size(); ++c)
+    hbmAccesses(c, false, [&](const void *buffer) {
+      auto it = storedBy.find(buffer);
+      if (it != storedBy.end())
+        parent[root(it->second)] = root(c);
+    });
+  llvm::MapVector<unsigned, SmallVector<unsigned>> groups;
+  for (unsigned c = 0; c < chains.size(); ++c)
+    groups[root(c)].push_back(c);
+  SmallVector<SmallVector<Operation *>> joined;
+  for (auto &[top, members] : groups) {
+    if (members.size() < 2)
+      continue;
+    SmallVector<unsigned> order;
+    for (unsigned c : members)
+      for (Operation *op : chains[c])
+        order.push_back(position.lookup(op));
+    llvm::sort(order);
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    joined.emplace_back();
+    for (unsigned i : order)
+      joined.back().push_back(insts[i]);
+  }
+  return joined;
 }
 
 void SplitLogicalCoresPass::halve(Operation *op) {
@@ -388,6 +495,7 @@ void SplitLogicalCoresPass::rejoin(Halves &pair) {
 LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
   insts.clear();
   footprints.clear();
+  hbmRuns.clear();
   barrierBefore.clear();
   if (failed(collect(main)))
     return failure();
@@ -433,7 +541,14 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   if (failed(analyze(main)))
     return failure();
   size_t barriers = barrierBefore.size();
-  for (ArrayRef<Operation *> chain : halvableChains())
+  // Chains joined through HBM first (a column-split weight gradient and
+  // the op that reads it back, each core reading the columns it wrote),
+  // then each chain alone.
+  SmallVector<SmallVector<Operation *>> chains = halvableChains();
+  for (ArrayRef<Operation *> group : joinedThroughHbm(chains))
+    if (failed(tryHalves(main, group, barriers)))
+      return failure();
+  for (ArrayRef<Operation *> chain : chains)
     if (failed(tryHalves(main, chain, barriers)))
       return failure();
   // On-chip instructions both cores run, each needing one half: the copy
@@ -517,35 +632,39 @@ void SplitLogicalCoresPass::propagateNeeds() {
 
 void SplitLogicalCoresPass::placeBarriers() {
   struct Touch {
-    int64_t begin, end;
-    bool isWrite;
+    unsigned inst, footprint;
     unsigned cores;
   };
-  // HBM bytes touched since the last barrier, per buffer. Element ranges,
-  // as the simulator's race checker sees them: two halves that interleave
-  // (rows 2p and 2p + 1 of a contiguous [256, C]) are ordered by a barrier,
-  // which the halving then declines.
+  // HBM accesses since the last barrier, per buffer. Their element runs, as
+  // the simulator's race checker sees them (rows x runs): two cores' column
+  // halves of the same rows, or interleaved rows, need no barrier.
   DenseMap<const void *, SmallVector<Touch>> since;
+  auto conflicts = [&](const Touch &t, unsigned i, unsigned k) {
+    const Footprint &f = footprints[i][k], &g = footprints[t.inst][t.footprint];
+    return (g.isWrite || f.isWrite) && acrossCores(t.cores, cores[i]) &&
+           g.begin < f.end && f.begin < g.end &&
+           isa::runsOverlap(hbmRuns[t.inst][t.footprint], hbmRuns[i][k]);
+  };
   for (unsigned i = 0; i < insts.size(); ++i) {
     bool conflict = false;
-    for (const Footprint &f : footprints[i]) {
+    for (unsigned k = 0; k < footprints[i].size(); ++k) {
+      const Footprint &f = footprints[i][k];
       if (!inHbm(f))
         continue;
       auto it = since.find(f.resource);
       if (it == since.end())
         continue;
       conflict |= llvm::any_of(it->second, [&](const Touch &t) {
-        return (t.isWrite || f.isWrite) && t.begin < f.end && f.begin < t.end &&
-               acrossCores(t.cores, cores[i]);
+        return conflicts(t, i, k);
       });
     }
     if (conflict) {
       barrierBefore.push_back(i);
       since.clear();
     }
-    for (const Footprint &f : footprints[i])
+    for (auto [k, f] : llvm::enumerate(footprints[i]))
       if (inHbm(f))
-        since[f.resource].push_back({f.begin, f.end, f.isWrite, cores[i]});
+        since[f.resource].push_back({i, unsigned(k), cores[i]});
   }
 }
 

@@ -27,6 +27,11 @@ namespace trnc::isa {
 /// Half-open element range [first, second).
 using Run = std::pair<int64_t, int64_t>;
 
+/// The run cap for HBM footprints, the same in the race checker and the
+/// split's barrier rule (a coarser pass would only add barriers; a finer one
+/// would miss what the checker reports).
+constexpr size_t kMaxHbmRuns = 512;
+
 /// Appends to `runs` (cleared first) the elements `offset + sum_d i_d *
 /// strides[d]` (0 <= i_d < counts[d]) as sorted disjoint runs. More than
 /// `maxRuns` starts to enumerate: the smallest strided dims are taken whole

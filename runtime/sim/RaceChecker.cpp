@@ -89,10 +89,6 @@ struct Footprint {
   bool write;
 };
 
-/// Most runs an HBM footprint is cut into (isa/StridedRuns.h); a pattern of
-/// more starts is coarsened, which stays a superset.
-constexpr size_t kMaxHbmRuns = 512;
-
 /// The bytes an on-chip access pattern can touch: its extent within each
 /// partition, the same conservative footprint the compiler's semaphore
 /// scheduler uses. The program is verified, so every sum below stays far
