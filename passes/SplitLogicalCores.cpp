@@ -26,7 +26,11 @@
 //    every on-chip producer of the operands the cut halves (not of those
 //    read whole, which both cores then compute) are halvable; chains that
 //    load what another chain stores are tried together first, so each
-//    core reads back the columns it wrote; and (2) on-chip instructions
+//    core reads back the columns it wrote. Before that, elementwise chains
+//    are cut over their partitions instead where this removes a barrier
+//    for less on-chip time than the barrier costs (rows an earlier op
+//    split by row tiles, read back two rows per partition: partitions
+//    0..63 are the first core's rows). And (2) on-chip instructions
 //    both cores would run (the copy out of PSUM of an x^T built from every
 //    row block of x), consumers first. A cut is kept only if some pair's
 //    halves then run on different cores and no barrier is added (each
@@ -98,6 +102,14 @@ using namespace trnc::nisa;
 
 namespace {
 
+/// How an instruction is cut in two halves: over the outermost free dim of
+/// more than one element (each half computes half of every partition's
+/// elements; a matmul: half of its output columns), or over its partitions
+/// (each half computes every element of half of the partitions: no faster
+/// on a compute engine, whose time is per partition, but the halves' rows
+/// in HBM can then match how an earlier op split them).
+enum class Cut { Columns, Partitions };
+
 /// Core sets as bit masks: bit c = physical core c.
 constexpr unsigned kCore0 = 1, kCore1 = 2;
 
@@ -165,21 +177,23 @@ private:
   /// Whether instruction `p`, a producer of `i`, feeds an operand that
   /// `i`'s halves cut (not one both halves read whole: a matmul's
   /// stationary operand, a per-partition [P, 1] operand).
-  bool feedsCutOperand(unsigned p, unsigned i) const;
+  bool feedsCutOperand(unsigned p, unsigned i, Cut how) const;
   /// Per single-transfer store: it and the producers of the operands its
   /// chain's halves cut, if every one of them is halvable.
-  SmallVector<SmallVector<Operation *>> halvableChains();
+  SmallVector<SmallVector<Operation *>> halvableChains(Cut how);
   /// Groups of two or more of `chains` joined through HBM (one loads what
   /// another stores), each group's instructions in program order.
   SmallVector<SmallVector<Operation *>>
   joinedThroughHbm(ArrayRef<SmallVector<Operation *>> chains) const;
-  void halve(Operation *op);
+  void halve(Operation *op, Cut how);
   void rejoin(Halves &pair);
   /// Halves `ops` (those not cut yet) and keeps the cut if some pair's
   /// halves run on different cores and the barrier count stays at most
-  /// `barriers` (then lowered to the new count); else undoes it.
+  /// `barriers`, or below it if `fewer` (then lowered to the new count);
+  /// else undoes it.
   FailureOr<bool> tryHalves(func::FuncOp main, ArrayRef<Operation *> ops,
-                            size_t &barriers);
+                            size_t &barriers, Cut how = Cut::Columns,
+                            bool fewer = false);
   LogicalResult halveSingleTransfers(func::FuncOp main);
   LogicalResult balanceSingleTransfers(func::FuncOp main);
   /// The estimated busy time of each core's instructions, core 0 minus core 1.
@@ -202,14 +216,16 @@ private:
   std::vector<double> costNs; // per instruction: the simulator's estimate
 };
 
-/// `ap` cut to half `h` (0 or 1) of its free elements in row-major order:
-/// the outermost free dim of more than one element, halved (every free dim
-/// before it has one element, so the order is kept). None if that dim is
-/// odd or there is none.
+/// `ap` cut to half `h` (0 or 1) of its elements in row-major order:
+/// Columns, the outermost free dim of more than one element, halved (every
+/// free dim before it has one element, so the order is kept); Partitions,
+/// the partition dim. None if that dim is odd or there is none.
 std::optional<AccessPatternAttr> halfOf(AccessPatternAttr ap, unsigned h,
-                                        unsigned *dim = nullptr) {
+                                        unsigned *dim = nullptr,
+                                        Cut how = Cut::Columns) {
   ArrayRef<int64_t> counts = ap.getCounts();
-  for (unsigned d = 1; d < counts.size(); ++d) {
+  for (unsigned d = how == Cut::Partitions ? 0 : 1;
+       d < (how == Cut::Partitions ? 1u : counts.size()); ++d) {
     if (counts[d] == 1)
       continue;
     if (counts[d] % 2)
@@ -229,10 +245,47 @@ int64_t freeElements(AccessPatternAttr ap) {
   return ap.getNumElements() / ap.getCounts()[0];
 }
 
+/// Whether a compute engine may run `n` partitions from partition `p`
+/// (start_partition, the verifier's rule: n > 64 start at 0; 32 < n <= 64
+/// at 0 or 64; n <= 32 at a multiple of 32).
+bool startPartitionOk(int64_t p, int64_t n) {
+  return n > 64 ? p == 0 : n > 32 ? (p == 0 || p == 64) : p % 32 == 0;
+}
+
+/// The names of `op`'s patterns that its partition halves cut (every one
+/// present: per-partition operands are cut too), or none.
+std::optional<SmallVector<StringRef, 3>> partitionHalvablePatterns(Operation *op) {
+  if (!llvm::isa<DmaCopyOp, ActivationOp, TensorTensorOp, TensorScalarOp,
+                 TensorCopyOp, CopyPredicatedOp, MemsetOp, TensorReduceOp>(op))
+    return std::nullopt;
+  auto dst = op->getAttrOfType<AccessPatternAttr>("dst_ap");
+  bool compute = !llvm::isa<DmaCopyOp>(op);
+  SmallVector<StringRef, 3> names;
+  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"}) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
+    if (!ap)
+      continue;
+    int64_t rows = ap.getCounts()[0];
+    if (rows != dst.getCounts()[0] || rows % 2 || rows < 2)
+      return std::nullopt;
+    auto tile = dyn_cast<TileType>(op->getOperand(names.size()).getType());
+    if (compute && tile) {
+      int64_t start = ap.getOffset() / tile.getFreeSize(), half = rows / 2;
+      if (!startPartitionOk(start, half) || !startPartitionOk(start + half, half))
+        return std::nullopt;
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
 /// The names of `op`'s patterns that its halves cut (the others, a
 /// per-partition [P, 1] operand, stay whole), or none if `op` cannot be
 /// cut in halves that each compute their half of the elements.
-std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op) {
+std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op,
+                                                          Cut how = Cut::Columns) {
+  if (how == Cut::Partitions)
+    return partitionHalvablePatterns(op);
   if (auto matmul = dyn_cast<MatmulOp>(op)) {
     // Half of the moving operand's columns gives half of the output's
     // (row-major order on both sides); the stationary operand stays whole,
@@ -366,8 +419,9 @@ void SplitLogicalCoresPass::computePreds() {
   }
 }
 
-bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i) const {
-  std::optional<SmallVector<StringRef, 3>> names = halvablePatterns(insts[i]);
+bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i,
+                                            Cut how) const {
+  std::optional<SmallVector<StringRef, 3>> names = halvablePatterns(insts[i], how);
   if (!names)
     return true;
   // footprints[i] follow getAccesses: dst, src0, src1, those present.
@@ -389,7 +443,7 @@ bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i) const {
 }
 
 SmallVector<SmallVector<Operation *>>
-SplitLogicalCoresPass::halvableChains() {
+SplitLogicalCoresPass::halvableChains(Cut how) {
   DenseMap<const void *, unsigned> transfers; // per HBM buffer
   for (const auto &fps : footprints)
     for (const Footprint &f : fps)
@@ -407,9 +461,9 @@ SplitLogicalCoresPass::halvableChains() {
     bool halvable = true;
     while (halvable && !work.empty()) {
       unsigned i = work.pop_back_val();
-      halvable = halvablePatterns(insts[i]).has_value();
+      halvable = halvablePatterns(insts[i], how).has_value();
       for (unsigned p : preds[i])
-        if (feedsCutOperand(p, i) && seen.insert(p).second) {
+        if (feedsCutOperand(p, i, how) && seen.insert(p).second) {
           chain.push_back(p);
           work.push_back(p);
         }
@@ -471,8 +525,8 @@ SmallVector<SmallVector<Operation *>> SplitLogicalCoresPass::joinedThroughHbm(
   return joined;
 }
 
-void SplitLogicalCoresPass::halve(Operation *op) {
-  SmallVector<StringRef, 3> names = *halvablePatterns(op);
+void SplitLogicalCoresPass::halve(Operation *op, Cut how) {
+  SmallVector<StringRef, 3> names = *halvablePatterns(op, how);
   OpBuilder b(op->getContext());
   b.setInsertionPointAfter(op);
   Operation *second = b.clone(*op);
@@ -480,8 +534,8 @@ void SplitLogicalCoresPass::halve(Operation *op) {
   for (StringRef name : names) {
     auto ap = op->getAttrOfType<AccessPatternAttr>(name);
     pair.whole.push_back(b.getNamedAttr(name, ap));
-    op->setAttr(name, *halfOf(ap, 0));
-    second->setAttr(name, *halfOf(ap, 1));
+    op->setAttr(name, *halfOf(ap, 0, nullptr, how));
+    second->setAttr(name, *halfOf(ap, 1, nullptr, how));
   }
   halves.push_back(std::move(pair));
 }
@@ -508,11 +562,12 @@ LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
 
 FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
                                                  ArrayRef<Operation *> ops,
-                                                 size_t &barriers) {
+                                                 size_t &barriers, Cut how,
+                                                 bool fewer) {
   size_t before = halves.size();
   for (Operation *op : ops)
     if (cut.insert(op).second)
-      halve(op);
+      halve(op, how);
   if (halves.size() == before)
     return false;
   if (failed(analyze(main)))
@@ -523,7 +578,25 @@ FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
   bool splits = llvm::any_of(ArrayRef(halves).drop_front(before), [&](const Halves &h) {
     return coresOf[h.first] != coresOf[h.second];
   });
-  if (splits && barrierBefore.size() <= barriers) {
+  bool keep = splits && (fewer ? barrierBefore.size() < barriers
+                                : barrierBefore.size() <= barriers);
+  if (keep && how == Cut::Partitions) {
+    // Partition halves keep each compute instruction's time (it is per
+    // partition): each core spends half of the chain's on-chip time more
+    // than with column halves. Worth it only for less than the barriers it
+    // saves, each estimated at three times the barrier's fixed cost (its
+    // signal, then the wait for the peer and for the core's DMA queues to
+    // drain: on the small GPT's backward, two barriers fewer for 7.5 us
+    // more on-chip work per core left the step's time unchanged).
+    double onChipNs = 0;
+    for (unsigned i = 0; i < insts.size(); ++i)
+      if (cut.contains(insts[i]) && llvm::is_contained(ops, insts[i]) &&
+          !llvm::isa<DmaCopyOp>(insts[i]))
+        onChipNs += costNs[i];
+    keep = onChipNs / 2 <
+           double(barriers - barrierBefore.size()) * 3 * model->barrierNs();
+  }
+  if (keep) {
     barriers = barrierBefore.size();
     return true;
   }
@@ -541,10 +614,19 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   if (failed(analyze(main)))
     return failure();
   size_t barriers = barrierBefore.size();
-  // Chains joined through HBM first (a column-split weight gradient and
-  // the op that reads it back, each core reading the columns it wrote),
-  // then each chain alone.
-  SmallVector<SmallVector<Operation *>> chains = halvableChains();
+  // Chains cut over their partitions where that removes a barrier: rows
+  // an earlier op split between the cores (row tiles 0..127 and
+  // 128..255), here tiled two rows per partition, so that a cut over the
+  // columns would have each core read the other's rows.
+  for (ArrayRef<Operation *> chain : halvableChains(Cut::Partitions))
+    if (failed(tryHalves(main, chain, barriers, Cut::Partitions, /*fewer=*/true)))
+      return failure();
+  if (failed(analyze(main)))
+    return failure();
+  // Then over their columns: chains joined through HBM first (a
+  // column-split weight gradient and the op that reads it back, each core
+  // reading the columns it wrote), then each chain alone.
+  SmallVector<SmallVector<Operation *>> chains = halvableChains(Cut::Columns);
   for (ArrayRef<Operation *> group : joinedThroughHbm(chains))
     if (failed(tryHalves(main, group, barriers)))
       return failure();

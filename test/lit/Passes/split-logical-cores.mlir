@@ -487,6 +487,59 @@ func.func @main(%dy: memref<16384xf32> {nisa.input = 0 : i64},
 
 // -----
 
+!r = !nisa.tile<sbuf, 128, 128, f32>
+!t = !nisa.tile<sbuf, 128, 256, f32>
+
+// Rows split by an earlier op, read back two rows per partition: exp's row
+// tiles (rows 0..127 on core 0, 128..255 on core 1) go to scratch, which
+// tanh reads as [128, 2 x 128] and stores by one transfer. Cut over its
+// columns, tanh's halves would be the even and the odd rows, each reading
+// rows of both cores (a barrier, as with tanh whole on one core); cut over
+// its partitions, each core reads and stores the rows it wrote (partitions
+// 0..63 are rows 0..127): no barrier. Each half's on-chip time is the
+// whole's (per partition), which is cheaper than the barrier it saves here.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.activation exp
+// CHECK-NEXT: nisa.dma_copy %[[S0:[0-9]+]] <0, [128, 1], [128, 128]>, %{{[0-9]+}} <0,
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [256, 1], [64, 256]>, %[[S0]] <0, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.activation tanh %{{[0-9]+}} <0, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.activation exp
+// CHECK-NEXT: nisa.dma_copy %[[S1:[0-9]+]] <16384, [128, 1], [128, 128]>, %{{[0-9]+}} <0,
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <16384, [256, 1], [64, 256]>, %[[S1]] <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.activation tanh %{{[0-9]+}} <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg1 <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+module {
+func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
+                %out: memref<32768xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<32768xf32>
+  %a0 = nisa.alloc : !r
+  %b0 = nisa.alloc : !r
+  %a1 = nisa.alloc : !r
+  %b1 = nisa.alloc : !r
+  %c = nisa.alloc : !t
+  %d = nisa.alloc : !t
+  nisa.dma_copy %a0 <0, [128, 1], [128, 128]>, %in <0, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b0 <0, [128, 1], [128, 128]>, %a0 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <0, [128, 1], [128, 128]>, %b0 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %a1 <0, [128, 1], [128, 128]>, %in <16384, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b1 <0, [128, 1], [128, 128]>, %a1 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <16384, [128, 1], [128, 128]>, %b1 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %c <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : !t, memref<32768xf32>
+  nisa.activation tanh %d <0, [256, 1], [128, 256]>, %c <0, [256, 1], [128, 256]> : !t, !t
+  nisa.dma_copy %out <0, [256, 1], [128, 256]>, %d <0, [256, 1], [128, 256]> : memref<32768xf32>, !t
+  return
+}
+}
+
+// -----
+
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
 // A collective between two split ops: exp's row tiles (one per core) feed an
