@@ -48,10 +48,10 @@ FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
                    a.isWrite};
 }
 
-std::vector<std::pair<int64_t, int64_t>> trnc::hbmRunsOf(const Access &a) {
+std::vector<std::pair<int64_t, int64_t>> trnc::hbmRunsOf(AccessPatternAttr ap) {
   std::vector<isa::Run> runs;
-  ArrayRef<int64_t> strides = a.pattern.getStrides(), counts = a.pattern.getCounts();
-  isa::stridedRuns(a.pattern.getOffset(), strides.data(), counts.data(),
+  ArrayRef<int64_t> strides = ap.getStrides(), counts = ap.getCounts();
+  isa::stridedRuns(ap.getOffset(), strides.data(), counts.data(),
                    strides.size(), isa::kMaxHbmRuns, runs);
   return runs;
 }

@@ -202,8 +202,11 @@ private:
 
   SmallVector<Operation *> insts; // program order
   std::vector<SmallVector<Footprint, 3>> footprints;
-  // Per instruction and footprint: its HBM element runs (empty on chip).
-  std::vector<SmallVector<std::vector<isa::Run>, 3>> hbmRuns;
+  // Per instruction and footprint: its access pattern (for its HBM runs).
+  std::vector<SmallVector<AccessPatternAttr, 3>> patterns;
+  // HBM element runs per access pattern (uniqued, so kept across analyses).
+  DenseMap<AccessPatternAttr, std::vector<isa::Run>> runsCache;
+  const std::vector<isa::Run> &runsOf(AccessPatternAttr ap);
   // preds[i]: the earlier instructions whose tile writes instruction i reads.
   std::vector<SmallVector<unsigned, 4>> preds;
   std::vector<unsigned> cores; // per instruction: the cores that run it
@@ -214,6 +217,9 @@ private:
   DenseSet<Operation *> onCore1;
   std::optional<MachineModel> model;
   std::vector<double> costNs; // per instruction: the simulator's estimate
+  // The estimate per instruction across analyses; an instruction's entry
+  // goes when halving or rejoining changes (or erases) it.
+  DenseMap<Operation *, double> costCache;
 };
 
 /// `ap` cut to half `h` (0 or 1) of its elements in row-major order:
@@ -343,18 +349,21 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
       return op.emitOpError("the split over logical cores runs before "
                             "semaphore scheduling");
     SmallVector<Footprint, 3> fps;
-    SmallVector<std::vector<isa::Run>, 3> runs;
+    SmallVector<AccessPatternAttr, 3> aps;
     for (const Access &a : inst.getAccesses()) {
       FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
       if (failed(fp))
         return failure();
       fps.push_back(*fp);
-      runs.push_back(inHbm(*fp) ? hbmRunsOf(a) : std::vector<isa::Run>());
+      aps.push_back(a.pattern);
     }
     insts.push_back(&op);
     footprints.push_back(std::move(fps));
-    hbmRuns.push_back(std::move(runs));
-    costNs.push_back(estimateNs(*model, &op));
+    patterns.push_back(std::move(aps));
+    auto cost = costCache.try_emplace(&op, 0.0);
+    if (cost.second)
+      cost.first->second = estimateNs(*model, &op);
+    costNs.push_back(cost.first->second);
   }
   cores.assign(insts.size(), 0);
   return success();
@@ -537,19 +546,22 @@ void SplitLogicalCoresPass::halve(Operation *op, Cut how) {
     op->setAttr(name, *halfOf(ap, 0, nullptr, how));
     second->setAttr(name, *halfOf(ap, 1, nullptr, how));
   }
+  costCache.erase(op);
   halves.push_back(std::move(pair));
 }
 
 void SplitLogicalCoresPass::rejoin(Halves &pair) {
   for (NamedAttribute whole : pair.whole)
     pair.first->setAttr(whole.getName(), whole.getValue());
+  costCache.erase(pair.first);
+  costCache.erase(pair.second);
   pair.second->erase();
 }
 
 LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
   insts.clear();
   footprints.clear();
-  hbmRuns.clear();
+  patterns.clear();
   barrierBefore.clear();
   if (failed(collect(main)))
     return failure();
@@ -618,7 +630,28 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   // an earlier op split between the cores (row tiles 0..127 and
   // 128..255), here tiled two rows per partition, so that a cut over the
   // columns would have each core read the other's rows.
-  for (ArrayRef<Operation *> chain : halvableChains(Cut::Partitions))
+  // Only a chain that loads HBM the other core writes can lose a barrier
+  // (judged once, on the program before these cuts).
+  DenseMap<const void *, unsigned> writerCores; // per HBM buffer
+  DenseMap<Operation *, unsigned> position;
+  for (unsigned i = 0; i < insts.size(); ++i) {
+    position[insts[i]] = i;
+    for (const Footprint &f : footprints[i])
+      if (f.isWrite && inHbm(f))
+        writerCores[f.resource] |= cores[i];
+  }
+  SmallVector<SmallVector<Operation *>> crossing;
+  for (SmallVector<Operation *> &chain : halvableChains(Cut::Partitions)) {
+    unsigned storeCores = cores[position.lookup(chain.back())];
+    if (llvm::any_of(chain, [&](Operation *op) {
+          return llvm::any_of(footprints[position.lookup(op)], [&](const Footprint &f) {
+            return !f.isWrite && inHbm(f) &&
+                   acrossCores(storeCores, writerCores.lookup(f.resource));
+          });
+        }))
+      crossing.push_back(std::move(chain));
+  }
+  for (ArrayRef<Operation *> chain : crossing)
     if (failed(tryHalves(main, chain, barriers, Cut::Partitions, /*fewer=*/true)))
       return failure();
   if (failed(analyze(main)))
@@ -712,6 +745,14 @@ void SplitLogicalCoresPass::propagateNeeds() {
   }
 }
 
+const std::vector<isa::Run> &
+SplitLogicalCoresPass::runsOf(AccessPatternAttr ap) {
+  auto it = runsCache.find(ap);
+  if (it == runsCache.end())
+    it = runsCache.try_emplace(ap, hbmRunsOf(ap)).first;
+  return it->second;
+}
+
 void SplitLogicalCoresPass::placeBarriers() {
   struct Touch {
     unsigned inst, footprint;
@@ -725,7 +766,8 @@ void SplitLogicalCoresPass::placeBarriers() {
     const Footprint &f = footprints[i][k], &g = footprints[t.inst][t.footprint];
     return (g.isWrite || f.isWrite) && acrossCores(t.cores, cores[i]) &&
            g.begin < f.end && f.begin < g.end &&
-           isa::runsOverlap(hbmRuns[t.inst][t.footprint], hbmRuns[i][k]);
+           isa::runsOverlap(runsOf(patterns[t.inst][t.footprint]),
+                            runsOf(patterns[i][k]));
   };
   for (unsigned i = 0; i < insts.size(); ++i) {
     bool conflict = false;
