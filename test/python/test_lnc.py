@@ -174,9 +174,10 @@ def test_gpt_training_step_at_lnc2_matches_eager():
     # split over the cores where its output has several row tiles or can be
     # halved; the barriers between them are checked by the race checker on
     # every run. Bit-equal to lnc=1 (each element is computed by the same
-    # instructions on one core or the other) and faster: 0.861x of lnc=1
-    # (302.6 -> 260.4 us; before matmuls were cut over their output
-    # columns: 0.879x; without halving and balancing: about 0.96x).
+    # instructions on one core or the other) and faster: 0.834x of lnc=1
+    # (302.6 -> 252.4 us; before matmuls were cut over their output
+    # columns and chains over their partitions: 0.879x; without halving
+    # and balancing: about 0.96x).
     import copy
 
     from trnc.models import gpt
