@@ -27,12 +27,13 @@
 //    read whole, which both cores then compute) are halvable; chains that
 //    load what another chain stores are tried together first, so each
 //    core reads back the columns it wrote. Before that, elementwise chains
-//    are cut over their partitions instead where this removes a barrier
-//    for less on-chip time than the barrier costs (rows an earlier op
-//    split by row tiles, read back two rows per partition: partitions
-//    0..63 are the first core's rows). And (2) on-chip instructions
-//    both cores would run (the copy out of PSUM of an x^T built from every
-//    row block of x), consumers first. A cut is kept only if some pair's
+//    that load HBM the other core writes (or store what it reads) are cut
+//    over their partitions instead where this removes a barrier for less
+//    on-chip time than the barrier costs (rows an earlier op split by row
+//    tiles, read back two rows per partition: partitions 0..63 are the
+//    first core's rows), one chain at a time, then those left together.
+//    And (2) on-chip instructions both cores would run (the copy out of
+//    PSUM of an x^T built from every row block of x), consumers first. A cut is kept only if some pair's
 //    halves then run on different cores and no barrier is added (each
 //    costs both cores about 2 us); a pair whose halves share their cores
 //    is put back together at the end.
@@ -630,30 +631,45 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   // an earlier op split between the cores (row tiles 0..127 and
   // 128..255), here tiled two rows per partition, so that a cut over the
   // columns would have each core read the other's rows.
-  // Only a chain that loads HBM the other core writes can lose a barrier
-  // (judged once, on the program before these cuts).
-  DenseMap<const void *, unsigned> writerCores; // per HBM buffer
+  // Only a chain that loads HBM the other core writes, or stores HBM the
+  // other core reads, can lose a barrier (judged once, on the program
+  // before these cuts). Tried one by one, then those left all together
+  // (two copies of one buffer meet at the same barrier).
+  DenseMap<const void *, unsigned> writerCores, readerCores; // per HBM buffer
   DenseMap<Operation *, unsigned> position;
   for (unsigned i = 0; i < insts.size(); ++i) {
     position[insts[i]] = i;
     for (const Footprint &f : footprints[i])
-      if (f.isWrite && inHbm(f))
-        writerCores[f.resource] |= cores[i];
+      if (inHbm(f))
+        (f.isWrite ? writerCores : readerCores)[f.resource] |= cores[i];
   }
   SmallVector<SmallVector<Operation *>> crossing;
   for (SmallVector<Operation *> &chain : halvableChains(Cut::Partitions)) {
     unsigned storeCores = cores[position.lookup(chain.back())];
     if (llvm::any_of(chain, [&](Operation *op) {
           return llvm::any_of(footprints[position.lookup(op)], [&](const Footprint &f) {
-            return !f.isWrite && inHbm(f) &&
-                   acrossCores(storeCores, writerCores.lookup(f.resource));
+            return inHbm(f) &&
+                   acrossCores(storeCores, (f.isWrite ? readerCores : writerCores)
+                                               .lookup(f.resource));
           });
         }))
       crossing.push_back(std::move(chain));
   }
-  for (ArrayRef<Operation *> chain : crossing)
-    if (failed(tryHalves(main, chain, barriers, Cut::Partitions, /*fewer=*/true)))
+  SmallVector<Operation *> left;
+  for (ArrayRef<Operation *> chain : crossing) {
+    FailureOr<bool> kept =
+        tryHalves(main, chain, barriers, Cut::Partitions, /*fewer=*/true);
+    if (failed(kept))
       return failure();
+    if (!*kept)
+      llvm::append_range(left, chain);
+  }
+  llvm::sort(left, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  left.erase(std::unique(left.begin(), left.end()), left.end());
+  if (failed(tryHalves(main, left, barriers, Cut::Partitions, /*fewer=*/true)))
+    return failure();
   if (failed(analyze(main)))
     return failure();
   // Then over their columns: chains joined through HBM first (a

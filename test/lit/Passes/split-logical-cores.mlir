@@ -540,6 +540,46 @@ func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
 
 // -----
 
+!r = !nisa.tile<sbuf, 128, 128, f32>
+
+// The same rows copied, HBM to HBM, two rows per partition to two outputs
+// (a graph returning one result twice). Cutting either copy alone over its
+// partitions leaves the other's conflict, so no barrier goes; the two are
+// then cut together: each core copies the rows it wrote, no barrier.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %arg1 <0, [256, 1], [64, 256]>, %{{[0-9]+}} <0, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg2 <0, [256, 1], [64, 256]>, %{{[0-9]+}} <0, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %arg1 <16384, [256, 1], [64, 256]>, %{{[0-9]+}} <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg2 <16384, [256, 1], [64, 256]>, %{{[0-9]+}} <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+module {
+func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
+                %out0: memref<32768xf32> {nisa.output = 0 : i64},
+                %out1: memref<32768xf32> {nisa.output = 1 : i64}) {
+  %s = nisa.dram_alloc : memref<32768xf32>
+  %a0 = nisa.alloc : !r
+  %b0 = nisa.alloc : !r
+  %a1 = nisa.alloc : !r
+  %b1 = nisa.alloc : !r
+  nisa.dma_copy %a0 <0, [128, 1], [128, 128]>, %in <0, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b0 <0, [128, 1], [128, 128]>, %a0 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <0, [128, 1], [128, 128]>, %b0 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %a1 <0, [128, 1], [128, 128]>, %in <16384, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b1 <0, [128, 1], [128, 128]>, %a1 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <16384, [128, 1], [128, 128]>, %b1 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %out0 <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : memref<32768xf32>, memref<32768xf32>
+  nisa.dma_copy %out1 <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : memref<32768xf32>, memref<32768xf32>
+  return
+}
+}
+
+// -----
+
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
 // A collective between two split ops: exp's row tiles (one per core) feed an
