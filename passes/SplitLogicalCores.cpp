@@ -33,10 +33,10 @@
 //    tiles, read back two rows per partition: partitions 0..63 are the
 //    first core's rows), one chain at a time, then those left together.
 //    And (2) on-chip instructions both cores would run (the copy out of
-//    PSUM of an x^T built from every row block of x), consumers first. A cut is kept only if some pair's
-//    halves then run on different cores and no barrier is added (each
-//    costs both cores about 2 us); a pair whose halves share their cores
-//    is put back together at the end.
+//    PSUM of an x^T built from every row block of x), consumers first. A
+//    cut is kept only if some pair's halves then run on different cores
+//    and no barrier is added (each costs both cores about 2 us); a pair
+//    whose halves share their cores is put back together at the end.
 //  - Balancing. A single-transfer store left whole moves to core 1, in
 //    program order, while core 0's estimated busy time (the simulator's
 //    cost formulas) exceeds core 1's, if the gap shrinks and no barrier
