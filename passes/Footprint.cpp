@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
 
+#include "isa/StridedRuns.h"
+
 using namespace mlir;
 using namespace trnc;
 using namespace trnc::nisa;
@@ -44,4 +46,12 @@ FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
                    addr + lo * eb,
                    addr + (hi + 1) * eb,
                    a.isWrite};
+}
+
+std::vector<std::pair<int64_t, int64_t>> trnc::hbmRunsOf(AccessPatternAttr ap) {
+  std::vector<isa::Run> runs;
+  ArrayRef<int64_t> strides = ap.getStrides(), counts = ap.getCounts();
+  isa::stridedRuns(ap.getOffset(), strides.data(), counts.data(),
+                   strides.size(), isa::kMaxHbmRuns, runs);
+  return runs;
 }

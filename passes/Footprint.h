@@ -12,6 +12,9 @@
 
 #include "mlir/Support/LogicalResult.h"
 
+#include <utility>
+#include <vector>
+
 namespace trnc {
 
 /// The memory an access touches. On chip: a space, a partition range and a
@@ -48,5 +51,13 @@ enum class TileBytes {
 mlir::FailureOr<Footprint> footprintOf(mlir::Operation *op,
                                        const nisa::Access &access,
                                        TileBytes mode);
+
+/// The element runs [begin, end) an HBM access pattern touches, rows x runs
+/// (isa/StridedRuns.h, at most isa::kMaxHbmRuns; not included here, its
+/// namespace `isa` would hide llvm::isa in files using namespace trnc):
+/// finer than the footprint's [begin, end), and what the simulator's race
+/// checker sees, so the LNC=2 split's barrier rule uses it (two cores'
+/// column halves of the same rows do not conflict).
+std::vector<std::pair<int64_t, int64_t>> hbmRunsOf(nisa::AccessPatternAttr pattern);
 
 } // namespace trnc

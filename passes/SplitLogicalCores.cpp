@@ -16,15 +16,27 @@
 //    activation, tensor_tensor/scalar, copy_predicated, memset, and
 //    reductions of the innermost dim) can be cut in two halves of its free
 //    elements (the outermost free dim of more than one element, halved in
-//    every operand; per-partition [P, 1] operands stay whole). Cut are
-//    (1) a buffer written by one transfer (e.g. [2, 128, C] tiled
-//    [128, 2, C]), which would stay on core 0, when its store and every
-//    on-chip producer behind it are halvable, and (2) on-chip instructions
-//    both cores would run (the copy out of PSUM of an x^T built from every
-//    row block of x), consumers first. A cut is kept only if some pair's
-//    halves then run on different cores and no barrier is added (each
-//    costs both cores about 2 us); a pair whose halves share their cores
-//    is put back together at the end.
+//    every operand; per-partition [P, 1] operands stay whole). So can a
+//    matmul over its output columns: half of the moving operand's columns
+//    and of the PSUM output each, the stationary operand read whole by both
+//    halves (a weight gradient dW = dY^T X of one row tile: each core
+//    computes and stores half of dW's columns). Cut are (1) a buffer
+//    written by one transfer (a weight or bias gradient, or a [2, 128, C]
+//    tiled [128, 2, C]), which would stay on core 0, when its store and
+//    every on-chip producer of the operands the cut halves (not of those
+//    read whole, which both cores then compute) are halvable; chains that
+//    load what another chain stores are tried together first, so each
+//    core reads back the columns it wrote. Before that, elementwise chains
+//    that load HBM the other core writes (or store what it reads) are cut
+//    over their partitions instead where this removes a barrier for less
+//    on-chip time than the barrier costs (rows an earlier op split by row
+//    tiles, read back two rows per partition: partitions 0..63 are the
+//    first core's rows), one chain at a time, then those left together.
+//    And (2) on-chip instructions both cores would run (the copy out of
+//    PSUM of an x^T built from every row block of x), consumers first. A
+//    cut is kept only if some pair's halves then run on different cores
+//    and no barrier is added (each costs both cores about 2 us); a pair
+//    whose halves share their cores is put back together at the end.
 //  - Balancing. A single-transfer store left whole moves to core 1, in
 //    program order, while core 0's estimated busy time (the simulator's
 //    cost formulas) exceeds core 1's, if the gap shrinks and no barrier
@@ -45,7 +57,10 @@
 //    then `nisa.peer_wait` for the peer's signal. Both cores pass barriers
 //    1, 2, ... in the same order and the list scheduler keeps every
 //    transfer on its side of them, so they cannot deadlock. Chains split
-//    the same way need none.
+//    the same way need none. An HBM access is its element runs (rows x
+//    runs, isa/StridedRuns.h), as the simulator's race checker sees it:
+//    the two cores' column halves of the same rows, or interleaved rows,
+//    do not overlap.
 //
 // Collectives: a rank is the logical core (LowerCollective computes the
 // group's link span with ranks of two physical cores), so each collective
@@ -65,13 +80,16 @@
 
 #include "dialects/Nisa/NisaToIsa.h"
 #include "isa/Isa.h"
+#include "isa/StridedRuns.h"
 #include "sim/CostModel.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 namespace trnc {
@@ -84,6 +102,14 @@ using namespace trnc;
 using namespace trnc::nisa;
 
 namespace {
+
+/// How an instruction is cut in two halves: over the outermost free dim of
+/// more than one element (each half computes half of every partition's
+/// elements; a matmul: half of its output columns), or over its partitions
+/// (each half computes every element of half of the partitions: no faster
+/// on a compute engine, whose time is per partition, but the halves' rows
+/// in HBM can then match how an earlier op split them).
+enum class Cut { Columns, Partitions };
 
 /// Core sets as bit masks: bit c = physical core c.
 constexpr unsigned kCore0 = 1, kCore1 = 2;
@@ -149,14 +175,26 @@ private:
   void placeBarriers();
   /// collect .. placeBarriers on the program as it is now.
   LogicalResult analyze(func::FuncOp main);
-  SmallVector<SmallVector<Operation *>> halvableChains();
-  void halve(Operation *op);
+  /// Whether instruction `p`, a producer of `i`, feeds an operand that
+  /// `i`'s halves cut (not one both halves read whole: a matmul's
+  /// stationary operand, a per-partition [P, 1] operand).
+  bool feedsCutOperand(unsigned p, unsigned i, Cut how) const;
+  /// Per single-transfer store: it and the producers of the operands its
+  /// chain's halves cut, if every one of them is halvable.
+  SmallVector<SmallVector<Operation *>> halvableChains(Cut how);
+  /// Groups of two or more of `chains` joined through HBM (one loads what
+  /// another stores), each group's instructions in program order.
+  SmallVector<SmallVector<Operation *>>
+  joinedThroughHbm(ArrayRef<SmallVector<Operation *>> chains) const;
+  void halve(Operation *op, Cut how);
   void rejoin(Halves &pair);
   /// Halves `ops` (those not cut yet) and keeps the cut if some pair's
   /// halves run on different cores and the barrier count stays at most
-  /// `barriers` (then lowered to the new count); else undoes it.
+  /// `barriers`, or below it if `fewer` (then lowered to the new count);
+  /// else undoes it.
   FailureOr<bool> tryHalves(func::FuncOp main, ArrayRef<Operation *> ops,
-                            size_t &barriers);
+                            size_t &barriers, Cut how = Cut::Columns,
+                            bool fewer = false);
   LogicalResult halveSingleTransfers(func::FuncOp main);
   LogicalResult balanceSingleTransfers(func::FuncOp main);
   /// The estimated busy time of each core's instructions, core 0 minus core 1.
@@ -165,6 +203,11 @@ private:
 
   SmallVector<Operation *> insts; // program order
   std::vector<SmallVector<Footprint, 3>> footprints;
+  // Per instruction and footprint: its access pattern (for its HBM runs).
+  std::vector<SmallVector<AccessPatternAttr, 3>> patterns;
+  // HBM element runs per access pattern (uniqued, so kept across analyses).
+  DenseMap<AccessPatternAttr, std::vector<isa::Run>> runsCache;
+  const std::vector<isa::Run> &runsOf(AccessPatternAttr ap);
   // preds[i]: the earlier instructions whose tile writes instruction i reads.
   std::vector<SmallVector<unsigned, 4>> preds;
   std::vector<unsigned> cores; // per instruction: the cores that run it
@@ -175,16 +218,21 @@ private:
   DenseSet<Operation *> onCore1;
   std::optional<MachineModel> model;
   std::vector<double> costNs; // per instruction: the simulator's estimate
+  // The estimate per instruction across analyses; an instruction's entry
+  // goes when halving or rejoining changes (or erases) it.
+  DenseMap<Operation *, double> costCache;
 };
 
-/// `ap` cut to half `h` (0 or 1) of its free elements in row-major order:
-/// the outermost free dim of more than one element, halved (every free dim
-/// before it has one element, so the order is kept). None if that dim is
-/// odd or there is none.
+/// `ap` cut to half `h` (0 or 1) of its elements in row-major order:
+/// Columns, the outermost free dim of more than one element, halved (every
+/// free dim before it has one element, so the order is kept); Partitions,
+/// the partition dim. None if that dim is odd or there is none.
 std::optional<AccessPatternAttr> halfOf(AccessPatternAttr ap, unsigned h,
-                                        unsigned *dim = nullptr) {
+                                        unsigned *dim = nullptr,
+                                        Cut how = Cut::Columns) {
   ArrayRef<int64_t> counts = ap.getCounts();
-  for (unsigned d = 1; d < counts.size(); ++d) {
+  for (unsigned d = how == Cut::Partitions ? 0 : 1;
+       d < (how == Cut::Partitions ? 1u : counts.size()); ++d) {
     if (counts[d] == 1)
       continue;
     if (counts[d] % 2)
@@ -204,10 +252,57 @@ int64_t freeElements(AccessPatternAttr ap) {
   return ap.getNumElements() / ap.getCounts()[0];
 }
 
+/// Whether a compute engine may run `n` partitions from partition `p`
+/// (start_partition, the verifier's rule: n > 64 start at 0; 32 < n <= 64
+/// at 0 or 64; n <= 32 at a multiple of 32).
+bool startPartitionOk(int64_t p, int64_t n) {
+  return n > 64 ? p == 0 : n > 32 ? (p == 0 || p == 64) : p % 32 == 0;
+}
+
+/// The names of `op`'s patterns that its partition halves cut (every one
+/// present: per-partition operands are cut too), or none.
+std::optional<SmallVector<StringRef, 3>> partitionHalvablePatterns(Operation *op) {
+  if (!llvm::isa<DmaCopyOp, ActivationOp, TensorTensorOp, TensorScalarOp,
+                 TensorCopyOp, CopyPredicatedOp, MemsetOp, TensorReduceOp>(op))
+    return std::nullopt;
+  auto dst = op->getAttrOfType<AccessPatternAttr>("dst_ap");
+  bool compute = !llvm::isa<DmaCopyOp>(op);
+  SmallVector<StringRef, 3> names;
+  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"}) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
+    if (!ap)
+      continue;
+    int64_t rows = ap.getCounts()[0];
+    if (rows != dst.getCounts()[0] || rows % 2 || rows < 2)
+      return std::nullopt;
+    auto tile = dyn_cast<TileType>(op->getOperand(names.size()).getType());
+    if (compute && tile) {
+      int64_t start = ap.getOffset() / tile.getFreeSize(), half = rows / 2;
+      if (!startPartitionOk(start, half) || !startPartitionOk(start + half, half))
+        return std::nullopt;
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
 /// The names of `op`'s patterns that its halves cut (the others, a
 /// per-partition [P, 1] operand, stay whole), or none if `op` cannot be
 /// cut in halves that each compute their half of the elements.
-std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op) {
+std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op,
+                                                          Cut how = Cut::Columns) {
+  if (how == Cut::Partitions)
+    return partitionHalvablePatterns(op);
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    // Half of the moving operand's columns gives half of the output's
+    // (row-major order on both sides); the stationary operand stays whole,
+    // read by both halves. A transpose's moving operand is its identity.
+    AccessPatternAttr dst = matmul.getDstAp(), moving = matmul.getSrc1Ap();
+    if (matmul.getTranspose() || freeElements(dst) != freeElements(moving) ||
+        !halfOf(dst, 0) || !halfOf(moving, 0))
+      return std::nullopt;
+    return SmallVector<StringRef, 3>{"dst_ap", "src1_ap"};
+  }
   bool reduce = llvm::isa<TensorReduceOp>(op);
   if (!llvm::isa<DmaCopyOp, ActivationOp, TensorTensorOp, TensorScalarOp,
                  TensorCopyOp, CopyPredicatedOp, MemsetOp, TensorReduceOp>(op))
@@ -255,15 +350,21 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
       return op.emitOpError("the split over logical cores runs before "
                             "semaphore scheduling");
     SmallVector<Footprint, 3> fps;
+    SmallVector<AccessPatternAttr, 3> aps;
     for (const Access &a : inst.getAccesses()) {
       FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
       if (failed(fp))
         return failure();
       fps.push_back(*fp);
+      aps.push_back(a.pattern);
     }
     insts.push_back(&op);
     footprints.push_back(std::move(fps));
-    costNs.push_back(estimateNs(*model, &op));
+    patterns.push_back(std::move(aps));
+    auto cost = costCache.try_emplace(&op, 0.0);
+    if (cost.second)
+      cost.first->second = estimateNs(*model, &op);
+    costNs.push_back(cost.first->second);
   }
   cores.assign(insts.size(), 0);
   return success();
@@ -328,8 +429,31 @@ void SplitLogicalCoresPass::computePreds() {
   }
 }
 
+bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i,
+                                            Cut how) const {
+  std::optional<SmallVector<StringRef, 3>> names = halvablePatterns(insts[i], how);
+  if (!names)
+    return true;
+  // footprints[i] follow getAccesses: dst, src0, src1, those present.
+  SmallVector<StringRef, 3> present;
+  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"})
+    if (insts[i]->getAttr(name))
+      present.push_back(name);
+  for (auto [name, fp] : llvm::zip(present, footprints[i])) {
+    const Footprint &read = fp;
+    if ((read.isWrite && !readsDestination(insts[i])) ||
+        !llvm::is_contained(*names, name))
+      continue;
+    if (llvm::any_of(footprints[p], [&](const Footprint &w) {
+          return w.isWrite && w.overlaps(read);
+        }))
+      return true;
+  }
+  return false;
+}
+
 SmallVector<SmallVector<Operation *>>
-SplitLogicalCoresPass::halvableChains() {
+SplitLogicalCoresPass::halvableChains(Cut how) {
   DenseMap<const void *, unsigned> transfers; // per HBM buffer
   for (const auto &fps : footprints)
     for (const Footprint &f : fps)
@@ -347,9 +471,9 @@ SplitLogicalCoresPass::halvableChains() {
     bool halvable = true;
     while (halvable && !work.empty()) {
       unsigned i = work.pop_back_val();
-      halvable = halvablePatterns(insts[i]).has_value();
+      halvable = halvablePatterns(insts[i], how).has_value();
       for (unsigned p : preds[i])
-        if (seen.insert(p).second) {
+        if (feedsCutOperand(p, i, how) && seen.insert(p).second) {
           chain.push_back(p);
           work.push_back(p);
         }
@@ -364,8 +488,55 @@ SplitLogicalCoresPass::halvableChains() {
   return chains;
 }
 
-void SplitLogicalCoresPass::halve(Operation *op) {
-  SmallVector<StringRef, 3> names = *halvablePatterns(op);
+SmallVector<SmallVector<Operation *>> SplitLogicalCoresPass::joinedThroughHbm(
+    ArrayRef<SmallVector<Operation *>> chains) const {
+  DenseMap<Operation *, unsigned> position;
+  for (unsigned i = 0; i < insts.size(); ++i)
+    position[insts[i]] = i;
+  std::vector<unsigned> parent(chains.size());
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto root = [&](unsigned c) {
+    while (parent[c] != c)
+      c = parent[c] = parent[parent[c]];
+    return c;
+  };
+  auto hbmAccesses = [&](unsigned c, bool writes, auto &&visit) {
+    for (Operation *op : chains[c])
+      for (const Footprint &f : footprints[position.lookup(op)])
+        if (f.isWrite == writes && inHbm(f))
+          visit(f.resource);
+  };
+  DenseMap<const void *, unsigned> storedBy;
+  for (unsigned c = 0; c < chains.size(); ++c)
+    hbmAccesses(c, true, [&](const void *buffer) { storedBy[buffer] = c; });
+  for (unsigned c = 0; c < chains.size(); ++c)
+    hbmAccesses(c, false, [&](const void *buffer) {
+      auto it = storedBy.find(buffer);
+      if (it != storedBy.end())
+        parent[root(it->second)] = root(c);
+    });
+  llvm::MapVector<unsigned, SmallVector<unsigned>> groups;
+  for (unsigned c = 0; c < chains.size(); ++c)
+    groups[root(c)].push_back(c);
+  SmallVector<SmallVector<Operation *>> joined;
+  for (auto &[top, members] : groups) {
+    if (members.size() < 2)
+      continue;
+    SmallVector<unsigned> order;
+    for (unsigned c : members)
+      for (Operation *op : chains[c])
+        order.push_back(position.lookup(op));
+    llvm::sort(order);
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    joined.emplace_back();
+    for (unsigned i : order)
+      joined.back().push_back(insts[i]);
+  }
+  return joined;
+}
+
+void SplitLogicalCoresPass::halve(Operation *op, Cut how) {
+  SmallVector<StringRef, 3> names = *halvablePatterns(op, how);
   OpBuilder b(op->getContext());
   b.setInsertionPointAfter(op);
   Operation *second = b.clone(*op);
@@ -373,21 +544,25 @@ void SplitLogicalCoresPass::halve(Operation *op) {
   for (StringRef name : names) {
     auto ap = op->getAttrOfType<AccessPatternAttr>(name);
     pair.whole.push_back(b.getNamedAttr(name, ap));
-    op->setAttr(name, *halfOf(ap, 0));
-    second->setAttr(name, *halfOf(ap, 1));
+    op->setAttr(name, *halfOf(ap, 0, nullptr, how));
+    second->setAttr(name, *halfOf(ap, 1, nullptr, how));
   }
+  costCache.erase(op);
   halves.push_back(std::move(pair));
 }
 
 void SplitLogicalCoresPass::rejoin(Halves &pair) {
   for (NamedAttribute whole : pair.whole)
     pair.first->setAttr(whole.getName(), whole.getValue());
+  costCache.erase(pair.first);
+  costCache.erase(pair.second);
   pair.second->erase();
 }
 
 LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
   insts.clear();
   footprints.clear();
+  patterns.clear();
   barrierBefore.clear();
   if (failed(collect(main)))
     return failure();
@@ -400,11 +575,12 @@ LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
 
 FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
                                                  ArrayRef<Operation *> ops,
-                                                 size_t &barriers) {
+                                                 size_t &barriers, Cut how,
+                                                 bool fewer) {
   size_t before = halves.size();
   for (Operation *op : ops)
     if (cut.insert(op).second)
-      halve(op);
+      halve(op, how);
   if (halves.size() == before)
     return false;
   if (failed(analyze(main)))
@@ -415,7 +591,25 @@ FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
   bool splits = llvm::any_of(ArrayRef(halves).drop_front(before), [&](const Halves &h) {
     return coresOf[h.first] != coresOf[h.second];
   });
-  if (splits && barrierBefore.size() <= barriers) {
+  bool keep = splits && (fewer ? barrierBefore.size() < barriers
+                                : barrierBefore.size() <= barriers);
+  if (keep && how == Cut::Partitions) {
+    // Partition halves keep each compute instruction's time (it is per
+    // partition): each core spends half of the chain's on-chip time more
+    // than with column halves. Worth it only for less than the barriers it
+    // saves, each estimated at three times the barrier's fixed cost (its
+    // signal, then the wait for the peer and for the core's DMA queues to
+    // drain: on the small GPT's backward, two barriers fewer for 7.5 us
+    // more on-chip work per core left the step's time unchanged).
+    double onChipNs = 0;
+    for (unsigned i = 0; i < insts.size(); ++i)
+      if (cut.contains(insts[i]) && llvm::is_contained(ops, insts[i]) &&
+          !llvm::isa<DmaCopyOp>(insts[i]))
+        onChipNs += costNs[i];
+    keep = onChipNs / 2 <
+           double(barriers - barrierBefore.size()) * 3 * model->barrierNs();
+  }
+  if (keep) {
     barriers = barrierBefore.size();
     return true;
   }
@@ -433,7 +627,59 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   if (failed(analyze(main)))
     return failure();
   size_t barriers = barrierBefore.size();
-  for (ArrayRef<Operation *> chain : halvableChains())
+  // Chains cut over their partitions where that removes a barrier: rows
+  // an earlier op split between the cores (row tiles 0..127 and
+  // 128..255), here tiled two rows per partition, so that a cut over the
+  // columns would have each core read the other's rows.
+  // Only a chain that loads HBM the other core writes, or stores HBM the
+  // other core reads, can lose a barrier (judged once, on the program
+  // before these cuts). Tried one by one, then those left all together
+  // (two copies of one buffer meet at the same barrier).
+  DenseMap<const void *, unsigned> writerCores, readerCores; // per HBM buffer
+  DenseMap<Operation *, unsigned> position;
+  for (unsigned i = 0; i < insts.size(); ++i) {
+    position[insts[i]] = i;
+    for (const Footprint &f : footprints[i])
+      if (inHbm(f))
+        (f.isWrite ? writerCores : readerCores)[f.resource] |= cores[i];
+  }
+  SmallVector<SmallVector<Operation *>> crossing;
+  for (SmallVector<Operation *> &chain : halvableChains(Cut::Partitions)) {
+    unsigned storeCores = cores[position.lookup(chain.back())];
+    if (llvm::any_of(chain, [&](Operation *op) {
+          return llvm::any_of(footprints[position.lookup(op)], [&](const Footprint &f) {
+            return inHbm(f) &&
+                   acrossCores(storeCores, (f.isWrite ? readerCores : writerCores)
+                                               .lookup(f.resource));
+          });
+        }))
+      crossing.push_back(std::move(chain));
+  }
+  SmallVector<Operation *> left;
+  for (ArrayRef<Operation *> chain : crossing) {
+    FailureOr<bool> kept =
+        tryHalves(main, chain, barriers, Cut::Partitions, /*fewer=*/true);
+    if (failed(kept))
+      return failure();
+    if (!*kept)
+      llvm::append_range(left, chain);
+  }
+  llvm::sort(left, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  left.erase(std::unique(left.begin(), left.end()), left.end());
+  if (failed(tryHalves(main, left, barriers, Cut::Partitions, /*fewer=*/true)))
+    return failure();
+  if (failed(analyze(main)))
+    return failure();
+  // Then over their columns: chains joined through HBM first (a
+  // column-split weight gradient and the op that reads it back, each core
+  // reading the columns it wrote), then each chain alone.
+  SmallVector<SmallVector<Operation *>> chains = halvableChains(Cut::Columns);
+  for (ArrayRef<Operation *> group : joinedThroughHbm(chains))
+    if (failed(tryHalves(main, group, barriers)))
+      return failure();
+  for (ArrayRef<Operation *> chain : chains)
     if (failed(tryHalves(main, chain, barriers)))
       return failure();
   // On-chip instructions both cores run, each needing one half: the copy
@@ -515,37 +761,50 @@ void SplitLogicalCoresPass::propagateNeeds() {
   }
 }
 
+const std::vector<isa::Run> &
+SplitLogicalCoresPass::runsOf(AccessPatternAttr ap) {
+  auto it = runsCache.find(ap);
+  if (it == runsCache.end())
+    it = runsCache.try_emplace(ap, hbmRunsOf(ap)).first;
+  return it->second;
+}
+
 void SplitLogicalCoresPass::placeBarriers() {
   struct Touch {
-    int64_t begin, end;
-    bool isWrite;
+    unsigned inst, footprint;
     unsigned cores;
   };
-  // HBM bytes touched since the last barrier, per buffer. Element ranges,
-  // as the simulator's race checker sees them: two halves that interleave
-  // (rows 2p and 2p + 1 of a contiguous [256, C]) are ordered by a barrier,
-  // which the halving then declines.
+  // HBM accesses since the last barrier, per buffer. Their element runs, as
+  // the simulator's race checker sees them (rows x runs): two cores' column
+  // halves of the same rows, or interleaved rows, need no barrier.
   DenseMap<const void *, SmallVector<Touch>> since;
+  auto conflicts = [&](const Touch &t, unsigned i, unsigned k) {
+    const Footprint &f = footprints[i][k], &g = footprints[t.inst][t.footprint];
+    return (g.isWrite || f.isWrite) && acrossCores(t.cores, cores[i]) &&
+           g.begin < f.end && f.begin < g.end &&
+           isa::runsOverlap(runsOf(patterns[t.inst][t.footprint]),
+                            runsOf(patterns[i][k]));
+  };
   for (unsigned i = 0; i < insts.size(); ++i) {
     bool conflict = false;
-    for (const Footprint &f : footprints[i]) {
+    for (unsigned k = 0; k < footprints[i].size(); ++k) {
+      const Footprint &f = footprints[i][k];
       if (!inHbm(f))
         continue;
       auto it = since.find(f.resource);
       if (it == since.end())
         continue;
       conflict |= llvm::any_of(it->second, [&](const Touch &t) {
-        return (t.isWrite || f.isWrite) && t.begin < f.end && f.begin < t.end &&
-               acrossCores(t.cores, cores[i]);
+        return conflicts(t, i, k);
       });
     }
     if (conflict) {
       barrierBefore.push_back(i);
       since.clear();
     }
-    for (const Footprint &f : footprints[i])
+    for (auto [k, f] : llvm::enumerate(footprints[i]))
       if (inHbm(f))
-        since[f.resource].push_back({f.begin, f.end, f.isWrite, cores[i]});
+        since[f.resource].push_back({i, unsigned(k), cores[i]});
   }
 }
 

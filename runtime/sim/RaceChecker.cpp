@@ -40,6 +40,8 @@
 
 #include "sim/RaceChecker.h"
 
+#include "isa/StridedRuns.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -87,9 +89,10 @@ struct Footprint {
   bool write;
 };
 
-/// The bytes an access pattern can touch: its extent, the same conservative
-/// footprint the compiler's semaphore scheduler uses. The program is
-/// verified, so every sum below stays far inside 64 bits.
+/// The bytes an on-chip access pattern can touch: its extent within each
+/// partition, the same conservative footprint the compiler's semaphore
+/// scheduler uses. The program is verified, so every sum below stays far
+/// inside 64 bits.
 Footprint footprintOf(const AccessPattern &ap, bool write, unsigned core) {
   int64_t lo = 0, hi = 0;
   for (unsigned i = 0; i < ap.numDims; ++i) {
@@ -98,21 +101,29 @@ Footprint footprintOf(const AccessPattern &ap, bool write, unsigned core) {
   }
   Footprint fp;
   fp.write = write;
-  if (ap.mem == MemKind::HBM) {
-    int64_t rows = ap.partitionStride * int64_t(ap.partitionCount - 1);
-    (rows < 0 ? lo : hi) += rows;
-    fp.space = kFirstHbmSpace + ap.region;
-    fp.pBegin = 0;
-    fp.pEnd = 1;
-  } else {
-    fp.space = 2 * core + (ap.mem == MemKind::SBUF ? kSbufSpace : kPsumSpace);
-    fp.pBegin = ap.partitionStart;
-    fp.pEnd = uint32_t(ap.partitionStart) + ap.partitionCount;
-  }
+  fp.space = 2 * core + (ap.mem == MemKind::SBUF ? kSbufSpace : kPsumSpace);
+  fp.pBegin = ap.partitionStart;
+  fp.pEnd = uint32_t(ap.partitionStart) + ap.partitionCount;
   int64_t eb = dtypeBytes(ap.dtype);
   fp.begin = uint64_t(int64_t(ap.offset) + lo * eb);
   fp.end = uint64_t(int64_t(ap.offset) + (hi + 1) * eb);
   return fp;
+}
+
+/// The byte runs of an HBM access pattern (rows x runs, not one range: two
+/// cores storing the two column halves of the same rows do not conflict).
+void hbmRuns(const AccessPattern &ap, std::vector<Run> &runs) {
+  int64_t strides[kMaxFreeDims + 1], counts[kMaxFreeDims + 1];
+  strides[0] = ap.partitionStride;
+  counts[0] = ap.partitionCount;
+  for (unsigned i = 0; i < ap.numDims; ++i) {
+    strides[i + 1] = ap.stride[i];
+    counts[i + 1] = ap.count[i];
+  }
+  stridedRuns(0, strides, counts, ap.numDims + 1, kMaxHbmRuns, runs);
+  int64_t eb = dtypeBytes(ap.dtype);
+  for (Run &r : runs)
+    r = {int64_t(ap.offset) + r.first * eb, int64_t(ap.offset) + r.second * eb};
 }
 
 std::string spaceName(unsigned space, bool manyCores) {
@@ -185,6 +196,7 @@ struct RaceChecker::Impl {
   std::array<std::array<uint32_t, kNumSignallers>, kAllSemaphores> signals{};
   std::array<uint64_t, kAllSemaphores> totalSignals{};
   std::vector<SegmentMap> spaces;
+  std::vector<Run> runs; // scratch for an HBM access's byte runs
   size_t live = 0, pruneAt = 0, peakLive = 0;
 
   llvm::DenseMap<std::pair<uint64_t, uint64_t>, unsigned> pairs; // -> races[i]
@@ -207,9 +219,19 @@ struct RaceChecker::Impl {
     // footprint is every row the index tile could name (conservative).
     const std::pair<const AccessPattern *, bool> operands[] = {
         {&inst.src0, false}, {&inst.src1, false}, {&inst.dst, true}};
-    for (auto [ap, write] : operands)
-      if (ap->present())
+    for (auto [ap, write] : operands) {
+      if (!ap->present())
+        continue;
+      if (ap->mem != MemKind::HBM) {
         access(footprintOf(*ap, write, core), agent, index, clock);
+        continue;
+      }
+      hbmRuns(*ap, runs);
+      for (const Run &r : runs)
+        access({kFirstHbmSpace + ap->region, 0, 1, uint64_t(r.first),
+                uint64_t(r.second), write},
+               agent, index, clock);
+    }
   }
 };
 

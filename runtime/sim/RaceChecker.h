@@ -14,9 +14,11 @@
 // by semaphore s reaching v joins the clock of the signal that s >= v
 // proves happened (with several signallers of s, only what the count
 // proves). Two DMAs on different queues are as unordered as two engines. Accesses
-// are footprints (memory space, partition range, byte range within each
-// partition or HBM region; the pattern's extent, as the compiler's
-// scheduler computes it) kept in per-space segment maps, superseded by later
+// are footprints (on chip: memory space, partition range, byte range within
+// each partition, the pattern's extent as the compiler's scheduler computes
+// it; HBM: the region's byte runs the pattern touches, rows x runs rather
+// than one range, isa/StridedRuns.h, so two column halves of the same rows
+// do not overlap) kept in per-space segment maps, superseded by later
 // covering accesses and pruned once every engine still running has them in
 // its past, so the cost stays near-linear in the program length. At LNC=2
 // the agents, semaphores, SBUF and PSUM are per physical core and HBM is

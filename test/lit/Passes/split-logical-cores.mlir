@@ -218,20 +218,31 @@ func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
 !p = !nisa.tile<psum, 128, 256, f32>
 
 // The same exp, stored by one transfer to scratch that a matmul then reads
-// whole (and the matmul's chain cannot be cut): halving the exp's chain
-// would have core 0 read the half core 1 wrote, a barrier for nothing, so
-// everything stays on core 0 as it was.
+// whole as its moving operand (its columns are the exp's two batches). The
+// matmul's chain is cut over its output columns together with the exp's
+// (joined through the scratch buffer), so each core reads back the batch
+// it stored and computes half of the output's columns: no barrier. (Before
+// matmuls could be cut, everything stayed on core 0: halving the exp alone
+// would have had core 0 read the half core 1 wrote.)
 // CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
 // CHECK: func.func @main(
 // CHECK-NOT: nisa.peer_signal
-// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [256, 1], [128, 256]>, %arg0 <0, [128, 16384, 1], [128, 2, 128]>
-// CHECK-NEXT: nisa.activation exp %{{[0-9]+}} <0, [256, 1], [128, 256]>
-// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [128, 16384, 1], [128, 2, 128]>
-// CHECK: nisa.matmul
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [256, 1], [128, 128]>, %arg0 <0, [128, 16384, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.activation exp %{{[0-9]+}} <0, [256, 1], [128, 128]>
+// CHECK-NEXT: nisa.dma_copy %[[S0:[0-9]+]] <0, [128, 16384, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [256, 1], [128, 128]>, %[[S0]] <0, [1, 128], [128, 128]>
+// CHECK: nisa.matmul %{{[0-9]+}} <0, [256, 1], [128, 128]>
+// CHECK: nisa.dma_copy %arg2 <0, [256, 1], [128, 128]>
+// CHECK-NEXT: return
 // CHECK: func.func @main_core1(
-// CHECK-NOT: nisa.activation
-// CHECK-NOT: nisa.matmul
-// CHECK: return
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <128, [256, 1], [128, 128]>, %arg0 <16384, [128, 16384, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.activation exp %{{[0-9]+}} <128, [256, 1], [128, 128]>
+// CHECK-NEXT: nisa.dma_copy %[[S1:[0-9]+]] <16384, [128, 16384, 1], [128, 1, 128]>
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <128, [256, 1], [128, 128]>, %[[S1]] <16384, [1, 128], [128, 128]>
+// CHECK: nisa.matmul %{{[0-9]+}} <128, [256, 1], [128, 128]>
+// CHECK: nisa.dma_copy %arg2 <128, [256, 1], [128, 128]>
+// CHECK-NEXT: return
 module {
 func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
                 %wt: memref<16384xf32> {nisa.input = 1 : i64},
@@ -317,23 +328,33 @@ func.func @main(%x: memref<32768xf32> {nisa.input = 0 : i64},
 !a = !nisa.tile<sbuf, 128, 128, f32>
 !p = !nisa.tile<psum, 128, 128, f32>
 
-// Two outputs of one transfer each that cannot be halved (a matmul's row
-// tile, like a weight gradient of one tile): the first moves to core 1,
-// which had no work, and the second stays on core 0. No barrier.
+// Two outputs of one transfer each, a matmul's row tile (like a weight
+// gradient dW = dY^T X of one row tile): each is cut over its output
+// columns, the matmul (half of the moving operand's columns), the copy out
+// of PSUM and the store. Core 0 computes columns 0..63 and core 1 columns
+// 64..127 of the same rows; each loads the stationary operand whole and its
+// half of the moving one. The two cores' stores interleave in HBM but share
+// no byte (rows x runs, not one element range): no barrier.
 // CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
 // CHECK: func.func @main(
 // CHECK-NOT: nisa.peer_signal
-// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 128]>, %arg1
-// CHECK: nisa.matmul
-// CHECK-NOT: nisa.matmul
-// CHECK: nisa.dma_copy %arg4 <0,
+// CHECK: nisa.dma_copy %[[A0:[0-9]+]] <0, [128, 1], [128, 128]>, %arg0 <0, [128, 1], [128, 128]>
+// CHECK-NEXT: nisa.dma_copy %[[W0:[0-9]+]] <0, [128, 1], [128, 64]>, %arg2 <0, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.matmul %[[P0:[0-9]+]] <0, [128, 1], [128, 64]>, %[[A0]] <0, [128, 1], [128, 128]>, %[[W0]] <0, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.tensor_copy %[[O0:[0-9]+]] <0, [128, 1], [128, 64]>, %[[P0]] <0, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.dma_copy %arg3 <0, [128, 1], [128, 64]>, %[[O0]] <0, [128, 1], [128, 64]>
+// CHECK: nisa.matmul %{{[0-9]+}} <0, [128, 1], [128, 64]>
+// CHECK: nisa.dma_copy %arg4 <0, [128, 1], [128, 64]>
 // CHECK-NEXT: return
 // CHECK: func.func @main_core1(
 // CHECK-NOT: nisa.peer_signal
-// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 128]>, %arg0
-// CHECK: nisa.matmul
-// CHECK-NOT: nisa.matmul
-// CHECK: nisa.dma_copy %arg3 <0,
+// CHECK: nisa.dma_copy %[[A1:[0-9]+]] <0, [128, 1], [128, 128]>, %arg0 <0, [128, 1], [128, 128]>
+// CHECK-NEXT: nisa.dma_copy %[[W1:[0-9]+]] <64, [128, 1], [128, 64]>, %arg2 <64, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.matmul %[[P1:[0-9]+]] <64, [128, 1], [128, 64]>, %[[A1]] <0, [128, 1], [128, 128]>, %[[W1]] <64, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.tensor_copy %[[O1:[0-9]+]] <64, [128, 1], [128, 64]>, %[[P1]] <64, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.dma_copy %arg3 <64, [128, 1], [128, 64]>, %[[O1]] <64, [128, 1], [128, 64]>
+// CHECK: nisa.matmul %{{[0-9]+}} <64, [128, 1], [128, 64]>
+// CHECK: nisa.dma_copy %arg4 <64, [128, 1], [128, 64]>
 // CHECK-NEXT: return
 module {
 func.func @main(%x0: memref<16384xf32> {nisa.input = 0 : i64},
@@ -359,6 +380,200 @@ func.func @main(%x0: memref<16384xf32> {nisa.input = 0 : i64},
   nisa.matmul %p1 <0, [128, 1], [128, 128]>, %a1 <0, [128, 1], [128, 128]>, %w1 <0, [128, 1], [128, 128]> : !p, !a, !a
   nisa.tensor_copy %o1 <0, [128, 1], [128, 128]>, %p1 <0, [128, 1], [128, 128]> on scalar : !a, !p
   nisa.dma_copy %out1 <0, [128, 1], [128, 128]>, %o1 <0, [128, 1], [128, 128]> : memref<16384xf32>, !a
+  return
+}
+}
+
+// -----
+
+!a = !nisa.tile<sbuf, 128, 128, f32>
+!p = !nisa.tile<psum, 128, 128, f32>
+
+// Two outputs of one transfer each that cannot be halved (Tensor Engine
+// transposes: the moving operand is the identity): the first moves to
+// core 1, which had no work, and the second stays on core 0. No barrier.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 128]>, %arg1
+// CHECK: nisa.matmul {{.*}} transpose
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %arg4 <0, [128, 1], [128, 128]>
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 128]>, %arg0
+// CHECK: nisa.matmul {{.*}} transpose
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %arg3 <0, [128, 1], [128, 128]>
+// CHECK-NEXT: return
+module {
+func.func @main(%x0: memref<16384xf32> {nisa.input = 0 : i64},
+                %x1: memref<16384xf32> {nisa.input = 1 : i64},
+                %id: memref<16384xf32> {nisa.input = 2 : i64},
+                %out0: memref<16384xf32> {nisa.output = 0 : i64},
+                %out1: memref<16384xf32> {nisa.output = 1 : i64}) {
+  %a0 = nisa.alloc : !a
+  %a1 = nisa.alloc : !a
+  %i0 = nisa.alloc : !a
+  %i1 = nisa.alloc : !a
+  %p0 = nisa.alloc : !p
+  %p1 = nisa.alloc : !p
+  %o0 = nisa.alloc : !a
+  %o1 = nisa.alloc : !a
+  nisa.dma_copy %a0 <0, [128, 1], [128, 128]>, %x0 <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.dma_copy %i0 <0, [128, 1], [128, 128]>, %id <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.matmul %p0 <0, [128, 1], [128, 128]>, %a0 <0, [128, 1], [128, 128]>, %i0 <0, [128, 1], [128, 128]> transpose : !p, !a, !a
+  nisa.tensor_copy %o0 <0, [128, 1], [128, 128]>, %p0 <0, [128, 1], [128, 128]> on scalar : !a, !p
+  nisa.dma_copy %out0 <0, [128, 1], [128, 128]>, %o0 <0, [128, 1], [128, 128]> : memref<16384xf32>, !a
+  nisa.dma_copy %a1 <0, [128, 1], [128, 128]>, %x1 <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.dma_copy %i1 <0, [128, 1], [128, 128]>, %id <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.matmul %p1 <0, [128, 1], [128, 128]>, %a1 <0, [128, 1], [128, 128]>, %i1 <0, [128, 1], [128, 128]> transpose : !p, !a, !a
+  nisa.tensor_copy %o1 <0, [128, 1], [128, 128]>, %p1 <0, [128, 1], [128, 128]> on scalar : !a, !p
+  nisa.dma_copy %out1 <0, [128, 1], [128, 128]>, %o1 <0, [128, 1], [128, 128]> : memref<16384xf32>, !a
+  return
+}
+}
+
+// -----
+
+!a = !nisa.tile<sbuf, 128, 128, f32>
+!p = !nisa.tile<psum, 128, 128, f32>
+
+// A column-split matmul's output read back through HBM scratch by an
+// elementwise op: the two chains are cut together, so each core's tanh
+// loads only the columns that core stored. With one element range per
+// transfer, each load would have overlapped the other core's store (a
+// barrier, so the cut would not be kept); with row runs, none.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.matmul %{{[0-9]+}} <0, [128, 1], [128, 64]>
+// CHECK: nisa.dma_copy %[[S0:[0-9]+]] <0, [128, 1], [128, 64]>, %{{[0-9]+}} <0, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [128, 1], [128, 64]>, %[[S0]] <0, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.activation tanh
+// CHECK-NEXT: nisa.dma_copy %arg2 <0, [128, 1], [128, 64]>
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.matmul %{{[0-9]+}} <64, [128, 1], [128, 64]>
+// CHECK: nisa.dma_copy %[[S1:[0-9]+]] <64, [128, 1], [128, 64]>, %{{[0-9]+}} <64, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <64, [128, 1], [128, 64]>, %[[S1]] <64, [128, 1], [128, 64]>
+// CHECK-NEXT: nisa.activation tanh
+// CHECK-NEXT: nisa.dma_copy %arg2 <64, [128, 1], [128, 64]>
+// CHECK-NEXT: return
+module {
+func.func @main(%dy: memref<16384xf32> {nisa.input = 0 : i64},
+                %x: memref<16384xf32> {nisa.input = 1 : i64},
+                %out: memref<16384xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<16384xf32>
+  %a = nisa.alloc : !a
+  %b = nisa.alloc : !a
+  %p = nisa.alloc : !p
+  %o = nisa.alloc : !a
+  %c = nisa.alloc : !a
+  %d = nisa.alloc : !a
+  nisa.dma_copy %a <0, [128, 1], [128, 128]>, %dy <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.dma_copy %b <0, [128, 1], [128, 128]>, %x <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.matmul %p <0, [128, 1], [128, 128]>, %a <0, [128, 1], [128, 128]>, %b <0, [128, 1], [128, 128]> : !p, !a, !a
+  nisa.tensor_copy %o <0, [128, 1], [128, 128]>, %p <0, [128, 1], [128, 128]> on scalar : !a, !p
+  nisa.dma_copy %s <0, [128, 1], [128, 128]>, %o <0, [128, 1], [128, 128]> : memref<16384xf32>, !a
+  nisa.dma_copy %c <0, [128, 1], [128, 128]>, %s <0, [128, 1], [128, 128]> : !a, memref<16384xf32>
+  nisa.activation tanh %d <0, [128, 1], [128, 128]>, %c <0, [128, 1], [128, 128]> : !a, !a
+  nisa.dma_copy %out <0, [128, 1], [128, 128]>, %d <0, [128, 1], [128, 128]> : memref<16384xf32>, !a
+  return
+}
+}
+
+// -----
+
+!r = !nisa.tile<sbuf, 128, 128, f32>
+!t = !nisa.tile<sbuf, 128, 256, f32>
+
+// Rows split by an earlier op, read back two rows per partition: exp's row
+// tiles (rows 0..127 on core 0, 128..255 on core 1) go to scratch, which
+// tanh reads as [128, 2 x 128] and stores by one transfer. Cut over its
+// columns, tanh's halves would be the even and the odd rows, each reading
+// rows of both cores (a barrier, as with tanh whole on one core); cut over
+// its partitions, each core reads and stores the rows it wrote (partitions
+// 0..63 are rows 0..127): no barrier. Each half's on-chip time is the
+// whole's (per partition), which is cheaper than the barrier it saves here.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.activation exp
+// CHECK-NEXT: nisa.dma_copy %[[S0:[0-9]+]] <0, [128, 1], [128, 128]>, %{{[0-9]+}} <0,
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [256, 1], [64, 256]>, %[[S0]] <0, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.activation tanh %{{[0-9]+}} <0, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.activation exp
+// CHECK-NEXT: nisa.dma_copy %[[S1:[0-9]+]] <16384, [128, 1], [128, 128]>, %{{[0-9]+}} <0,
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <16384, [256, 1], [64, 256]>, %[[S1]] <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.activation tanh %{{[0-9]+}} <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg1 <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+module {
+func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
+                %out: memref<32768xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<32768xf32>
+  %a0 = nisa.alloc : !r
+  %b0 = nisa.alloc : !r
+  %a1 = nisa.alloc : !r
+  %b1 = nisa.alloc : !r
+  %c = nisa.alloc : !t
+  %d = nisa.alloc : !t
+  nisa.dma_copy %a0 <0, [128, 1], [128, 128]>, %in <0, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b0 <0, [128, 1], [128, 128]>, %a0 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <0, [128, 1], [128, 128]>, %b0 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %a1 <0, [128, 1], [128, 128]>, %in <16384, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b1 <0, [128, 1], [128, 128]>, %a1 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <16384, [128, 1], [128, 128]>, %b1 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %c <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : !t, memref<32768xf32>
+  nisa.activation tanh %d <0, [256, 1], [128, 256]>, %c <0, [256, 1], [128, 256]> : !t, !t
+  nisa.dma_copy %out <0, [256, 1], [128, 256]>, %d <0, [256, 1], [128, 256]> : memref<32768xf32>, !t
+  return
+}
+}
+
+// -----
+
+!r = !nisa.tile<sbuf, 128, 128, f32>
+
+// The same rows copied, HBM to HBM, two rows per partition to two outputs
+// (a graph returning one result twice). Cutting either copy alone over its
+// partitions leaves the other's conflict, so no barrier goes; the two are
+// then cut together: each core copies the rows it wrote, no barrier.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %arg1 <0, [256, 1], [64, 256]>, %{{[0-9]+}} <0, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg2 <0, [256, 1], [64, 256]>, %{{[0-9]+}} <0, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.peer_signal
+// CHECK: nisa.dma_copy %arg1 <16384, [256, 1], [64, 256]>, %{{[0-9]+}} <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: nisa.dma_copy %arg2 <16384, [256, 1], [64, 256]>, %{{[0-9]+}} <16384, [256, 1], [64, 256]>
+// CHECK-NEXT: return
+module {
+func.func @main(%in: memref<32768xf32> {nisa.input = 0 : i64},
+                %out0: memref<32768xf32> {nisa.output = 0 : i64},
+                %out1: memref<32768xf32> {nisa.output = 1 : i64}) {
+  %s = nisa.dram_alloc : memref<32768xf32>
+  %a0 = nisa.alloc : !r
+  %b0 = nisa.alloc : !r
+  %a1 = nisa.alloc : !r
+  %b1 = nisa.alloc : !r
+  nisa.dma_copy %a0 <0, [128, 1], [128, 128]>, %in <0, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b0 <0, [128, 1], [128, 128]>, %a0 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <0, [128, 1], [128, 128]>, %b0 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %a1 <0, [128, 1], [128, 128]>, %in <16384, [128, 1], [128, 128]> : !r, memref<32768xf32>
+  nisa.activation exp %b1 <0, [128, 1], [128, 128]>, %a1 <0, [128, 1], [128, 128]> : !r, !r
+  nisa.dma_copy %s <16384, [128, 1], [128, 128]>, %b1 <0, [128, 1], [128, 128]> : memref<32768xf32>, !r
+  nisa.dma_copy %out0 <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : memref<32768xf32>, memref<32768xf32>
+  nisa.dma_copy %out1 <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : memref<32768xf32>, memref<32768xf32>
   return
 }
 }
