@@ -124,11 +124,23 @@ func.func @amax_middle_few_rows(%x: tensor<2x4x16x96xf32>) -> tensor<2x16x96xf32
   return %0 : tensor<2x16x96xf32>
 }
 
-// Few kept elements (fewer than partitions x rows) keep the per-partition
-// gather: four loads and three adds would cost more than one strided load.
+// A handful of kept elements (fewer than two per partition) keeps the
+// per-partition gather: four loads and three adds would cost more than one
+// strided load.
 // CHECK-LABEL: func.func @sum_middle_tiny
 // CHECK: nisa.tensor_reduce add
 func.func @sum_middle_tiny(%x: tensor<2x4x8xf32>) -> tensor<2x8xf32> {
   %0 = trn.reduce_sum %x dims = [1] : tensor<2x4x8xf32> -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
+}
+
+// A mean over 96 channels of an NCHW map (1024 kept elements per image, fewer
+// than partitions x rows): the channels fold on Vector, one load per channel.
+// CHECK-LABEL: func.func @sum_channels
+// CHECK-NOT: nisa.tensor_reduce
+// CHECK-COUNT-95: nisa.tensor_tensor add
+// CHECK-NOT: nisa.tensor_reduce
+func.func @sum_channels(%x: tensor<8x96x1024xf32>) -> tensor<8x1024xf32> {
+  %0 = trn.reduce_sum %x dims = [1] : tensor<8x96x1024xf32> -> tensor<8x1024xf32>
+  return %0 : tensor<8x1024xf32>
 }
