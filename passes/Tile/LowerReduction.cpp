@@ -14,7 +14,11 @@
 // embedding's gradient summed over a batch of 4), the kept elements are
 // spread over all partitions instead and the few rows folded on Vector in
 // fp32: each row moves as [128, up to 2048] tiles, where the Tensor Engine
-// form would move R partitions x 512 columns per instruction.
+// form would move R partitions x 512 columns per instruction. The same fold
+// serves any other reduction over fewer rows than partitions that lies
+// between kept dims with a contiguous innermost one (an amax over a pooling
+// stride, a mean over channels of an NCHW map), where one kept element per
+// partition would gather its rows element by element.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/BlockedReduction.h"
