@@ -78,10 +78,9 @@ def _memoized(key: tuple, build):
     mode = get_proxy_mode()
     if _built is None or mode is None:
         return build()
-    entry = _built.get((id(mode), key))
-    if entry is None or entry[0] is not mode:
-        entry = _built[(id(mode), key)] = (mode, build())  # the mode kept: its id stays unique
-    return entry[1]
+    if (mode, key) not in _built:  # the dict holds the mode: one trace's tensors never serve another
+        _built[(mode, key)] = build()
+    return _built[(mode, key)]
 
 
 def _f32(value: float) -> float:
@@ -326,30 +325,29 @@ class _Family:
         """Whether the op takes align_corners (the linear and cubic modes)."""
         return self.mode in ("linear", "cubic")
 
-    def _scales(self, scales) -> list:
-        return list(scales) + [None] * (self.k - len(scales))
+    def _arguments(self, rest) -> tuple[bool, list]:
+        """(align_corners, per-axis scales) from the arguments after the sizes."""
+        align_corners, scales = (rest[0], rest[1:]) if self.aligned else (False, rest)
+        return align_corners, list(scales) + [None] * (self.k - len(scales))
 
     def forward(self, x, output_size, *rest):
-        align_corners, scales = (rest[0], rest[1:]) if self.aligned else (False, rest)
+        align_corners, scales = self._arguments(rest)
         if not self.aligned:
-            return _nearest(x, list(output_size), self._scales(scales), self.mode == "nearest-exact")
-        return _interpolate(x, list(output_size), align_corners, self._scales(scales), self.mode == "cubic")
+            return _nearest(x, list(output_size), scales, self.mode == "nearest-exact")
+        return _interpolate(x, list(output_size), align_corners, scales, self.mode == "cubic")
 
     def vec(self, x, output_size, *rest):
+        """The .vec overload's kernel inside interpolation_as_ops: records .default."""
         size, scales = _vec_sizes(x, output_size, rest[-1], self.k)
         return self.overload()(x, size, *rest[:-1], *scales)
 
-    def vec_rule(self, x, output_size, *rest):
-        size, scales = _vec_sizes(x, output_size, rest[-1], self.k)
-        return self.forward(x, size, *rest[:-1], *scales)
-
     def backward(self, grad, output_size, input_size, *rest):
-        align_corners, scales = (rest[0], rest[1:]) if self.aligned else (False, rest)
+        align_corners, scales = self._arguments(rest)
         if not self.aligned:
-            return _nearest_backward(grad, list(output_size), list(input_size), self._scales(scales),
+            return _nearest_backward(grad, list(output_size), list(input_size), scales,
                                      self.mode == "nearest-exact")
         return _interpolate_backward(grad, list(output_size), list(input_size), align_corners,
-                                     self._scales(scales), self.mode == "cubic")
+                                     scales, self.mode == "cubic")
 
 
 FAMILIES = (
@@ -416,7 +414,8 @@ def interpolation_as_ops() -> Iterator[None]:
 def rules() -> dict:
     table = {}
     for f in FAMILIES:
+        # No .vec entry: PyTorch's .vec kernels run above autograd, before any
+        # table; inside interpolation_as_ops they record .default instead.
         table[f.overload()] = f.forward
-        table[f.overload(overload="vec")] = f.vec_rule
         table[f.overload("_backward")] = f.backward
     return table
