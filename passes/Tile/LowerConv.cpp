@@ -43,6 +43,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/MatmulBlocking.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -229,26 +230,40 @@ std::pair<ConvNest, int64_t> conv2dPlan(LoweringContext &ctx,
   return best;
 }
 
+/// A stationary operand: an SBUF tile and the [k partitions, m] window of
+/// it a matmul reads (several kernel positions may share one tile).
+struct Stationary {
+  Value tile;
+  nisa::AccessPatternAttr ap;
+};
+
+/// Whether the `products` stationary tiles of one output-channel chunk stay
+/// resident in SBUF (a quarter of it) for the whole chunk.
+bool weightsResident(LoweringContext &ctx, const ConvGeom &g,
+                     int64_t products) {
+  return products * g.tm * eltBytes(g.elt) <=
+         (int64_t)ctx.machine.sbufPartitionBytes / 4;
+}
+
 /// The output-tiled implicit GEMM of the channel and packed nests: per
 /// (group, output-channel chunk) the `products` stationary tiles
-/// (weight(oc, mt, p)) are loaded once when they fit a quarter of SBUF; per
-/// output tile each product's moving tile (window(gi, b, y0, x0, r, cl, p))
-/// accumulates into one PSUM tile, which is cast on the Scalar engine and
-/// stored.
+/// (weight(oc, mt, p, resident)) are loaded once when they fit a quarter
+/// of SBUF (`resident`); per output tile each product's moving tile
+/// (window(gi, b, y0, x0, r, cl, p)) accumulates into one PSUM tile, which
+/// is cast on the Scalar engine and stored.
 template <typename Weight, typename Window>
 void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
                int64_t products, Weight weight, Window window) {
   Type f32 = ctx.b.getF32Type();
-  bool keep = products * g.tm * eltBytes(g.elt) <=
-              (int64_t)ctx.machine.sbufPartitionBytes / 4;
+  bool keep = weightsResident(ctx, g, products);
   auto [rows, cols] = channelGemmTile(g);
   for (int64_t gi = 0; gi < g.groups; ++gi)
     for (int64_t o0 = 0; o0 < g.og; o0 += g.tm) {
       int64_t mt = std::min(g.tm, g.og - o0), oc = gi * g.og + o0;
-      SmallVector<Value> weights;
+      SmallVector<Stationary> weights;
       if (keep)
         for (int64_t p = 0; p < products; ++p)
-          weights.push_back(weight(oc, mt, p));
+          weights.push_back(weight(oc, mt, p, /*resident=*/true));
       for (int64_t b = 0; b < g.n; ++b)
         for (int64_t y0 = 0; y0 < g.oh; y0 += rows)
           for (int64_t x0 = 0; x0 < g.ow; x0 += cols) {
@@ -256,9 +271,10 @@ void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
             Value psum =
                 ctx.allocTile(loc, nisa::MemorySpace::psum, mt, r * cl, f32);
             for (int64_t p = 0; p < products; ++p) {
-              Value stat = keep ? weights[p] : weight(oc, mt, p);
+              Stationary stat =
+                  keep ? weights[p] : weight(oc, mt, p, /*resident=*/false);
               Value mov = window(gi, b, y0, x0, r, cl, p);
-              ctx.matmul(loc, psum, ctx.tileAp(psum), stat, ctx.tileAp(stat),
+              ctx.matmul(loc, psum, ctx.tileAp(psum), stat.tile, stat.ap,
                          mov, ctx.tileAp(mov), /*accumulate=*/p > 0);
             }
             Value res = ctx.allocSbuf(loc, mt, r * cl, g.outElt);
@@ -269,26 +285,117 @@ void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
     }
 }
 
+/// How the channel GEMM brings W[oc + m, c0 + c, i, j] on chip as its
+/// stationary [c, m] tiles (c on partitions: the contraction).
+enum class WeightLayout {
+  /// One DMA per product straight into [c, m]: contiguous runs when m is
+  /// (a 1x1 kernel's transposed weight), else single elements.
+  PerProduct,
+  /// Per input-channel chunk one DMA of rows [c, (m, i, j)], contiguous for
+  /// each c (the transposed weight of an input gradient); each product
+  /// reads its kernel position's columns at stride kh * kw.
+  ChannelRows,
+  /// Per input-channel chunk one DMA of rows [m, (c, i, j)], contiguous for
+  /// each m (a weight in its natural layout); each kernel position's
+  /// [m, c] columns are transposed to [c, m] on the Tensor Engine.
+  OutputRows,
+};
+
+/// The layout with the cheapest estimated load (MatmulBlocking.h's
+/// estimate) for resident weights whose kernel positions are contiguous.
+WeightLayout channelWeightLayout(LoweringContext &ctx, const ConvGeom &g) {
+  const HbmView &w = g.w;
+  int64_t taps = g.kh * g.kw;
+  bool tapsContiguous = (g.kw == 1 || w.strides[3] == 1) &&
+                        (g.kh == 1 || w.strides[2] == g.kw);
+  if (!tapsContiguous || w.strides[0] == 1 ||
+      !weightsResident(ctx, g, taps * ceilDiv(g.cg, g.tk)))
+    return WeightLayout::PerProduct;
+  if (w.strides[0] == taps)
+    return WeightLayout::ChannelRows;
+  int64_t cc = std::min(g.tk, g.cg), mt = std::min(g.tm, g.og);
+  if (w.strides[1] == taps &&
+      transposedRowsBeatGather(ctx.machine, eltBytes(g.elt), cc, mt,
+                               cc * taps * eltBytes(g.elt), taps))
+    return WeightLayout::OutputRows;
+  return WeightLayout::PerProduct;
+}
+
+/// Transposes the [m, c] columns of each kernel position t of `rows`
+/// ([mt, (c, t)] at stride `taps`) on the Tensor Engine, a PSUM bank of
+/// kernel positions at a time: returns [cc, (t, m)] in the weight's type.
+Value transposeKernelPositions(LoweringContext &ctx, Location loc,
+                               const ConvGeom &g, Value rows, int64_t mt,
+                               int64_t cc, int64_t taps) {
+  Value ident = ctx.identity(loc, g.elt);
+  Value out = ctx.allocSbuf(loc, cc, taps * mt, g.elt);
+  int64_t perBank = std::max<int64_t>(
+      1, std::min<int64_t>(g.tn, ctx.machine.psumBankBytes / 4) / mt);
+  bool onVector = false;
+  for (int64_t t0 = 0; t0 < taps; t0 += perBank) {
+    int64_t n = std::min(perBank, taps - t0);
+    Value ps = ctx.allocTile(loc, nisa::MemorySpace::psum, cc, n * mt,
+                             ctx.b.getF32Type());
+    for (int64_t k = 0; k < n; ++k)
+      ctx.matmul(loc, ps, ctx.ap(k * mt, {n * mt, 1}, {cc, mt}), rows,
+                 ctx.ap(t0 + k, {cc * taps, taps}, {mt, cc}), ident,
+                 ctx.tileAp(ident, mt, mt), /*accumulate=*/false,
+                 /*transpose=*/true);
+    auto dstAp = ctx.ap(t0 * mt, {taps * mt, 1}, {cc, n * mt});
+    if (onVector)
+      ctx.copyOnVector(loc, out, dstAp, ps, ctx.tileAp(ps));
+    else
+      ctx.copyOnScalar(loc, out, dstAp, ps, ctx.tileAp(ps));
+    onVector = !onVector;
+  }
+  return out;
+}
+
 /// The channel GEMM: product p is kernel position (i, j) and input-channel
 /// chunk c0 (<= tk channels on partitions).
 void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
   const HbmView &w = g.w;
-  int64_t cTiles = ceilDiv(g.cg, g.tk);
+  int64_t cTiles = ceilDiv(g.cg, g.tk), taps = g.kh * g.kw;
   auto product = [&](int64_t p) {
     int64_t c0 = (p % cTiles) * g.tk;
     return std::make_tuple(p / (g.kw * cTiles), (p / cTiles) % g.kw, c0,
                            std::min(g.tk, g.cg - c0));
   };
+  WeightLayout layout = channelWeightLayout(ctx, g);
+  // The rows of the current output-channel chunk, per input-channel chunk.
+  int64_t rowsOc = -1;
+  SmallVector<Value> rowBlocks;
   // Stationary W[oc + m, c0 + c, i, j] as [c, m].
-  auto weight = [&](int64_t oc, int64_t mt, int64_t p) {
+  auto weight = [&](int64_t oc, int64_t mt, int64_t p, bool resident) {
     auto [i, j, c0, cc] = product(p);
-    Value t = ctx.allocSbuf(loc, cc, mt, g.elt);
-    ctx.dma(loc, t, ctx.tileAp(t), w.root,
-            ctx.ap(w.offset + oc * w.strides[0] + c0 * w.strides[1] +
-                       g.wIndexI(i) * w.strides[2] +
-                       g.wIndexJ(j) * w.strides[3],
-                   {w.strides[1], w.strides[0]}, {cc, mt}));
-    return t;
+    int64_t tap = g.wIndexI(i) * g.kw + g.wIndexJ(j);
+    int64_t base = w.offset + oc * w.strides[0] + c0 * w.strides[1];
+    if (!resident || layout == WeightLayout::PerProduct) {
+      Value t = ctx.allocSbuf(loc, cc, mt, g.elt);
+      ctx.dma(loc, t, ctx.tileAp(t), w.root,
+              ctx.ap(base + g.wIndexI(i) * w.strides[2] +
+                         g.wIndexJ(j) * w.strides[3],
+                     {w.strides[1], w.strides[0]}, {cc, mt}));
+      return Stationary{t, ctx.tileAp(t)};
+    }
+    if (rowsOc != oc)
+      rowsOc = oc, rowBlocks.assign(cTiles, Value());
+    Value &block = rowBlocks[c0 / g.tk];
+    if (layout == WeightLayout::ChannelRows) {
+      if (!block) {
+        block = ctx.allocSbuf(loc, cc, mt * taps, g.elt);
+        ctx.dma(loc, block, ctx.tileAp(block), w.root,
+                ctx.ap(base, {w.strides[1], 1}, {cc, mt * taps}));
+      }
+      return Stationary{block, ctx.ap(tap, {mt * taps, taps}, {cc, mt})};
+    }
+    if (!block) {
+      Value rows = ctx.allocSbuf(loc, mt, cc * taps, g.elt);
+      ctx.dma(loc, rows, ctx.tileAp(rows), w.root,
+              ctx.ap(base, {w.strides[0], 1}, {mt, cc * taps}));
+      block = transposeKernelPositions(ctx, loc, g, rows, mt, cc, taps);
+    }
+    return Stationary{block, ctx.ap(tap * mt, {taps * mt, 1}, {cc, mt})};
   };
   auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
                     int64_t cl, int64_t p) {
@@ -310,14 +417,14 @@ void lowerPackedGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
   auto channels = [&](int64_t q) {
     return std::make_pair(q * per, std::min(per, g.cg - q * per));
   };
-  auto weight = [&](int64_t oc, int64_t mt, int64_t q) {
+  auto weight = [&](int64_t oc, int64_t mt, int64_t q, bool) {
     auto [c0, cc] = channels(q);
     Value t = ctx.allocSbuf(loc, cc * taps, mt, g.elt);
     ctx.dma(loc, t, ctx.tileAp(t), w.root,
             ctx.ap(w.offset + oc * w.strides[0] + c0 * w.strides[1],
                    {w.strides[1], w.strides[2], w.strides[3], w.strides[0]},
                    {cc, g.kh, g.kw, mt}));
-    return t;
+    return Stationary{t, ctx.tileAp(t)};
   };
   auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
                     int64_t cl, int64_t q) {

@@ -60,17 +60,26 @@ int64_t rowChunkFor(const MachineModel &m, int64_t k, int64_t tileK,
   return std::max<int64_t>(tileK, std::min(want, roundUp(k, tileK)));
 }
 
+/// Whether `count` [k, f] blocks are cheaper loaded as rows of `rowBytes`
+/// contiguous bytes (f on partitions) and transposed on the Tensor Engine
+/// than as element-granular DMAs straight into [k partitions, f free].
+bool transposeBeatsGather(const Costs &c, int64_t k, int64_t f,
+                          int64_t rowBytes, int64_t count) {
+  double bytes = double(k) * f * c.eltBytes * count;
+  double direct = bytes / c.bandwidth(c.eltBytes);
+  double blocks = double(ceilDiv(k, 128)) * ceilDiv(f, 128) * count;
+  double rows = bytes / c.bandwidth(rowBytes) + blocks * c.transposeNs() +
+                c.transposeLatencyNs();
+  return rows < direct;
+}
+
 /// Whether X[K, F] is cheaper as contiguous rows transposed on the Tensor
 /// Engine than as a direct DMA into [k partitions, f free].
 bool wantsTranspose(const Costs &c, const MatmulOperand &x, int64_t rowChunk) {
   if (x.k <= 1 || x.f <= 1 || x.strideF == 1 || x.strideK != 1)
     return false; // direct runs are contiguous, or rows are not either
-  double bytes = double(x.k) * x.f * c.eltBytes;
-  double direct = bytes / c.bandwidth(c.eltBytes);
-  double blocks = double(ceilDiv(x.k, 128)) * ceilDiv(x.f, 128);
-  double rows = bytes / c.bandwidth(std::min(x.k, rowChunk) * c.eltBytes) +
-                blocks * c.transposeNs() + c.transposeLatencyNs();
-  return rows < direct;
+  return transposeBeatsGather(c, x.k, x.f,
+                              std::min(x.k, rowChunk) * c.eltBytes, 1);
 }
 
 /// Time to bring `bytes` of X to SBUF `times` over, by its chosen route.
@@ -92,6 +101,15 @@ int64_t transposesOf(const MatmulOperand &x, bool transpose, double times) {
 }
 
 } // namespace
+
+bool trnc::tile::transposedRowsBeatGather(const MachineModel &machine,
+                                          int64_t eltBytes, int64_t k,
+                                          int64_t f, int64_t rowBytes,
+                                          int64_t count) {
+  if (k <= 1 || f <= 1)
+    return false;
+  return transposeBeatsGather(Costs{machine, eltBytes}, k, f, rowBytes, count);
+}
 
 int64_t trnc::tile::residentBudgetBytes(const MachineModel &machine) {
   return int64_t(machine.sbufPartitionBytes / 2);

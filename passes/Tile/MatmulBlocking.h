@@ -73,6 +73,15 @@ struct MatmulPlan {
 /// The plan for `p` on `machine`.
 MatmulPlan planMatmul(const MachineModel &machine, const MatmulProblem &p);
 
+/// Whether `count` operand blocks [k partitions, f] whose HBM runs are
+/// single elements (neither dim contiguous) are cheaper brought on chip as
+/// rows of `rowBytes` contiguous bytes with f on partitions, each block
+/// then transposed on the Tensor Engine (the convolution lowering's
+/// weights: LowerConv.cpp). The same estimate as the matmul plan's.
+bool transposedRowsBeatGather(const MachineModel &machine, int64_t eltBytes,
+                              int64_t k, int64_t f, int64_t rowBytes,
+                              int64_t count);
+
 /// SBUF bytes per partition a plan's resident block may take: half of SBUF,
 /// the rest left to streamed tiles so the allocator can double-buffer them.
 int64_t residentBudgetBytes(const MachineModel &machine);

@@ -6,12 +6,22 @@
 // output tile accumulate in one PSUM tile; weights load once. (With fewer
 // input channels the packed or position GEMM would take fewer
 // instructions: lower-to-nisa-conv-nests.mlir.)
+// The weight [8, 128, 3, 3] is wanted as [c, m] per kernel position, whose
+// direct load reads single elements; it is loaded as its 8 contiguous rows
+// [m, (c, i, j)] instead and each position's [m, c] columns (stride 9) are
+// transposed on the Tensor Engine into one PSUM bank, copied out once.
 // CHECK-LABEL: func.func @conv_valid
 // CHECK-NOT: nisa.dram_alloc
-// CHECK-COUNT-9: nisa.dma_copy %{{.*}} <0, [8, 1], [128, 8]>, %arg1 <{{[0-8]}}, [9, 1152], [128, 8]>
+// CHECK: nisa.dma_copy %[[ROWS:.*]] <0, [1152, 1], [8, 1152]>, %arg1 <0, [1152, 1], [8, 1152]>
+// CHECK-NOT: %arg1
+// CHECK: %[[PS:.*]] = nisa.alloc : <psum, 128, 72, f32>
+// CHECK: nisa.matmul %[[PS]] <0, [72, 1], [128, 8]>, %[[ROWS]] <0, [1152, 9], [8, 128]>, %{{.*}} <0, [128, 1], [8, 8]> transpose
+// CHECK-COUNT-7: nisa.matmul %[[PS]] {{.*}} transpose
+// CHECK: nisa.matmul %[[PS]] <64, [72, 1], [128, 8]>, %[[ROWS]] <8, [1152, 9], [8, 128]>, {{.*}} transpose
+// CHECK: nisa.tensor_copy %[[W:.*]] <0, [72, 1], [128, 72]>, %[[PS]]
 // CHECK: nisa.alloc : <psum, 8, 36, f32>
 // CHECK: nisa.dma_copy %{{.*}} <0, [36, 1], [128, 36]>, %arg0 <0, [64, 8, 1], [128, 6, 6]>
-// CHECK: nisa.matmul
+// CHECK: nisa.matmul %{{.*}}, %[[W]] <0, [72, 1], [128, 8]>
 // CHECK-COUNT-8: nisa.matmul {{.*}}accumulate
 // CHECK: nisa.dma_copy %arg2 <0, [36, 6, 1], [8, 6, 6]>
 func.func @conv_valid(%x: tensor<1x128x8x8xf32>, %w: tensor<8x128x3x3xf32>) -> tensor<1x8x6x6xf32> {
@@ -20,6 +30,39 @@ func.func @conv_valid(%x: tensor<1x128x8x8xf32>, %w: tensor<8x128x3x3xf32>) -> t
          groups = 1 : i64, flip = false}
        : (tensor<1x128x8x8xf32>, tensor<8x128x3x3xf32>) -> tensor<1x8x6x6xf32>
   return %0 : tensor<1x8x6x6xf32>
+}
+
+// An input gradient's weight: W [128, 8, 3, 3] read as [8 out, 128 in]
+// with the kernel flipped. Each input channel c's (m, i, j) are one run, so
+// one DMA of rows [c, (m, i, j)] serves all nine kernel positions, each read
+// at stride 9 from position 8 - (3i + j); nothing is transposed.
+// CHECK-LABEL: func.func @conv_transposed_weight
+// CHECK: nisa.dma_copy %[[ROWS:.*]] <0, [72, 1], [128, 72]>, %arg1 <0, [72, 1], [128, 72]>
+// CHECK-NOT: transpose
+// CHECK-NOT: %arg1
+// CHECK: nisa.matmul %{{.*}}, %[[ROWS]] <8, [72, 9], [128, 8]>
+// CHECK-COUNT-8: nisa.matmul %{{.*}}, %[[ROWS]] <{{[0-7]}}, [72, 9], [128, 8]>, {{.*}} accumulate
+func.func @conv_transposed_weight(%x: tensor<1x128x8x8xf32>, %w: tensor<128x8x3x3xf32>) -> tensor<1x8x6x6xf32> {
+  %wt = trn.transpose %w permutation = [1, 0, 2, 3] : tensor<128x8x3x3xf32> -> tensor<8x128x3x3xf32>
+  %0 = trn.conv2d %x, %wt {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+         dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
+         groups = 1 : i64, flip = true}
+       : (tensor<1x128x8x8xf32>, tensor<8x128x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return %0 : tensor<1x8x6x6xf32>
+}
+
+// A 1x1 kernel's weight read transposed ([c, m] with m contiguous) is
+// loaded directly: contiguous runs already.
+// CHECK-LABEL: func.func @conv_1x1_contiguous_weight
+// CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [128, 8]>, %arg1 <0, [8, 1], [128, 8]>
+// CHECK-NOT: transpose
+func.func @conv_1x1_contiguous_weight(%x: tensor<1x128x4x4xf32>, %w: tensor<128x8x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  %wt = trn.transpose %w permutation = [1, 0, 2, 3] : tensor<128x8x1x1xf32> -> tensor<8x128x1x1xf32>
+  %0 = trn.conv2d %x, %wt {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+         dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
+         groups = 1 : i64, flip = false}
+       : (tensor<1x128x4x4xf32>, tensor<8x128x1x1xf32>) -> tensor<1x8x4x4xf32>
+  return %0 : tensor<1x8x4x4xf32>
 }
 
 // Padding 1, stride 2: the input is first copied into a zeroed 9x9 scratch
