@@ -162,43 +162,52 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     written[j] = true;
   }
   // A result returned as a reshape/transpose of a computed value (a saved
-  // activation viewed [B, T, C] from [B*T, C]): when the view of the value
-  // laid out row-major at the output buffer's start is exactly the output's
-  // layout, the value is computed into the output buffer, and no copy
-  // follows.
+  // activation viewed [B, T, C] from [B*T, C]; a convolution's weight
+  // gradient computed [C_in, C_out, kh, kw] and returned transposed): the
+  // value is computed straight into the output buffer, through the view
+  // that undoes the chain (the inverse permutation of each transpose, the
+  // operand's shape of each reshape, where strides express it), and no copy
+  // follows. Every lowering stores through its destination's strides, as it
+  // does for outputs with eager's non-contiguous layouts; the view must keep
+  // the value's innermost dim contiguous, or each element would be a store
+  // of its own (an elementwise result returned transposed is copied).
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
     if (written[j])
       continue;
-    SmallVector<Operation *> chain;
+    std::optional<HbmView> seen = outputs[j];
     Value root = v;
+    bool viewed = false;
     while (Operation *def = root.getDefiningOp()) {
-      if (!isa<trn::ReshapeOp, trn::TransposeOp>(def))
+      if (auto t = dyn_cast<trn::TransposeOp>(def)) {
+        ArrayRef<int64_t> perm = t.getPermutation();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [d, p] : llvm::enumerate(perm))
+          inverse[p] = d;
+        seen = transposeView(*seen, inverse);
+      } else if (auto r = dyn_cast<trn::ReshapeOp>(def)) {
+        seen = reshapeView(*seen, r.getInput().getType().getShape());
+      } else {
         break;
-      chain.push_back(def);
+      }
+      viewed = true;
       root = def->getOperand(0);
-    }
-    Operation *producer = root.getDefiningOp();
-    if (chain.empty() || !producer || isViewOp(producer) ||
-        ctx.resultDest.count(root))
-      continue;
-    auto type = cast<RankedTensorType>(root.getType());
-    if (type.getElementType() != outputs[j].elementType())
-      continue;
-    HbmView place{outputs[j].root, 0, SmallVector<int64_t>(type.getShape()),
-                  contiguousStrides(type.getShape())};
-    std::optional<HbmView> seen = place;
-    for (Operation *op : llvm::reverse(chain)) {
-      if (auto t = dyn_cast<trn::TransposeOp>(op))
-        seen = transposeView(*seen, t.getPermutation());
-      else
-        seen = reshapeView(*seen, cast<trn::ReshapeOp>(op).getType().getShape());
       if (!seen)
         break;
     }
-    if (!seen || seen->offset != outputs[j].offset ||
-        seen->shape != outputs[j].shape || seen->strides != outputs[j].strides)
+    Operation *producer = root.getDefiningOp();
+    auto innermostContiguous = [](const HbmView &view) {
+      for (size_t d = view.shape.size(); d-- > 0;)
+        if (view.shape[d] > 1)
+          return view.strides[d] == 1;
+      return true;
+    };
+    if (!viewed || !seen || !innermostContiguous(*seen) || !producer ||
+        isViewOp(producer) ||
+        ctx.resultDest.count(root) ||
+        cast<RankedTensorType>(root.getType()).getElementType() !=
+            outputs[j].elementType())
       continue;
-    ctx.resultDest[root] = place;
+    ctx.resultDest[root] = *seen;
     written[j] = true;
   }
 

@@ -1,6 +1,7 @@
 // A result returned as a view (reshape, transpose) of a computed value is
 // computed straight into the output buffer when the view of that buffer has
-// the output's layout: no scratch, no copy after.
+// the output's layout, or through the view that undoes the chain when it
+// keeps the innermost dim contiguous: no scratch, no copy after.
 // RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
 
 // CHECK-LABEL: func.func @reshaped
@@ -41,4 +42,23 @@ func.func @needs_copy(%x: tensor<8x4xf32>) -> tensor<4x8xf32> {
   %0 = trn.exp %x : tensor<8x4xf32>
   %1 = trn.transpose %0 permutation = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// A value returned through a permutation that keeps its innermost dim
+// contiguous (a convolution weight gradient computed [C_in, C_out, k] and
+// returned [C_out, C_in, k]) is computed into the inverse view of the
+// output buffer (exp tiles it in the buffer's order, reading runs of k):
+// no scratch and no copy after.
+// CHECK-LABEL: func.func @permuted_in_place
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.activation exp
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [12, 3, 1], [8, 4, 3]>
+// CHECK-NOT: nisa.dma_copy
+// CHECK: return
+func.func @permuted_in_place(%x: tensor<4x8x3xf32>) -> tensor<8x4x3xf32> {
+  %0 = trn.exp %x : tensor<4x8x3xf32>
+  %1 = trn.transpose %0 permutation = [1, 0, 2] : tensor<4x8x3xf32> -> tensor<8x4x3xf32>
+  return %1 : tensor<8x4x3xf32>
 }
