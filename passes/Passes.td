@@ -228,10 +228,23 @@ def SplitLogicalCores : Pass<"trnc-pipeline-split-logical-cores", "::mlir::Modul
     the module, `trnc.core` on both functions and `trnc.scratch` (its index)
     on every `nisa.dram_alloc`, which the emitter maps to one shared region.
 
+    A split that cannot beat one core is not made: when a lower bound of
+    the split program (per core, its busiest engine's work, the DMA queues
+    sharing the transfers, plus three times each barrier's fixed cost) is
+    no less than that of the whole program on one core (both cores would
+    repeat most of the work, e.g. load every weight of a convolution net
+    split over its batch), every instruction stays on core 0 and
+    `@main_core1` is empty.
+
     Before: a store of rows 0..127 and one of rows 128..255 of `%out`.
     After: one in `@main` (core 0), the other in `@main_core1`, each with
     the loads and compute it needs.
   }];
+  let options = [
+    Option<"alwaysSplit", "always-split", "bool", /*default=*/"false",
+           "Split even when one core is estimated as fast (tests of the "
+           "split's mechanics on small programs)">,
+  ];
 }
 
 //===----------------------------------------------------------------------===//

@@ -41,6 +41,14 @@
 //    program order, while core 0's estimated busy time (the simulator's
 //    cost formulas) exceeds core 1's, if the gap shrinks and no barrier
 //    is added.
+//  - One core when splitting cannot pay. A lower bound of each version's
+//    time (per core its busiest engine's estimated work, the transfers
+//    shared by the DMA queues; the split adds three barrier fixed costs per
+//    barrier, as tryHalves counts them): when the split's is no less than
+//    the whole program's on one core, every cut is undone and core 1 gets
+//    nothing. A convolution net at a small image size, split over its
+//    batch, had both cores load every weight and dozens of barriers, and
+//    ran slower than one core.
 //  - Which core needs what. An instruction is needed by a core if a
 //    transfer that core writes depends on it through on-chip tiles (read
 //    after write on overlapping bytes, back to the last writer that covers
@@ -139,20 +147,26 @@ bool covers(const Footprint &outer, const Footprint &inner) {
 }
 
 /// An instruction's duration by the simulator's cost formulas (a DMA alone
-/// on its queue: fixed cost, then its bytes), 0 if it has no cost form.
-double estimateNs(const MachineModel &m, Operation *op) {
+/// on its queue: fixed cost, then its bytes), 0 if it has no cost form, and
+/// the engine it runs on.
+struct InstCost {
+  double ns = 0;
+  isa::Engine engine = isa::Engine::Dma;
+};
+InstCost estimate(const MachineModel &m, Operation *op) {
   isa::Instruction inst;
   if (!nisa::describeForCost(op, inst))
-    return 0;
+    return {};
   if (inst.opcode == isa::Opcode::Collective)
-    return 0;
+    return {0, inst.engine};
   if (isa::isDmaTransfer(inst.opcode))
-    return m.dmaFixedNs +
-           double(sim::dmaBytes(inst)) / sim::dmaAloneBytesPerNs(m, inst);
+    return {m.dmaFixedNs +
+                double(sim::dmaBytes(inst)) / sim::dmaAloneBytesPerNs(m, inst),
+            inst.engine};
   uint64_t cycles = inst.opcode == isa::Opcode::Matmul
                         ? sim::matmulCycles(m, inst)
                         : sim::vectorLikeCycles(m, inst);
-  return double(cycles) / sim::engineClockGHz(m, inst.engine);
+  return {double(cycles) / sim::engineClockGHz(m, inst.engine), inst.engine};
 }
 
 struct SplitLogicalCoresPass
@@ -199,6 +213,14 @@ private:
   LogicalResult balanceSingleTransfers(func::FuncOp main);
   /// The estimated busy time of each core's instructions, core 0 minus core 1.
   double imbalanceNs() const;
+  /// A lower bound of the program's time as assigned (or, `oneCore`, with
+  /// every instruction once on core 0 and no barrier): per core its
+  /// busiest engine's instructions back to back, the DMA queues sharing
+  /// the transfers, plus each barrier at three times its fixed cost (as in
+  /// tryHalves); the larger of the two cores.
+  double boundNs(bool oneCore) const;
+  /// Undoes every kept cut and leaves the whole program on core 0.
+  LogicalResult keepOnOneCore(func::FuncOp main);
   void split(func::FuncOp main);
 
   SmallVector<Operation *> insts; // program order
@@ -218,9 +240,12 @@ private:
   DenseSet<Operation *> onCore1;
   std::optional<MachineModel> model;
   std::vector<double> costNs; // per instruction: the simulator's estimate
+  std::vector<isa::Engine> engines; // per instruction
   // The estimate per instruction across analyses; an instruction's entry
   // goes when halving or rejoining changes (or erases) it.
-  DenseMap<Operation *, double> costCache;
+  DenseMap<Operation *, InstCost> costCache;
+  // Cut pairs kept with their halves on different cores.
+  SmallVector<Halves> keptHalves;
 };
 
 /// `ap` cut to half `h` (0 or 1) of its elements in row-major order:
@@ -342,6 +367,7 @@ std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op,
 
 LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
   costNs.clear();
+  engines.clear();
   for (Operation &op : main.getBody().front()) {
     auto inst = dyn_cast<InstructionOpInterface>(op);
     if (!inst)
@@ -361,10 +387,11 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     insts.push_back(&op);
     footprints.push_back(std::move(fps));
     patterns.push_back(std::move(aps));
-    auto cost = costCache.try_emplace(&op, 0.0);
+    auto cost = costCache.try_emplace(&op);
     if (cost.second)
-      cost.first->second = estimateNs(*model, &op);
-    costNs.push_back(cost.first->second);
+      cost.first->second = estimate(*model, &op);
+    costNs.push_back(cost.first->second.ns);
+    engines.push_back(cost.first->second.engine);
   }
   cores.assign(insts.size(), 0);
   return success();
@@ -706,8 +733,38 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   for (Halves &pair : halves)
     if (coresOf[pair.first] == coresOf[pair.second])
       rejoin(pair);
+    else
+      keptHalves.push_back(std::move(pair));
   halves.clear();
   return analyze(main);
+}
+
+double SplitLogicalCoresPass::boundNs(bool oneCore) const {
+  double busy[2][isa::kNumEngines] = {};
+  for (unsigned i = 0; i < insts.size(); ++i)
+    for (unsigned c = 0; c < 2; ++c)
+      if (oneCore ? c == 0 : (cores[i] & (c ? kCore1 : kCore0)) != 0)
+        busy[c][unsigned(engines[i])] += costNs[i];
+  double bound = 0;
+  for (auto &core : busy) {
+    core[unsigned(isa::Engine::Dma)] /= double(model->dmaQueuesPerEngine);
+    bound = std::max(bound, *std::max_element(core, core + isa::kNumEngines));
+  }
+  if (!oneCore)
+    bound += double(barrierBefore.size()) * 3 * model->barrierNs();
+  return bound;
+}
+
+LogicalResult SplitLogicalCoresPass::keepOnOneCore(func::FuncOp main) {
+  for (Halves &pair : keptHalves)
+    rejoin(pair);
+  keptHalves.clear();
+  onCore1.clear();
+  if (failed(analyze(main)))
+    return failure();
+  cores.assign(insts.size(), kCore0);
+  barrierBefore.clear();
+  return success();
 }
 
 double SplitLogicalCoresPass::imbalanceNs() const {
@@ -866,9 +923,17 @@ void SplitLogicalCoresPass::runOnOperation() {
   if (!model)
     return signalPassFailure();
   halves.clear();
+  keptHalves.clear();
   onCore1.clear();
   if (failed(halveSingleTransfers(main)) ||
       failed(balanceSingleTransfers(main)))
+    return signalPassFailure();
+  // A split that cannot beat one core (both cores repeating most of the
+  // work: a weight-bound convolution net split over its batch, each core
+  // loading every weight) is not made; core 1 stays idle.
+  if (!alwaysSplit &&
+      boundNs(/*oneCore=*/false) >= boundNs(/*oneCore=*/true) &&
+      failed(keepOnOneCore(main)))
     return signalPassFailure();
   split(main);
   module->setAttr("trnc.lnc", Builder(module).getI64IntegerAttr(2));

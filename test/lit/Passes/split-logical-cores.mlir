@@ -1,10 +1,17 @@
-// RUN: trnc-opt %s -split-input-file -trnc-pipeline-split-logical-cores -verify-diagnostics | FileCheck %s
+// RUN: trnc-opt %s -split-input-file -trnc-pipeline-split-logical-cores="always-split=1" -verify-diagnostics | FileCheck %s
+// RUN: trnc-opt %s -split-input-file -trnc-pipeline-split-logical-cores -verify-diagnostics | FileCheck %s --check-prefix=ESTIMATE
 
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
 // An elementwise chain, exp then tanh through scratch, over two row tiles:
 // each core computes one row tile of both ops and reads back only the rows
-// it wrote, so there is no barrier.
+// it wrote, so there is no barrier. Each core has half the work: the split
+// is kept without always-split too.
+// ESTIMATE-LABEL: module attributes {trnc.lnc = 2 : i64}
+// ESTIMATE: func.func @main_core1(
+// ESTIMATE-NEXT: nisa.dram_alloc
+// ESTIMATE: nisa.activation exp
+// ESTIMATE: nisa.activation tanh
 // CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
 // CHECK: func.func @main({{.*}} attributes {trnc.core = 0 : i64}
 // CHECK: nisa.dram_alloc {trnc.scratch = 0 : i64}
@@ -61,6 +68,17 @@ func.func @main(%in: memref<131072xf32> {nisa.input = 0 : i64},
 // The second op swaps the row tiles (out rows 0..127 = tanh of scratch rows
 // 128..255): core 0 reads rows core 1 wrote, so one barrier goes just
 // before the first load of the second op, in both copies.
+// Estimated (without always-split): the two row tiles' chains already
+// overlap on one core's DMA queues, and the barrier (three fixed costs)
+// outweighs halving them, so everything stays on core 0.
+// ESTIMATE-LABEL: module attributes {trnc.lnc = 2 : i64}
+// ESTIMATE: func.func @main(
+// ESTIMATE-NOT: nisa.peer_signal
+// ESTIMATE-COUNT-2: nisa.activation exp
+// ESTIMATE-COUNT-2: nisa.activation tanh
+// ESTIMATE: func.func @main_core1(
+// ESTIMATE-NEXT: nisa.dram_alloc
+// ESTIMATE-NEXT: return
 // CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
 // CHECK: func.func @main(
 // CHECK: nisa.activation exp

@@ -24,14 +24,14 @@ def _f(x, w):
     return (b.relu() + a * m).sum(dim=0)
 
 
-def exact(rank: int, world: int, options: dict | None = None, rows: int = 4) -> list:
+def exact(rank: int, world: int, options: dict | None = None, rows: int = 4, cols: int = 8) -> list:
     """Returns the graphs' profiles of the compiled run."""
     # Integer-valued floats: every sum is exact in fp32, so the simulator's
     # matmul and eager's agree bit for bit and any difference would be the
     # collectives'.
     gen = torch.Generator().manual_seed(10 + rank)
     x = torch.randint(-3, 4, (rows, 16), generator=gen).float()
-    w0 = torch.randint(-2, 3, (16, 8), generator=gen).float()
+    w0 = torch.randint(-2, 3, (16, cols), generator=gen).float()
     results = {}
     for mode in ("eager", "neuron"):
         w = w0.clone().requires_grad_(True)
@@ -55,9 +55,11 @@ def exact(rank: int, world: int, options: dict | None = None, rows: int = 4) -> 
 def exact_lnc2(rank: int, world: int) -> None:
     """The same at lnc=2: each rank one program over two physical cores,
     core 0 issuing the collectives between barriers. 256 rows (two row
-    tiles): core 1 computes half of them, so it writes collective inputs and
-    reads collective results."""
-    profiles = exact(rank, world, {"lnc": 2}, rows=256)
+    tiles) of 8192 columns: core 1 computes half of them, so it writes
+    collective inputs and reads collective results. (With 8 or 2048
+    columns the split is estimated not to pay for its barriers, and the
+    compiler keeps the program on core 0.)"""
+    profiles = exact(rank, world, {"lnc": 2}, rows=256, cols=8192)
     assert profiles and all(d["lnc"] == 2 for d in profiles), profiles
     assert sum(d["collectives"] for d in profiles) >= 6, [d["collectives"] for d in profiles]
     core1 = [d["cores"][1] for d in profiles]
