@@ -162,7 +162,10 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
     soonest goes next. A tile is live from its first to its last access in
     the new order, and an instruction that would push the tiles it hoists
     past `memory-share` of SBUF or PSUM waits: that bounds how far loads are
-    hoisted (the prefetch depth). Tiles get their addresses as the schedule
+    hoisted (the prefetch depth). A transfer farther ahead than 75% of the
+    memory could hold (program order makes more bytes live before it) may
+    fill only half of that share, so the instructions in between still get
+    tiles. Tiles get their addresses as the schedule
     first touches them (time-aware: bytes freed before the instruction
     starts are preferred, and it waits for those it takes), so the estimate
     includes the waits reuse adds. When the frontier's tiles find no gap
