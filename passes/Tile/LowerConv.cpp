@@ -165,6 +165,28 @@ std::pair<int64_t, int64_t> channelGemmTile(const ConvGeom &g) {
   return {rows, cols};
 }
 
+/// The input rows and columns every kernel position of an output tile of
+/// r x cl reads (the channel GEMM's slab).
+std::pair<int64_t, int64_t> slabExtent(const ConvGeom &g, int64_t r,
+                                       int64_t cl) {
+  return {(r - 1) * g.s[0] + (g.kh - 1) * g.d[0] + 1,
+          (cl - 1) * g.s[1] + (g.kw - 1) * g.d[1] + 1};
+}
+
+/// Whether the channel GEMM reads its moving tiles out of one SBUF slab per
+/// (output tile, input-channel chunk) instead of one DMA per product: when
+/// the products' windows overlap or skip elements (several kernel
+/// positions, or a stride), and the slab is small (a sixteenth of a
+/// partition).
+bool channelGemmSlabs(LoweringContext &ctx, const ConvGeom &g) {
+  if (g.kh * g.kw == 1 && g.s[0] == 1 && g.s[1] == 1)
+    return false; // the window is the slab
+  auto [rows, cols] = channelGemmTile(g);
+  auto [slabRows, slabCols] = slabExtent(g, rows, cols);
+  return slabRows * slabCols * eltBytes(g.elt) <=
+         int64_t(ctx.machine.sbufPartitionBytes / 16);
+}
+
 /// Chunks of kernel positions for the position GEMM: whole kernel rows
 /// (as many as fit `tk` partitions) when a row fits, else row segments.
 struct PositionChunks {
@@ -190,10 +212,12 @@ std::pair<ConvNest, int64_t> conv2dPlan(LoweringContext &ctx,
   int64_t products = g.kh * g.kw * cTiles;
   auto [rows, cols] = channelGemmTile(g);
   int64_t outTiles = ceilDiv(g.oh, rows) * ceilDiv(g.ow, cols);
-  // Weights loaded once (or per product), then a DMA + matmul per product,
-  // a cast and a store per output tile.
+  // Weights loaded once (or per product), then a matmul per product, a DMA
+  // per input-channel chunk (a slab) or per product, and a cast and a store
+  // per output tile.
+  int64_t windows = channelGemmSlabs(ctx, g) ? cTiles : products;
   int64_t channel = g.groups * oTiles *
-                    (products + g.n * outTiles * (2 * products + 2));
+                    (products + g.n * outTiles * (products + windows + 2));
   std::pair<ConvNest, int64_t> best{ConvNest::ChannelGemm, channel};
   int64_t taps = g.kh * g.kw;
   if (!g.flip && taps > 1 && taps <= g.tk) {
@@ -230,9 +254,9 @@ std::pair<ConvNest, int64_t> conv2dPlan(LoweringContext &ctx,
   return best;
 }
 
-/// A stationary operand: an SBUF tile and the [k partitions, m] window of
-/// it a matmul reads (several kernel positions may share one tile).
-struct Stationary {
+/// A matmul operand: an SBUF tile and the [k partitions, free] window of it
+/// the matmul reads (several kernel positions may share one tile).
+struct TileOperand {
   Value tile;
   nisa::AccessPatternAttr ap;
 };
@@ -260,7 +284,7 @@ void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
   for (int64_t gi = 0; gi < g.groups; ++gi)
     for (int64_t o0 = 0; o0 < g.og; o0 += g.tm) {
       int64_t mt = std::min(g.tm, g.og - o0), oc = gi * g.og + o0;
-      SmallVector<Stationary> weights;
+      SmallVector<TileOperand> weights;
       if (keep)
         for (int64_t p = 0; p < products; ++p)
           weights.push_back(weight(oc, mt, p, /*resident=*/true));
@@ -271,11 +295,11 @@ void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
             Value psum =
                 ctx.allocTile(loc, nisa::MemorySpace::psum, mt, r * cl, f32);
             for (int64_t p = 0; p < products; ++p) {
-              Stationary stat =
+              TileOperand stat =
                   keep ? weights[p] : weight(oc, mt, p, /*resident=*/false);
-              Value mov = window(gi, b, y0, x0, r, cl, p);
+              TileOperand mov = window(gi, b, y0, x0, r, cl, p);
               ctx.matmul(loc, psum, ctx.tileAp(psum), stat.tile, stat.ap,
-                         mov, ctx.tileAp(mov), /*accumulate=*/p > 0);
+                         mov.tile, mov.ap, /*accumulate=*/p > 0);
             }
             Value res = ctx.allocSbuf(loc, mt, r * cl, g.outElt);
             ctx.copyOnScalar(loc, res, ctx.tileAp(res), psum,
@@ -351,14 +375,14 @@ Value transposeKernelPositions(LoweringContext &ctx, Location loc,
   return out;
 }
 
-/// The channel GEMM: product p is kernel position (i, j) and input-channel
-/// chunk c0 (<= tk channels on partitions).
+/// The channel GEMM: product p is input-channel chunk c0 (<= tk channels on
+/// partitions) and kernel position (i, j), the chunk outermost.
 void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
-  const HbmView &w = g.w;
+  const HbmView &w = g.w, &x = g.x;
   int64_t cTiles = ceilDiv(g.cg, g.tk), taps = g.kh * g.kw;
   auto product = [&](int64_t p) {
-    int64_t c0 = (p % cTiles) * g.tk;
-    return std::make_tuple(p / (g.kw * cTiles), (p / cTiles) % g.kw, c0,
+    int64_t c0 = (p / taps) * g.tk;
+    return std::make_tuple((p % taps) / g.kw, p % g.kw, c0,
                            std::min(g.tk, g.cg - c0));
   };
   WeightLayout layout = channelWeightLayout(ctx, g);
@@ -376,7 +400,7 @@ void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
               ctx.ap(base + g.wIndexI(i) * w.strides[2] +
                          g.wIndexJ(j) * w.strides[3],
                      {w.strides[1], w.strides[0]}, {cc, mt}));
-      return Stationary{t, ctx.tileAp(t)};
+      return TileOperand{t, ctx.tileAp(t)};
     }
     if (rowsOc != oc)
       rowsOc = oc, rowBlocks.assign(cTiles, Value());
@@ -387,7 +411,7 @@ void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
         ctx.dma(loc, block, ctx.tileAp(block), w.root,
                 ctx.ap(base, {w.strides[1], 1}, {cc, mt * taps}));
       }
-      return Stationary{block, ctx.ap(tap, {mt * taps, taps}, {cc, mt})};
+      return TileOperand{block, ctx.ap(tap, {mt * taps, taps}, {cc, mt})};
     }
     if (!block) {
       Value rows = ctx.allocSbuf(loc, mt, cc * taps, g.elt);
@@ -395,13 +419,43 @@ void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
               ctx.ap(base, {w.strides[0], 1}, {mt, cc * taps}));
       block = transposeKernelPositions(ctx, loc, g, rows, mt, cc, taps);
     }
-    return Stationary{block, ctx.ap(tap * mt, {taps * mt, 1}, {cc, mt})};
+    return TileOperand{block, ctx.ap(tap * mt, {taps * mt, 1}, {cc, mt})};
   };
+  // Moving tiles: with slabs, the input rows an output tile reads, per
+  // input-channel chunk, come in by one DMA [cc, slabRows * slabCols] (one
+  // run per partition when the tile spans the input's width) and each
+  // product reads its shifted, strided window from SBUF (im2col as an
+  // access pattern); products run chunk by chunk, so one slab is live at a
+  // time. Else one DMA per product of its window.
+  bool slabs = channelGemmSlabs(ctx, g);
+  std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> slabKey{-1, 0, 0, 0, 0};
+  Value slab;
   auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
                     int64_t cl, int64_t p) {
     auto [i, j, c0, cc] = product(p);
-    return loadWindow(ctx, loc, g, b, gi * g.cg + c0, 1, cc, y0, x0, i, j, r,
-                      cl);
+    if (!slabs) {
+      Value t = loadWindow(ctx, loc, g, b, gi * g.cg + c0, 1, cc, y0, x0, i,
+                           j, r, cl);
+      return TileOperand{t, ctx.tileAp(t)};
+    }
+    auto [slabRows, slabCols] = slabExtent(g, r, cl);
+    std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> key{gi, b, y0, x0,
+                                                                c0};
+    if (key != slabKey) {
+      slabKey = key;
+      slab = ctx.allocSbuf(loc, cc, slabRows * slabCols, g.elt);
+      ctx.dma(loc, slab, ctx.tileAp(slab), x.root,
+              ctx.ap(x.offset + b * x.strides[0] +
+                         (gi * g.cg + c0) * x.strides[1] +
+                         y0 * g.s[0] * x.strides[2] +
+                         x0 * g.s[1] * x.strides[3],
+                     {x.strides[1], x.strides[2], x.strides[3]},
+                     {cc, slabRows, slabCols}));
+    }
+    return TileOperand{slab, ctx.ap(i * g.d[0] * slabCols + j * g.d[1],
+                                    {slabRows * slabCols, g.s[0] * slabCols,
+                                     g.s[1]},
+                                    {cc, r, cl})};
   };
   tiledGemm(ctx, loc, g, g.kh * g.kw * cTiles, weight, window);
 }
@@ -424,7 +478,7 @@ void lowerPackedGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
             ctx.ap(w.offset + oc * w.strides[0] + c0 * w.strides[1],
                    {w.strides[1], w.strides[2], w.strides[3], w.strides[0]},
                    {cc, g.kh, g.kw, mt}));
-    return Stationary{t, ctx.tileAp(t)};
+    return TileOperand{t, ctx.tileAp(t)};
   };
   auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
                     int64_t cl, int64_t q) {
@@ -437,7 +491,7 @@ void lowerPackedGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
                    {x.strides[1], d[0] * x.strides[2], d[1] * x.strides[3],
                     s[0] * x.strides[2], s[1] * x.strides[3]},
                    {cc, g.kh, g.kw, r, cl}));
-    return t;
+    return TileOperand{t, ctx.tileAp(t)};
   };
   tiledGemm(ctx, loc, g, ceilDiv(g.cg, per), weight, window);
 }

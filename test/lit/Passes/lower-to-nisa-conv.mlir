@@ -19,10 +19,16 @@
 // CHECK-COUNT-7: nisa.matmul %[[PS]] {{.*}} transpose
 // CHECK: nisa.matmul %[[PS]] <64, [72, 1], [128, 8]>, %[[ROWS]] <8, [1152, 9], [8, 128]>, {{.*}} transpose
 // CHECK: nisa.tensor_copy %[[W:.*]] <0, [72, 1], [128, 72]>, %[[PS]]
+// The moving operands: the 8x8 input rows the output tile reads come in by
+// one DMA (a slab, one run per partition), and each kernel position's
+// shifted 6x6 window is an access pattern into it.
 // CHECK: nisa.alloc : <psum, 8, 36, f32>
-// CHECK: nisa.dma_copy %{{.*}} <0, [36, 1], [128, 36]>, %arg0 <0, [64, 8, 1], [128, 6, 6]>
-// CHECK: nisa.matmul %{{.*}}, %[[W]] <0, [72, 1], [128, 8]>
-// CHECK-COUNT-8: nisa.matmul {{.*}}accumulate
+// CHECK: nisa.dma_copy %[[SLAB:.*]] <0, [64, 1], [128, 64]>, %arg0 <0, [64, 8, 1], [128, 8, 8]>
+// CHECK: nisa.matmul %{{.*}}, %[[W]] <0, [72, 1], [128, 8]>, %[[SLAB]] <0, [64, 8, 1], [128, 6, 6]>
+// CHECK: nisa.matmul %{{.*}}, %[[W]] <8, [72, 1], [128, 8]>, %[[SLAB]] <1, [64, 8, 1], [128, 6, 6]> accumulate
+// CHECK-COUNT-6: nisa.matmul {{.*}}accumulate
+// CHECK: nisa.matmul %{{.*}}, %[[W]] <64, [72, 1], [128, 8]>, %[[SLAB]] <18, [64, 8, 1], [128, 6, 6]> accumulate
+// CHECK-NOT: %arg0
 // CHECK: nisa.dma_copy %arg2 <0, [36, 6, 1], [8, 6, 6]>
 func.func @conv_valid(%x: tensor<1x128x8x8xf32>, %w: tensor<8x128x3x3xf32>) -> tensor<1x8x6x6xf32> {
   %0 = trn.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
@@ -66,12 +72,14 @@ func.func @conv_1x1_contiguous_weight(%x: tensor<1x128x4x4xf32>, %w: tensor<128x
 }
 
 // Padding 1, stride 2: the input is first copied into a zeroed 9x9 scratch
-// (extent (4-1)*2 + 3 = 9), whose windows are then read with stride 2.
+// (extent (4-1)*2 + 3 = 9), loaded whole as the slab, whose windows the
+// matmuls read with stride 2.
 // CHECK-LABEL: func.func @conv_padded_strided
 // CHECK: nisa.dram_alloc : memref<10368xf32>
 // CHECK: nisa.memset
 // CHECK: nisa.dma_copy %0 <10, [81, 9, 1], [128, 8, 8]>
-// CHECK: nisa.dma_copy %{{.*}}, %0 <0, [81, 18, 2], [128, 4, 4]>
+// CHECK: nisa.dma_copy %[[SLAB:.*]] <0, [81, 1], [128, 81]>, %0 <0, [81, 9, 1], [128, 9, 9]>
+// CHECK: nisa.matmul {{.*}}, %[[SLAB]] <0, [81, 18, 2], [128, 4, 4]>
 func.func @conv_padded_strided(%x: tensor<1x128x8x8xf32>, %w: tensor<3x128x3x3xf32>) -> tensor<1x3x4x4xf32> {
   %0 = trn.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>,
          dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
