@@ -136,13 +136,13 @@ Value loadWindow(LoweringContext &ctx, Location loc, const ConvGeom &g,
                  int64_t cl) {
   const HbmView &x = g.x;
   Value t = ctx.allocSbuf(loc, parts, r * cl, g.elt);
-  ctx.dma(loc, t, ctx.tileAp(t), x.root,
-          ctx.ap(x.offset + b * x.strides[0] + c0 * x.strides[1] +
-                     (y0 * g.s[0] + i * g.d[0]) * x.strides[2] +
-                     (x0 * g.s[1] + j * g.d[1]) * x.strides[3],
-                 {pstride * x.strides[1], g.s[0] * x.strides[2],
-                  g.s[1] * x.strides[3]},
-                 {parts, r, cl}));
+  ctx.load(loc, t, x.root,
+           ctx.ap(x.offset + b * x.strides[0] + c0 * x.strides[1] +
+                      (y0 * g.s[0] + i * g.d[0]) * x.strides[2] +
+                      (x0 * g.s[1] + j * g.d[1]) * x.strides[3],
+                  {pstride * x.strides[1], g.s[0] * x.strides[2],
+                   g.s[1] * x.strides[3]},
+                  {parts, r, cl}));
   return t;
 }
 
@@ -484,13 +484,13 @@ void lowerPackedGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
                     int64_t cl, int64_t q) {
     auto [c0, cc] = channels(q);
     Value t = ctx.allocSbuf(loc, cc * taps, r * cl, g.elt);
-    ctx.dma(loc, t, ctx.tileAp(t), x.root,
-            ctx.ap(x.offset + b * x.strides[0] +
-                       (gi * g.cg + c0) * x.strides[1] +
-                       y0 * s[0] * x.strides[2] + x0 * s[1] * x.strides[3],
-                   {x.strides[1], d[0] * x.strides[2], d[1] * x.strides[3],
-                    s[0] * x.strides[2], s[1] * x.strides[3]},
-                   {cc, g.kh, g.kw, r, cl}));
+    ctx.load(loc, t, x.root,
+             ctx.ap(x.offset + b * x.strides[0] +
+                        (gi * g.cg + c0) * x.strides[1] +
+                        y0 * s[0] * x.strides[2] + x0 * s[1] * x.strides[3],
+                    {x.strides[1], d[0] * x.strides[2], d[1] * x.strides[3],
+                     s[0] * x.strides[2], s[1] * x.strides[3]},
+                    {cc, g.kh, g.kw, r, cl}));
     return TileOperand{t, ctx.tileAp(t)};
   };
   tiledGemm(ctx, loc, g, ceilDiv(g.cg, per), weight, window);

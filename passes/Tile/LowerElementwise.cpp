@@ -137,8 +137,8 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
         loaded.push_back(invariant[key] = t);
         continue;
       }
-      ctx.dma(loc, t, ctx.tileAp(t), srcs[i].root,
-              ctx.ap(task.offsets[v], task.strides[v], task.counts));
+      ctx.load(loc, t, srcs[i].root,
+               ctx.ap(task.offsets[v], task.strides[v], task.counts));
       if (viaI32) {
         Value c = ctx.allocSbuf(loc, p, f, loadTypes[i]);
         ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));

@@ -646,8 +646,7 @@ Value RowGroupLowering::load(External &e, int64_t p, int64_t offset,
   bool viaI32 = view.elementType().isInteger(64) &&
                 !e.loadType.isInteger(64) && !e.loadType.isInteger(32);
   Value t = ctx.allocSbuf(loc, p, f, viaI32 ? ctx.b.getI32Type() : e.loadType);
-  ctx.dma(loc, t, ctx.tileAp(t), view.root,
-          ctx.ap(offset, {partStride, rowStride}, {p, f}));
+  ctx.load(loc, t, view.root, ctx.ap(offset, {partStride, rowStride}, {p, f}));
   if (viaI32) {
     Value c = ctx.allocSbuf(loc, p, f, e.loadType);
     ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
 
+#include "passes/Tile/MatmulBlocking.h"
+
 #include "dialects/Trn/TrnOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -176,6 +178,64 @@ void LoweringContext::copyPredicated(Location loc, Value dst,
       loc, dst, dstAp, pred, predAp, src, srcAp,
       nisa::EngineAttr::get(b.getContext(), nisa::Engine::vector),
       DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::load(Location loc, Value dst, Value src,
+                           nisa::AccessPatternAttr srcAp) {
+  constexpr int64_t kMaxGap = 4;
+  ArrayRef<int64_t> strides = srcAp.getStrides(), counts = srcAp.getCounts();
+  auto type = cast<nisa::TileType>(dst.getType());
+  // The leading dims of the HBM pattern spread over the partitions.
+  int64_t parts = 1;
+  size_t first = 0;
+  while (first < counts.size() && parts < type.getPartitions())
+    parts *= counts[first++];
+  size_t inner = counts.size() - 1;
+  while (inner > first && counts[inner] == 1)
+    --inner;
+  int64_t gap = inner >= first && inner < counts.size() ? strides[inner] : 1;
+  SmallVector<int64_t> denseCounts(counts), denseStrides(strides);
+  int64_t free = 1, denseFree = 1;
+  bool dense = parts == type.getPartitions() && inner >= first && gap >= 2 &&
+               gap <= kMaxGap;
+  if (dense) {
+    denseCounts[inner] = (counts[inner] - 1) * gap + 1;
+    denseStrides[inner] = 1;
+    for (size_t d = first; d < counts.size(); ++d)
+      free *= counts[d], denseFree *= denseCounts[d];
+    int64_t elt = std::max<int64_t>(
+        1, int64_t(type.getElementType().getIntOrFloatBitWidth()) / 8);
+    // One descriptor per element, against runs of the span plus the copy.
+    double stridedNs =
+        double(parts * free * elt) / tile::dmaBytesPerNs(machine, elt);
+    double copyCycles =
+        machine.accessOverheadCycles +
+        std::max<double>(machine.minInitiationCycles,
+                         double(parts * free) / machine.vectorElemsPerCycleOther);
+    double denseNs = double(parts * denseFree * elt) /
+                         tile::dmaBytesPerNs(machine, denseCounts[inner] * elt) +
+                     copyCycles / machine.vectorClockGHz;
+    dense = denseFree * elt <= int64_t(machine.sbufPartitionBytes / 16) &&
+            denseNs < stridedNs;
+  }
+  if (!dense) {
+    dma(loc, dst, tileAp(dst), src, srcAp);
+    return;
+  }
+  Value span = allocSbuf(loc, parts, denseFree, type.getElementType());
+  dma(loc, span, tileAp(span), src,
+      ap(srcAp.getOffset(), denseStrides, denseCounts));
+  // Read back every gap-th element of the dense span: [partitions, the free
+  // dims], row-major over the span's free dims.
+  SmallVector<int64_t> readStrides{denseFree}, readCounts{parts};
+  readStrides.resize(1 + counts.size() - first);
+  for (size_t d = first; d < counts.size(); ++d)
+    readCounts.push_back(counts[d]);
+  for (int64_t d = counts.size() - 1, run = 1; d >= int64_t(first); --d) {
+    readStrides[1 + d - first] = run * (size_t(d) == inner ? gap : 1);
+    run *= denseCounts[d];
+  }
+  copyOnVector(loc, dst, tileAp(dst), span, ap(0, readStrides, readCounts));
 }
 
 void LoweringContext::copyOnVector(Location loc, Value dst,

@@ -89,6 +89,14 @@ struct LoweringContext {
   // --- Instructions -------------------------------------------------------
   void dma(mlir::Location loc, mlir::Value dst, nisa::AccessPatternAttr dstAp,
            mlir::Value src, nisa::AccessPatternAttr srcAp);
+  /// HBM `srcAp` of `src` -> the whole of a fresh tile `dst` ([P, free],
+  /// row-major). A source whose innermost dim skips elements (a stride of 2
+  /// to 4: pooling windows, strided slices) makes one DMA descriptor per
+  /// element; when the DMA estimate (MatmulBlocking.h) says so, its span is
+  /// read densely instead (runs of the dim's extent, up to 4x the bytes)
+  /// and compacted into `dst` by one strided Vector copy.
+  void load(mlir::Location loc, mlir::Value dst, mlir::Value src,
+            nisa::AccessPatternAttr srcAp);
   void matmul(mlir::Location loc, mlir::Value psum,
               nisa::AccessPatternAttr psumAp, mlir::Value stationary,
               nisa::AccessPatternAttr statAp, mlir::Value moving,

@@ -26,11 +26,8 @@ struct Costs {
   const MachineModel &m;
   int64_t eltBytes;
 
-  /// Bytes per ns of one transfer whose descriptors are `runBytes` long.
   double bandwidth(int64_t runBytes) const {
-    double engines = double(m.dmaEngines) * m.dmaEngineGBps *
-                     sim::dmaEfficiency(m, uint64_t(std::max<int64_t>(1, runBytes)));
-    return std::min(engines, m.hbmCoreBytesPerSecond() * 1e-9);
+    return dmaBytesPerNs(m, runBytes);
   }
   /// A 128 x 128 transpose: its matmul (moving free size 128) plus a
   /// quarter of the [128, 512] fp32 PSUM copy-out shared by four of them.
@@ -101,6 +98,12 @@ int64_t transposesOf(const MatmulOperand &x, bool transpose, double times) {
 }
 
 } // namespace
+
+double trnc::tile::dmaBytesPerNs(const MachineModel &m, int64_t runBytes) {
+  double engines = double(m.dmaEngines) * m.dmaEngineGBps *
+                   sim::dmaEfficiency(m, uint64_t(std::max<int64_t>(1, runBytes)));
+  return std::min(engines, m.hbmCoreBytesPerSecond() * 1e-9);
+}
 
 bool trnc::tile::transposedRowsBeatGather(const MachineModel &machine,
                                           int64_t eltBytes, int64_t k,

@@ -73,6 +73,11 @@ struct MatmulPlan {
 /// The plan for `p` on `machine`.
 MatmulPlan planMatmul(const MachineModel &machine, const MatmulProblem &p);
 
+/// Bytes per ns of one HBM transfer whose descriptors are `runBytes` long,
+/// spread over the DMA engines (the simulator's efficiency curve,
+/// sim/CostModel.h), capped by the core's HBM share.
+double dmaBytesPerNs(const MachineModel &machine, int64_t runBytes);
+
 /// Whether `count` operand blocks [k partitions, f] whose HBM runs are
 /// single elements (neither dim contiguous) are cheaper brought on chip as
 /// rows of `rowBytes` contiguous bytes with f on partitions, each block

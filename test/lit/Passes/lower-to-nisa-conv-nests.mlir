@@ -92,3 +92,18 @@ func.func @packed_stem(%x: tensor<1x3x16x16xf32>, %w: tensor<8x3x7x7xf32>) -> te
        : (tensor<1x3x16x16xf32>, tensor<8x3x7x7xf32>) -> tensor<1x8x10x10xf32>
   return %0 : tensor<1x8x10x10xf32>
 }
+
+// The same stem at stride 2: each partition's window reads every second
+// input column, one DMA descriptor per element; it is loaded as the dense
+// span (runs of 17 columns) and every second column copied out on Vector.
+// CHECK-LABEL: func.func @packed_stem_strided
+// CHECK: nisa.dma_copy %[[SPAN:.*]] <0, [153, 1], [98, 153]>, %arg0 <0, [529, 23, 1, 46, 1], [2, 7, 7, 9, 17]>
+// CHECK: nisa.tensor_copy %[[WIN:.*]] <0, [81, 1], [98, 81]>, %[[SPAN]] <0, [153, 17, 2], [98, 9, 9]> on vector
+// CHECK: nisa.matmul %{{.*}}, %[[WIN]] <0, [81, 1], [98, 81]>
+func.func @packed_stem_strided(%x: tensor<1x3x23x23xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x9x9xf32> {
+  %0 = trn.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 0, 0>,
+         dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
+         groups = 1 : i64, flip = false}
+       : (tensor<1x3x23x23xf32>, tensor<8x3x7x7xf32>) -> tensor<1x8x9x9xf32>
+  return %0 : tensor<1x8x9x9xf32>
+}

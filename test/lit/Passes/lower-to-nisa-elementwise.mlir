@@ -97,3 +97,29 @@ func.func @mul_channel_short(%x: tensor<8x512x7x7xf32>, %m: tensor<512x1x1xf32>)
   %0 = trn.mul %x, %b : tensor<8x512x7x7xf32>
   return %0 : tensor<8x512x7x7xf32>
 }
+
+// A stride-2 slice read by an elementwise op (a pooling tap): a direct load
+// would be one DMA descriptor per element; the span of each partition's
+// 8 x 32 elements (stride 2 throughout) is loaded densely (511 elements,
+// one run) and every second element copied out on Vector before the op.
+// CHECK-LABEL: func.func @stride_two_slice
+// CHECK: nisa.dma_copy %[[SPAN:.*]] <0, [511, 1], [128, 511]>, %arg0 <0, [512, 1], [128, 511]>
+// CHECK: nisa.tensor_copy %[[T:.*]] <0, [256, 1], [128, 256]>, %[[SPAN]] <0, [511, 2], [128, 256]> on vector
+// CHECK: nisa.activation exp {{.*}}, %[[T]]
+func.func @stride_two_slice(%x: tensor<128x8x64xf32>) -> tensor<128x8x32xf32> {
+  %0 = trn.slice %x starts = [0, 0, 0] steps = [1, 1, 2] : tensor<128x8x64xf32> -> tensor<128x8x32xf32>
+  %1 = trn.exp %0 : tensor<128x8x32xf32>
+  return %1 : tensor<128x8x32xf32>
+}
+
+// A stride-5 slice is loaded as it is (its dense span would be 5x the bytes).
+// CHECK-LABEL: func.func @stride_five_slice
+// CHECK-NOT: on vector
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [40, 5], [128, 8]>
+// CHECK-NOT: tensor_copy
+// CHECK: nisa.activation exp
+func.func @stride_five_slice(%x: tensor<128x40xf32>) -> tensor<128x8xf32> {
+  %0 = trn.slice %x starts = [0, 0] steps = [1, 5] : tensor<128x40xf32> -> tensor<128x8xf32>
+  %1 = trn.exp %0 : tensor<128x8xf32>
+  return %1 : tensor<128x8xf32>
+}
