@@ -8,6 +8,15 @@
 // the gradient's [B*T, V] shape, and joins its fusion group instead of
 // reading it back from HBM. Reshapes are views: they cost no instruction.
 //
+// An add of x and a scatter-add into zeros (an embedding's gradient, added
+// to the tied output projection's) is the scatter-add into x:
+// add(x, scatter_rows(full 0, i, s) accumulate) -> scatter_rows(x, i, s)
+// accumulate, when the scatter has no other reader. No [N, D] zeros are
+// written and no add pass reads both back; each row's sum starts from x's
+// row instead of 0 and is rounded once (a 16-bit scatter-add sums in an
+// fp32 copy of its base, LowerIndirect.cpp), where x + scatter rounded the
+// scatter's sum and then the add.
+//
 //===----------------------------------------------------------------------===//
 #include "dialects/Trn/TrnOps.h"
 
@@ -48,9 +57,33 @@ struct AddInReshapedShape : OpRewritePattern<AddOp> {
   }
 };
 
+struct AddIntoScatter : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (bool swap : {false, true}) {
+      Value x = swap ? add.getRhs() : add.getLhs();
+      auto scatter =
+          (swap ? add.getLhs() : add.getRhs()).getDefiningOp<ScatterRowsOp>();
+      if (!scatter || !scatter.getAccumulate() || !scatter->hasOneUse() ||
+          x.getType() != add.getType() || scatter.getType() != add.getType())
+        continue;
+      auto zeros = scatter.getBase().getDefiningOp<FullOp>();
+      if (!zeros || zeros.getValue().convertToDouble() != 0.0)
+        continue;
+      rewriter.replaceOpWithNewOp<ScatterRowsOp>(
+          add, add.getType(), x, scatter.getIndex(), scatter.getSrc(),
+          /*accumulate=*/true);
+      return success();
+    }
+    return failure();
+  }
+};
+
 } // namespace
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
-  patterns.add<AddInReshapedShape>(context);
+  patterns.add<AddInReshapedShape, AddIntoScatter>(context);
 }

@@ -244,6 +244,25 @@ def test_embedding_bfloat16():
     check_against_eager(lambda w, i: F.embedding(i, w), [torch.randn(10, 8).bfloat16(), W([[1, 3, 3], [0, 9, 3]])])
 
 
+@needs_native
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_tied_embedding_gradient(dtype):
+    # A weight both embedded and used as the output projection (GPT-2's
+    # tied wte / lm_head): its gradient is the projection's plus the
+    # embedding's scatter-add, which trn.add's canonicalization turns into
+    # one scatter-add into the projection's gradient (lit:
+    # canonicalize-add-scatter.mlir). Repeated tokens sum onto a row.
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(64, 16, generator=g).to(dtype)
+    idx = torch.tensor([[1, 3, 3, 7], [0, 63, 3, 1]])
+
+    def tied(w, idx):
+        return F.embedding(idx, w) @ w.T
+
+    tol = {} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
+    check_against_eager(tied, [w, idx], **tol)
+
+
 @pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_native)], ids=["decomposed", "compiled"])
 @pytest.mark.parametrize("norm_type", [2.0, 1.0])
 def test_embedding_max_norm_renorms_the_weight_in_place(compiled, norm_type):
