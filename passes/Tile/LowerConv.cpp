@@ -7,14 +7,17 @@
 // emitted (conv2dPlan), since a nest that suits one shape is pathological
 // for another:
 //
-// - channel GEMM (implicit GEMM): one matmul per kernel position (i, j) and
-//   input-channel chunk (<= 128, the contraction on partitions) per output
-//   tile, all accumulating into one PSUM tile. The moving tile is read
-//   straight from HBM by one DMA whose pattern is the shifted, strided window
-//   (im2col as an access pattern, never materialised); the stationary weight
+// - channel GEMM (implicit GEMM): one matmul per input-channel chunk (<=
+//   128, the contraction on partitions) and kernel position (i, j) per
+//   output tile, all accumulating into one PSUM tile. The moving tiles are
+//   access patterns into one SBUF slab per chunk holding the input rows the
+//   output tile reads (im2col as an access pattern, never materialised;
+//   one DMA per chunk, not per kernel position). The stationary weight
 //   tiles of one (group, output-channel chunk) are loaded once and reused
-//   over the batch and every output tile when they fit a quarter of SBUF.
-//   Suits many channels and a small kernel.
+//   over the batch and every output tile when they fit a quarter of SBUF,
+//   as contiguous rows: transposed per kernel position on the Tensor
+//   Engine, or read in place when the weight is an input gradient's
+//   transposed one (WeightLayout). Suits many channels and a small kernel.
 // - packed GEMM: the same with every kernel position of several input
 //   channels in one contraction chunk (K = channels x kh x kw <= 128), for
 //   few channels (a 7x7 stem over RGB: 2 matmuls per output tile, not 49).
