@@ -7,7 +7,8 @@ The compiler lowers reductions (sum/mean/amax/amin/prod/var_mean) and a fused
 decomposition table (``native_layer_norm`` etc. are core ops), so these rules
 take PyTorch's own decompositions for them: each becomes ``var_mean`` plus
 elementwise ops (add, rsqrt, sub, mul), which lower, instead of one opaque
-op. Batch norm's running-stat update comes back from AOTAutograd as extra
+op. Layer norm and batch norm's training/eval forms are the exception: kept
+whole, the graph importer builds those same ops (cheaper than tracing them). Batch norm's running-stat update comes back from AOTAutograd as extra
 graph outputs (the input mutation is applied by the runtime wrapper).
 
 ``var_mean`` (what every norm decomposition computes its statistics with)
@@ -38,7 +39,6 @@ aten = torch.ops.aten
 # Normalisation ops whose PyTorch decomposition is used as is (group norm has
 # its own rule in decomp_indices: PyTorch's uses as_strided).
 _FROM_TORCH = (
-    aten.native_layer_norm.default,
     aten.native_batch_norm.default,
     aten._native_batch_norm_legit.default,
     aten._native_batch_norm_legit.no_stats,
@@ -47,7 +47,8 @@ _FROM_TORCH = (
 # native_batch_norm_backward are not decomposed (decompositions.KEPT_OPERATORS):
 # the graph importer expands them into the same var_mean and elementwise ops
 # (compiler/lib/Import/BatchNormImporters.cpp), which is much cheaper than
-# tracing ~30 ATen nodes per batch norm under AOTAutograd.
+# tracing ~30 ATen nodes per batch norm under AOTAutograd. So are
+# native_layer_norm and its backward (compiler/lib/Import/LayerNormImporters.cpp).
 
 
 def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):

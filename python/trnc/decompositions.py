@@ -61,6 +61,10 @@ KEPT_OPERATORS = (
     aten._native_batch_norm_legit_functional.default,
     aten._native_batch_norm_legit_no_training.default,
     aten.native_batch_norm_backward.default,
+    # Layer norm likewise (LayerNormImporters.cpp): ~33 traced nodes per layer
+    # norm and direction were the largest of trnc's own rules in a transformer.
+    aten.native_layer_norm.default,
+    aten.native_layer_norm_backward.default,
 )
 
 

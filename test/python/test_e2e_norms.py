@@ -1,10 +1,11 @@
 """End to end, normalisation layers and softmax training: trnc against eager.
 
-Layer and group norm reach the compiler as PyTorch's decompositions
-(python/trnc/decomp_reductions.py): var_mean plus elementwise ops; batch norm
-(training, eval and its backward) as one node each, expanded by the graph
-importer (compiler/lib/Import/BatchNormImporters.cpp); softmax's backward is
-the core table's mul/sum/sub.
+Group norm reaches the compiler as PyTorch's decomposition
+(python/trnc/decomp_reductions.py): var_mean plus elementwise ops; layer norm
+and batch norm (training, eval and their backwards) as one node each,
+expanded by the graph importer (compiler/lib/Import/LayerNormImporters.cpp,
+BatchNormImporters.cpp) into the ops those decompositions traced; softmax's
+backward is the core table's mul/sum/sub.
 """
 
 import json
@@ -114,5 +115,78 @@ def test_batch_norm_is_one_node_per_direction():
     assert sorted(targets) == ["backward", "forward"]
     assert targets["forward"].count("aten._native_batch_norm_legit_functional.default") == 1
     assert targets["backward"].count("aten.native_batch_norm_backward.default") == 1
+    assert "aten.var_mean.correction" not in targets["forward"]
+    assert len(targets["forward"]) <= 6, targets["forward"]
+
+
+def _layer_norm_step(x, normalized, weight, bias, decomposed, monkeypatch):
+    """One compiled forward + backward of layer_norm; with ``decomposed``,
+    through PyTorch's decompositions of native_layer_norm and its backward
+    (what trnc traced before keeping them whole)."""
+    if decomposed:
+        from torch._decomp import decomposition_table as torch_table
+        import trnc.backend
+
+        aten = torch.ops.aten
+        table = trnc.backend.decomposition_table
+
+        def with_torch_rules():
+            t = table()
+            for op in (aten.native_layer_norm.default, aten.native_layer_norm_backward.default):
+                t[op] = torch_table[op]
+            return t
+
+        monkeypatch.setattr(trnc.backend, "decomposition_table", with_torch_rules)
+    args = [t.detach().clone().requires_grad_() if t is not None else None for t in (x, weight, bias)]
+    torch._dynamo.reset()
+    out = compile_neuron(lambda x, w, b: torch.nn.functional.layer_norm(x, normalized, w, b))(*args)
+    out.backward(torch.randn(out.shape, generator=torch.Generator().manual_seed(1)).to(out.dtype))
+    monkeypatch.undo()
+    return [out.detach()] + [a.grad for a in args if a is not None]
+
+
+@pytest.mark.parametrize("shape,k,weight,bias,dtype", [
+    ((2, 9, 48), 1, True, True, torch.float32),
+    ((3, 5, 6, 7), 2, True, False, torch.float32),  # normalized over [6, 7]
+    ((4, 40), 1, False, True, torch.float32),
+    ((6, 33), 1, False, False, torch.float32),
+    ((5, 12), 2, True, True, torch.float32),  # no outer dims: per-element weight grads
+    ((4, 3, 64), 1, True, True, torch.bfloat16),
+    ((0, 4), 1, True, True, torch.float32),  # no rows (an OpInfo sample)
+])
+def test_layer_norm_whole_matches_its_decomposition(shape, k, weight, bias, dtype, monkeypatch):
+    """native_layer_norm and its backward reach the importer whole
+    (LayerNormImporters.cpp), which builds the ops PyTorch's decompositions
+    traced: same results, bit for bit, as the decomposed graph, and eager's
+    within tolerance."""
+    torch.manual_seed(0)
+    x = (torch.randn(shape) * 2 + 3).to(dtype)  # a mean large against the spread
+    w = torch.randn(shape[-k:]).to(dtype) if weight else None
+    b = torch.randn(shape[-k:]).to(dtype) if bias else None
+    whole = _layer_norm_step(x, shape[-k:], w, b, False, monkeypatch)
+    decomposed = _layer_norm_step(x, shape[-k:], w, b, True, monkeypatch)
+    for a, e in zip(whole, decomposed):
+        torch.testing.assert_close(a, e, atol=0, rtol=0)
+    args = [t.detach().clone().requires_grad_() if t is not None else None for t in (x, w, b)]
+    ref = torch.nn.functional.layer_norm(args[0], shape[-k:], args[1], args[2])
+    ref.backward(torch.randn(ref.shape, generator=torch.Generator().manual_seed(1)).to(ref.dtype))
+    tol = TOL if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}
+    for a, e in zip(whole, [ref.detach()] + [t.grad for t in args if t is not None]):
+        torch.testing.assert_close(a, e, **tol)
+
+
+def test_layer_norm_is_one_node_per_direction():
+    """Layer norm stays whole in both graphs, like batch norm: PyTorch's
+    decompositions traced ~18 nodes forward and ~15 backward per layer norm,
+    the largest cost of trnc's own rules in a transformer's first compile."""
+    graphs = {}
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU())
+    with trnc.collect.collecting(lambda g: graphs.setdefault(g.name, json.loads(g.graph_json))):
+        torch._dynamo.reset()
+        torch.compile(model, backend="neuron", dynamic=False)(torch.randn(4, 16)).sum().backward()
+    targets = {name.split("_")[0]: [n["target"] for n in g["nodes"]] for name, g in graphs.items()}
+    assert sorted(targets) == ["backward", "forward"]
+    assert targets["forward"].count("aten.native_layer_norm.default") == 1
+    assert targets["backward"].count("aten.native_layer_norm_backward.default") == 1
     assert "aten.var_mean.correction" not in targets["forward"]
     assert len(targets["forward"]) <= 6, targets["forward"]

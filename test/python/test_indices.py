@@ -3,6 +3,8 @@
 take the first occurrence, a NaN row its first NaN, as PyTorch.
 """
 
+import json
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -186,6 +188,22 @@ def test_max_pool2d_backward_reads_each_window_once():
     io = out.numel() * (8 + 4) + x.numel() * 4  # indices, grad in; grad_input out
     moved = backward.to_dict()["hbm_bytes"]
     assert moved <= 6 * io, (moved, io)
+
+
+def test_max_pool2d_builds_its_index_iotas_once():
+    # ResNet's stem pool (3x3, stride 2, padding 1): the kernel positions'
+    # flat indices and validity masks differ only by a constant, so their
+    # iotas are built once per pool (decomp_indices._Pool). Built per position
+    # they were 232 traced forward nodes (28 aranges), most of the rule's
+    # tracing time under AOTAutograd; the values are the same exact integers.
+    graphs = {}
+    with trnc.collect.collecting(lambda g: graphs.setdefault(g.name, json.loads(g.graph_json))):
+        torch._dynamo.reset()
+        x = torch.randn(2, 4, 16, 16, requires_grad=True)
+        compile_neuron(lambda t: F.max_pool2d(t, 3, 2, 1))(x).sum().backward()
+    (forward,) = [[n["target"] for n in g["nodes"]] for name, g in graphs.items() if name.startswith("forward")]
+    assert forward.count("aten.arange.start_step") == 2, forward
+    assert len(forward) <= 140, len(forward)
 
 
 def test_max_pool2d_backward_of_a_channels_last_gradient():

@@ -309,6 +309,7 @@ const OpRegistry &OpRegistry::get() {
     registerLayoutImporters(r);
     registerReductionImporters(r);
     registerBatchNormImporters(r);
+    registerLayerNormImporters(r);
     registerCreationImporters(r);
     registerCollectiveImporters(r);
     return r;

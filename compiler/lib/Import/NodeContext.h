@@ -152,6 +152,7 @@ void registerMatmulImporters(OpRegistry &registry);
 void registerLayoutImporters(OpRegistry &registry);
 void registerReductionImporters(OpRegistry &registry);
 void registerBatchNormImporters(OpRegistry &registry);
+void registerLayerNormImporters(OpRegistry &registry);
 void registerCreationImporters(OpRegistry &registry);
 void registerCollectiveImporters(OpRegistry &registry);
 
