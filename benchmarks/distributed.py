@@ -56,22 +56,40 @@ from trnc.models import gpt
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
 BEGIN, END = "<!-- distributed:begin", "<!-- distributed:end -->"
-# What the measured rows show (kept with the table; re-check after a re-run).
-NOTE = (
-    "The data-parallel rows all-reduce the gradients inside the backward graph in DDP's buckets "
-    "(SyncBucket): a bucket per parameter (28 all-reduces), 1 MiB buckets (DDP's bucket assignment: "
-    "7), or one bucket of everything. Ring steps are latency-bound (1.3 us each, 2(n-1) per "
-    "all-reduce) and the collectives run one after another on their queue, so at 8 ranks the 28 "
-    "per-parameter all-reduces outlast the backward left to hide them (19% of the step exposed); "
-    "1 MiB buckets issue 7, each once its gradients are written, and hide all but 24 us of 155 us "
-    "(2.5%); one bucket cannot start before the last gradient and is all exposed (46 us). Buckets "
-    "cost a flattening copy in and out (the 1-rank rows: 0.893 ms per parameter, 0.941 ms with 1 MiB "
-    "buckets, 0.957 ms one bucket). The DDP rows compile torch.compile(DDP(model)) itself: Dynamo's "
-    "DDP optimizer splits the graph at the bucket boundaries (7 forward + 7 backward graphs at 1 MiB), "
-    "and DDP's reducer all-reduces between the pieces outside the simulator, so their time is the "
-    "pieces' compute only (the 25 MiB split is slower than the 1 MiB one: its larger backward piece "
-    "takes 670 us, not yet explained). Tensor parallel splits only the MLPs, so its efficiency falls fast."
-)
+def note(rows: list[tuple[str, int, dict, float]], splits: list[tuple[float, dict]]) -> str:
+    """What the measured rows show, its figures taken from the rows themselves."""
+    def row(mode: str, n: int):
+        return next((d for m, k, d, _ in rows if m == mode and k == n), None)
+
+    per_param, mib, one = (_bucket_mode(b)[0] for b in ("param", "1", "all"))
+    top = max((k for _, k, _, _ in rows), default=1)
+    parts = [
+        "The data-parallel rows all-reduce the gradients inside the backward graph in DDP's buckets "
+        "(SyncBucket): a bucket per parameter, 1 MiB buckets (DDP's bucket assignment), or one bucket of "
+        "everything. Ring steps are latency-bound (one DMA fixed cost each, 2(n-1) per all-reduce) and "
+        "the collectives run one after another on their queue."]
+    p, m, o = row(per_param, top), row(mib, top), row(one, top)
+    if p and m and o:
+        share = lambda d: 100 * d["exposed_ns"] / d["total_ns"]  # noqa: E731
+        parts.append(
+            f"At {top} ranks the {p['collectives']} per-parameter all-reduces outlast the backward left "
+            f"to hide them ({share(p):.1f}% of the step exposed); the {m['collectives']} buckets of 1 MiB, "
+            f"each issued once its gradients are written, hide all but {m['exposed_ns'] / 1e3:.1f} us of "
+            f"{m['collective_ns'] / 1e3:.1f} us ({share(m):.1f}%); one bucket cannot start before the last "
+            f"gradient and is all exposed ({o['exposed_ns'] / 1e3:.1f} us).")
+    p1, m1, o1 = row(per_param, 1), row(mib, 1), row(one, 1)
+    if p1 and m1 and o1:
+        parts.append(
+            "Buckets cost a flattening copy in and out (the 1-rank rows: "
+            f"{p1['total_ns'] / 1e6:.3f} ms per parameter, {m1['total_ns'] / 1e6:.3f} ms with 1 MiB buckets, "
+            f"{o1['total_ns'] / 1e6:.3f} ms one bucket).")
+    if splits:
+        parts.append(
+            "The DDP rows compile torch.compile(DDP(model)) itself: Dynamo's DDP optimizer splits the graph "
+            "at the bucket boundaries, and DDP's reducer all-reduces between the pieces outside the "
+            "simulator, so their time is the pieces' compute only.")
+    parts.append("Tensor parallel splits only the MLPs, so its efficiency falls fast.")
+    return " ".join(parts)
 
 
 class SyncBucket(torch.autograd.Function):
@@ -307,7 +325,7 @@ def main(argv=None) -> None:
                    "time only. Data parallel is weak scaling (efficiency T1/Tn), tensor parallel strong "
                    "scaling (T1/(n Tn)) of the blocks' MLPs (attention replicated); the LNC row is the one-core "
                    "step compiled with lnc=2 over two physical cores (efficiency T1/(2 T2)). "
-                   + NOTE + "\n\n" + text + f"\n{END}")
+                   + note(rows, splits) + "\n\n" + text + f"\n{END}")
         old = open(RESULTS).read()
         if BEGIN in old:
             new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda m: section, old, flags=re.S)
