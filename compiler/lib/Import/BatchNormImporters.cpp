@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
+#include "NormStatistics.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -32,8 +33,6 @@ using namespace mlir;
 
 namespace trnc::import {
 namespace {
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 /// The shape of one batch-norm node: input [N, C, ...], statistics over
 /// every dim but 1.
@@ -98,38 +97,29 @@ Value channelSum(NodeContext &ctx, const Channels &c, Value v) {
                                       ctx.builder.getDenseI64ArrayAttr(c.dims));
 }
 
-template <typename OpTy> Value binary(NodeContext &ctx, Value a, Value b) {
-  return ctx.create<OpTy>(a.getType(), a, b);
-}
-
 /// The batch mean and biased variance ([C] each), by the corrected two-pass
 /// algorithm of decomp_reductions.py's var_mean.
 std::pair<Value, Value> batchStatistics(NodeContext &ctx, const Channels &c, Value x) {
-  double inv = 1.0 / double(c.count);
-  Value m = ctx.mulScalar(channelSum(ctx, c, x), inv);
-  Value centred = binary<trn::SubOp>(ctx, x, spread(ctx, c, m));
-  Value cs = channelSum(ctx, c, centred);
-  Value mean = binary<trn::AddOp>(ctx, m, ctx.mulScalar(cs, inv));
-  Value ss = channelSum(ctx, c, binary<trn::MulOp>(ctx, centred, centred));
-  ss = binary<trn::SubOp>(ctx, ss, ctx.mulScalar(binary<trn::MulOp>(ctx, cs, cs), inv));
-  return {mean, ctx.mulScalar(ss, inv)};
+  return twoPassMeanVar(
+      ctx, x, c.count, [&](Value v) { return channelSum(ctx, c, v); },
+      [&](Value v) { return spread(ctx, c, v); });
 }
 
 /// (x - mean) * invstd * weight + bias, every operand [C] but x.
 Value normalize(NodeContext &ctx, const Channels &c, Value x, Value mean, Value invstd,
                 Value weight, Value bias) {
-  Value out = binary<trn::MulOp>(ctx, binary<trn::SubOp>(ctx, x, spread(ctx, c, mean)),
+  Value out = ctx.binary<trn::MulOp>(ctx.binary<trn::SubOp>(x, spread(ctx, c, mean)),
                                  spread(ctx, c, invstd));
   if (weight)
-    out = binary<trn::MulOp>(ctx, out, spread(ctx, c, weight));
+    out = ctx.binary<trn::MulOp>(out, spread(ctx, c, weight));
   if (bias)
-    out = binary<trn::AddOp>(ctx, out, spread(ctx, c, bias));
+    out = ctx.binary<trn::AddOp>(out, spread(ctx, c, bias));
   return out;
 }
 
 /// momentum * stat + (1 - momentum) * running.
 Value runningUpdate(NodeContext &ctx, Value stat, Value running, double momentum) {
-  return binary<trn::AddOp>(ctx, ctx.mulScalar(stat, momentum),
+  return ctx.binary<trn::AddOp>(ctx.mulScalar(stat, momentum),
                             ctx.mulScalar(running, 1.0 - momentum));
 }
 
@@ -231,11 +221,11 @@ FailureOr<SmallVector<Value>> importBatchNormBackward(NodeContext &ctx) {
     invstd = ctx.create<trn::RsqrtOp>(invstd->getType(), ctx.addScalar(*invstd, *eps));
 
   Value g = ctx.convert(*grad, c->f32);
-  Value centred = binary<trn::SubOp>(ctx, ctx.convert(*in, c->f32), spread(ctx, *c, *mean));
+  Value centred = ctx.binary<trn::SubOp>(ctx.convert(*in, c->f32), spread(ctx, *c, *mean));
   Value gradSum = channelSum(ctx, *c, g);
-  Value dot = channelSum(ctx, *c, binary<trn::MulOp>(ctx, g, centred));
+  Value dot = channelSum(ctx, *c, ctx.binary<trn::MulOp>(g, centred));
   double norm = 1.0 / double(c->count);
-  Value gradScale = *weight ? binary<trn::MulOp>(ctx, *invstd, *weight) : *invstd;
+  Value gradScale = *weight ? ctx.binary<trn::MulOp>(*invstd, *weight) : *invstd;
 
   ArrayRef<RankedTensorType> types = ctx.resultTypes();
   auto wanted = [&](unsigned i) { return types.size() > i && types[i]; };
@@ -243,19 +233,19 @@ FailureOr<SmallVector<Value>> importBatchNormBackward(NodeContext &ctx) {
   if (wanted(0)) {
     Value gi;
     if (*train) {
-      Value projScale = binary<trn::MulOp>(ctx, ctx.mulScalar(dot, norm),
-                                           binary<trn::MulOp>(ctx, *invstd, *invstd));
-      Value proj = binary<trn::MulOp>(ctx, centred, spread(ctx, *c, projScale));
-      gi = binary<trn::SubOp>(ctx, binary<trn::SubOp>(ctx, g, proj),
+      Value projScale = ctx.binary<trn::MulOp>(ctx.mulScalar(dot, norm),
+                                           ctx.binary<trn::MulOp>(*invstd, *invstd));
+      Value proj = ctx.binary<trn::MulOp>(centred, spread(ctx, *c, projScale));
+      gi = ctx.binary<trn::SubOp>(ctx.binary<trn::SubOp>(g, proj),
                               spread(ctx, *c, ctx.mulScalar(gradSum, norm)));
-      gi = binary<trn::MulOp>(ctx, gi, spread(ctx, *c, gradScale));
+      gi = ctx.binary<trn::MulOp>(gi, spread(ctx, *c, gradScale));
     } else {
-      gi = binary<trn::MulOp>(ctx, g, spread(ctx, *c, gradScale));
+      gi = ctx.binary<trn::MulOp>(g, spread(ctx, *c, gradScale));
     }
     results[0] = gi;
   }
   if (wanted(1))
-    results[1] = binary<trn::MulOp>(ctx, dot, *invstd);
+    results[1] = ctx.binary<trn::MulOp>(dot, *invstd);
   if (wanted(2))
     results[2] = gradSum;
   return results;

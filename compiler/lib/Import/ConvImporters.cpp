@@ -21,8 +21,6 @@ using namespace mlir;
 namespace trnc::import {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// The spatial parameters of one 2-D convolution.
 struct ConvParams {
   SmallVector<int64_t> stride{1, 1}, padding{0, 0}, dilation{1, 1},

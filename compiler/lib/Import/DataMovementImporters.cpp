@@ -19,8 +19,6 @@ using namespace mlir;
 namespace trnc::import {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// trn.slice of `x` with per-dim starts and steps to `shape`.
 Value slice(NodeContext &ctx, Value x, ArrayRef<int64_t> starts,
             ArrayRef<int64_t> steps, ArrayRef<int64_t> shape) {

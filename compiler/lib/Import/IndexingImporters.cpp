@@ -18,8 +18,6 @@ using namespace mlir;
 namespace trnc::import {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// The table (or base) as a 2-D tensor of a type DmaIndirect moves: int64
 /// becomes int32 (the caller converts the result back).
 FailureOr<Value> rowsOperand(NodeContext &ctx, unsigned pos, StringRef name) {

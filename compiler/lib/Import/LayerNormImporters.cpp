@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
+#include "NormStatistics.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -31,8 +32,6 @@ using namespace mlir;
 
 namespace trnc::import {
 namespace {
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 /// The shape of one layer-norm node: input [outer..., inner...], statistics
 /// over the trailing normalized_shape dims.
@@ -120,10 +119,6 @@ Value rowSum(NodeContext &ctx, const Rows &r, Value v) {
 
 Value spread(NodeContext &ctx, const Rows &r, Value v) { return ctx.broadcast(v, r.shape); }
 
-template <typename OpTy> Value binary(NodeContext &ctx, Value a, Value b) {
-  return ctx.create<OpTy>(a.getType(), a, b);
-}
-
 /// native_layer_norm(input, normalized_shape, weight?, bias?, eps)
 /// -> (out, mean, rstd).
 FailureOr<SmallVector<Value>> importLayerNorm(NodeContext &ctx) {
@@ -151,22 +146,17 @@ FailureOr<SmallVector<Value>> importLayerNorm(NodeContext &ctx) {
   }
   Value x = ctx.convert(*in, r.f32);
   // decomp_reductions.py's var_mean (correction 0, keepdim).
-  double inv = 1.0 / double(r.count);
-  Value m = ctx.mulScalar(rowSum(ctx, r, x), inv);
-  Value centred = binary<trn::SubOp>(ctx, x, spread(ctx, r, m));
-  Value cs = rowSum(ctx, r, centred);
-  Value mean = binary<trn::AddOp>(ctx, m, ctx.mulScalar(cs, inv));
-  Value ss = rowSum(ctx, r, binary<trn::MulOp>(ctx, centred, centred));
-  ss = binary<trn::SubOp>(ctx, ss, ctx.mulScalar(binary<trn::MulOp>(ctx, cs, cs), inv));
-  Value var = ctx.mulScalar(ss, inv);
+  auto [mean, var] = twoPassMeanVar(
+      ctx, x, r.count, [&](Value v) { return rowSum(ctx, r, v); },
+      [&](Value v) { return spread(ctx, r, v); });
   // torch/_refs _normalize and native_layer_norm.
   Value rstd = ctx.create<trn::RsqrtOp>(var.getType(), ctx.addScalar(var, *eps));
-  Value out = binary<trn::MulOp>(ctx, binary<trn::SubOp>(ctx, x, spread(ctx, r, mean)),
+  Value out = ctx.binary<trn::MulOp>(ctx.binary<trn::SubOp>(x, spread(ctx, r, mean)),
                                  spread(ctx, r, rstd));
   if (*weight)
-    out = binary<trn::MulOp>(ctx, out, spread(ctx, r, *weight));
+    out = ctx.binary<trn::MulOp>(out, spread(ctx, r, *weight));
   if (*bias)
-    out = binary<trn::AddOp>(ctx, out, spread(ctx, r, *bias));
+    out = ctx.binary<trn::AddOp>(out, spread(ctx, r, *bias));
   return SmallVector<Value>{out, mean, rstd};
 }
 
@@ -192,7 +182,7 @@ FailureOr<SmallVector<Value>> importLayerNormBackward(NodeContext &ctx) {
   Value g = ctx.convert(*grad, r.f32);
   Value x = ctx.convert(*in, r.f32);
   double n = double(r.count);
-  Value xHat = binary<trn::MulOp>(ctx, binary<trn::SubOp>(ctx, x, spread(ctx, r, *mean)),
+  Value xHat = ctx.binary<trn::MulOp>(ctx.binary<trn::SubOp>(x, spread(ctx, r, *mean)),
                                   spread(ctx, r, *rstd));
 
   ArrayRef<RankedTensorType> types = ctx.resultTypes();
@@ -205,16 +195,16 @@ FailureOr<SmallVector<Value>> importLayerNormBackward(NodeContext &ctx) {
     return results;
   }
   if (wanted(0)) {
-    Value gx = *weight ? binary<trn::MulOp>(ctx, g, spread(ctx, r, *weight)) : g;
+    Value gx = *weight ? ctx.binary<trn::MulOp>(g, spread(ctx, r, *weight)) : g;
     Value a = ctx.mulScalar(gx, n);
     Value b = rowSum(ctx, r, gx);
-    Value c2 = rowSum(ctx, r, binary<trn::MulOp>(ctx, gx, xHat));
-    Value c3 = binary<trn::MulOp>(ctx, xHat, spread(ctx, r, c2));
-    Value inner = binary<trn::SubOp>(ctx, binary<trn::SubOp>(ctx, a, spread(ctx, r, b)), c3);
+    Value c2 = rowSum(ctx, r, ctx.binary<trn::MulOp>(gx, xHat));
+    Value c3 = ctx.binary<trn::MulOp>(xHat, spread(ctx, r, c2));
+    Value inner = ctx.binary<trn::SubOp>(ctx.binary<trn::SubOp>(a, spread(ctx, r, b)), c3);
     // rstd / N: aten.div.Tensor by a number (MathImporters' importDiv).
-    Value scale = binary<trn::DivOp>(
-        ctx, *rstd, ctx.broadcast(ctx.full(RankedTensorType::get({}, r.f32), n), r.kept));
-    results[0] = binary<trn::MulOp>(ctx, spread(ctx, r, scale), inner);
+    Value scale = ctx.binary<trn::DivOp>(
+        *rstd, ctx.broadcast(ctx.full(RankedTensorType::get({}, r.f32), n), r.kept));
+    results[0] = ctx.binary<trn::MulOp>(spread(ctx, r, scale), inner);
   }
   // Over the outer dims, not kept; with none, the per-element products.
   auto outerSum = [&](Value v) {
@@ -223,7 +213,7 @@ FailureOr<SmallVector<Value>> importLayerNormBackward(NodeContext &ctx) {
     return sum(ctx, v, r.outerDims, r.inner, r.inner);
   };
   if (wanted(1) && *weight)
-    results[1] = outerSum(binary<trn::MulOp>(ctx, g, xHat));
+    results[1] = outerSum(ctx.binary<trn::MulOp>(g, xHat));
   const Arg *bias = ctx.arg(6, "bias");
   if (wanted(2) && bias && bias->kind != Arg::Kind::None)
     results[2] = outerSum(g);

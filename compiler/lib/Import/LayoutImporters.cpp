@@ -17,8 +17,6 @@ using namespace mlir;
 namespace trnc::import {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// view / _unsafe_view / reshape: `size` may hold one -1.
 FailureOr<Value> importView(NodeContext &ctx) {
   FailureOr<Value> x = ctx.tensor(0, "self");

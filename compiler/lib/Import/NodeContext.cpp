@@ -204,10 +204,6 @@ FailureOr<int64_t> NodeContext::normalizeDim(int64_t dim, int64_t rank) {
 // Builders
 //===----------------------------------------------------------------------===//
 
-static RankedTensorType typeOf(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
 Value NodeContext::convert(Value v, Type elementType) {
   RankedTensorType t = typeOf(v);
   if (t.getElementType() == elementType)

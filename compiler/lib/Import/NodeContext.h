@@ -38,6 +38,11 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 std::optional<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
 
+/// The ranked tensor type of a value an importer built or read.
+inline mlir::RankedTensorType typeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
 /// Position of an argument that ATen declares keyword-only (`alpha`, `dtype`).
 inline constexpr unsigned kKeywordOnly = ~0u;
 
@@ -106,6 +111,11 @@ public:
   template <typename OpTy, typename... Args>
   mlir::Value create(Args &&...args) {
     return builder.create<OpTy>(loc, std::forward<Args>(args)...).getResult();
+  }
+  /// A same-typed binary op of two operands already converted and broadcast
+  /// to one type (the normalization importers' arithmetic).
+  template <typename OpTy> mlir::Value binary(mlir::Value a, mlir::Value b) {
+    return create<OpTy>(a.getType(), a, b);
   }
 
   //===--- Rejections -----------------------------------------------------===//
