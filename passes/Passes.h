@@ -22,7 +22,8 @@ namespace trnc {
 
 /// The phases of the compiler, in order.
 enum class CompilePhase {
-  Tile,     // trn -> nisa instructions over tiles, op by op
+  Group,    // trn ops computed together wrapped in trn.fusion_group regions
+  Tile,     // trn -> nisa instructions over tiles, a group at a time
   Fuse,     // tiles handed from op to op on chip instead of through HBM
   Pipeline, // instruction order and engines, so DMA overlaps compute
   Allocate, // SBUF/PSUM addresses by liveness

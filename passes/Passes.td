@@ -40,6 +40,48 @@ def IntegerRange : Pass<"trnc-trn-integer-range", "::mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Group: which trn ops one tile loop computes
+//===----------------------------------------------------------------------===//
+
+def FormFusionGroups : Pass<"trnc-form-fusion-groups", "::mlir::func::FuncOp"> {
+  let summary = "Wrap the trn ops computed together in trn.fusion_group regions";
+  let description = [{
+    Walks the function in program order and forms the groups the tile
+    lowering computes as one loop each (IREE's dispatch-region formation is
+    the model): row groups (a row space's elementwise ops, row reductions,
+    sums over rows: a layer norm, a cross-entropy and their gradients),
+    matmul epilogues (the elementwise consumers of a matmul's result), and
+    elementwise groups (the ops of one shape connected by def-use or by a
+    shared input, wherever they are in the function). A group is placed
+    where the lowering computes it (an elementwise group at its first op,
+    a matmul group at its matmul, a row group at its last op); trn ops are
+    pure, so members move there, as do the views and small producers (an
+    optimizer's per-step scalars) a group reads before their own place.
+    Values read after a group are yielded; everything else stays on chip.
+
+    Before:
+    ```mlir
+    %0 = trn.exp %x : tensor<128x512xf32>
+    %1 = trn.tanh %0 : tensor<128x512xf32>
+    return %1 : tensor<128x512xf32>
+    ```
+    After:
+    ```mlir
+    %0 = trn.fusion_group "elementwise" -> (tensor<128x512xf32>) {
+      %1 = trn.exp %x : tensor<128x512xf32>
+      %2 = trn.tanh %1 : tensor<128x512xf32>
+      trn.yield %2 : tensor<128x512xf32>
+    }
+    return %0 : tensor<128x512xf32>
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "NeuronCore target whose limits apply (default: the module's nisa.target, else trn2)">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Tile: trn (tensors) -> nisa (instructions on tiles)
 //===----------------------------------------------------------------------===//
 

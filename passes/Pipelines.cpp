@@ -29,8 +29,10 @@ struct CompilePipelineOptions
       *this, "compile-to", llvm::cl::desc("Stop after this phase"),
       llvm::cl::init(CompilePhase::Schedule),
       llvm::cl::values(
+          clEnumValN(CompilePhase::Group, "group",
+                     "trn ops computed together in trn.fusion_group regions"),
           clEnumValN(CompilePhase::Tile, "tile",
-                     "trn -> nisa instructions over tiles, op by op"),
+                     "trn -> nisa instructions over tiles, a group at a time"),
           clEnumValN(CompilePhase::Fuse, "fuse",
                      "tiles handed from op to op on chip"),
           clEnumValN(CompilePhase::Pipeline, "pipeline",
@@ -86,7 +88,11 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createCSEPass());
   // Integer arithmetic exact in fp32, or bounded inputs, or refused.
   pm.addPass(createIntegerRange());
-  // tile: trn -> nisa instructions over tiles (one op at a time).
+  // group: the ops each tile loop computes, as trn.fusion_group regions.
+  pm.nest<func::FuncOp>().addPass(createFormFusionGroups());
+  if (!wanted(CompilePhase::Tile))
+    return;
+  // tile: trn -> nisa instructions over tiles (a group at a time).
   LowerToNisaOptions lower;
   lower.lnc = options.lnc; // a collective's ranks are logical cores
   pm.addPass(createLowerToNisa(lower));

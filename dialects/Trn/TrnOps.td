@@ -14,5 +14,6 @@ include "dialects/Trn/TrnRandomOps.td"
 include "dialects/Trn/TrnIndexingOps.td"
 include "dialects/Trn/TrnKernelOps.td"
 include "dialects/Trn/TrnCollectiveOps.td"
+include "dialects/Trn/TrnFusionOps.td"
 
 #endif // TRN_OPS

@@ -6,9 +6,10 @@
 // of one tensor_scalar instead of a loaded tile), select/threshold_backward
 // (copy_predicated), clamp, leaky_relu, casts and fills.
 //
-// Elementwise ops of one shape form a fusion group (elementwiseGroup): the
-// first op and every later op of the same shape whose operands are group
-// results or values lowered before the group. The group's outputs (results
+// Elementwise ops of one shape form a fusion group (elementwiseGroup, run by
+// trnc-form-fusion-groups): the first op and every later op of the same
+// shape whose operands are group results or values computed before the
+// group. Lowering a group (lowerElementwiseGroup): its outputs (results
 // used outside it) and external inputs are walked together as one iteration
 // space (dims merged where all views allow, broadcast operands with stride
 // 0); per [partition, free] tile each input is loaded once by DMA (casting
@@ -17,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/ElementwiseSteps.h"
+#include "passes/Tile/GroupFormation.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -590,9 +592,9 @@ bool trnc::tile::isImmediateOnly(Operation *op) {
 }
 
 SmallVector<Operation *>
-trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
+trnc::tile::elementwiseGroup(Operation *first, int64_t partitions,
                              function_ref<bool(Operation *)> taken,
-                             function_ref<bool(Value, int64_t)> prepare) {
+                             function_ref<bool(Value, int64_t)> available) {
   SmallVector<Operation *> group{first};
   if (!isGroupableElementwise(first))
     return group;
@@ -601,8 +603,7 @@ trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
   constexpr size_t kMaxMembers = 128;
   auto candidate = [&](Operation *op) {
     return op && op != first && op->getBlock() == first->getBlock() &&
-           isGroupableElementwise(op) && !ctx.rowGrouped.contains(op) &&
-           !taken(op) && !isImmediateOnly(op) &&
+           isGroupableElementwise(op) && !taken(op) && !isImmediateOnly(op) &&
            resultType(op).getShape() == shape;
   };
   // The ops of `first`'s shape connected to it by def-use edges or by
@@ -627,31 +628,33 @@ trnc::tile::elementwiseGroup(LoweringContext &ctx, Operation *first,
   }
   // In program order (ops are pure, so a later op may move up to the
   // group), each op whose operands are available: group results, values
-  // lowered or viewable, or small producers lowered now by `prepare`.
+  // computed before the group (or views of them), or small producers
+  // `available` moves ahead of it.
   SmallVector<Operation *> ordered(component.begin() + 1, component.end());
   llvm::sort(ordered, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
   });
-  // Only a group bigger than the producers `prepare` lowers (a partition's
+  // Only a group bigger than the producers moved ahead of it (a partition's
   // worth of elements, or 1/kPrepareShare of the group: per-row values of
   // rows of at least that many) may ask for them: those producers' own
   // groups are then of another, smaller shape, never take this group's ops,
   // and ask in turn only for producers smaller still.
   constexpr int64_t kPrepareShare = 32;
   int64_t elements = resultType(first).getNumElements();
-  bool mayPrepare = elements > ctx.partitions();
-  int64_t prepareLimit = std::max(ctx.partitions(), elements / kPrepareShare);
+  int64_t moveLimit = elements > partitions
+                             ? std::max(partitions, elements / kPrepareShare)
+                             : 0;
   llvm::SmallPtrSet<Operation *, 16> members{first};
   for (Operation *op : ordered) {
-    bool available = llvm::all_of(tileOperands(op).operands, [&](Value v) {
+    bool ready = llvm::all_of(tileOperands(op).operands, [&](Value v) {
       Operation *def = v.getDefiningOp();
       if (def && members.contains(def))
         return true;
       if (def && component.contains(def))
         return false; // a member left out: so is this op
-      return ctx.resolveView(v) || (mayPrepare && prepare(v, prepareLimit));
+      return available(v, moveLimit);
     });
-    if (!available)
+    if (!ready)
       continue;
     group.push_back(op);
     members.insert(op);

@@ -943,8 +943,6 @@ LogicalResult trnc::tile::lowerRowGroup(
   }
   // Not one loop: each member on its own, in program order, here.
   for (Operation *op : group.ops)
-    ctx.rowGrouped.erase(op);
-  for (Operation *op : group.ops)
     if (failed(lowerOne(op)))
       return failure();
   return success();

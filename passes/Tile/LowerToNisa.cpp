@@ -2,8 +2,10 @@
 //
 // Rewrites every func of trn ops into a destination-passing func of nisa
 // instructions: arguments become 1-D HBM memrefs (inputs, then one per
-// result), views become stride changes, and each compute op is tiled by the
-// category lowerings (LowerElementwise/LowerMatmul/LowerReduction.cpp).
+// result), views become stride changes, and each fusion group
+// (trnc-form-fusion-groups: trn.fusion_group) and each op outside one is
+// tiled by the category lowerings (LowerElementwise/LowerRowGroup/
+// LowerMatmul/LowerReduction.cpp...).
 // A result computed by an op is written straight into its output buffer;
 // a result that is a view, an argument or returned twice is copied there.
 //
@@ -149,16 +151,25 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     return oldFunc.emitOpError("must have a single block");
   auto ret = cast<func::ReturnOp>(oldFunc.getBody().front().getTerminator());
 
+  // A fusion group's result is the value its body yields: that value is
+  // what the group's lowering writes.
+  auto yieldedBy = [](Value v) {
+    if (auto r = dyn_cast<OpResult>(v))
+      if (auto group = dyn_cast<trn::FusionGroupOp>(r.getOwner()))
+        return group.yielded(r);
+    return v;
+  };
   // Results computed by an op and returned once are written in place.
   llvm::MapVector<Value, unsigned> uses;
   for (Value v : ret.getOperands())
     ++uses[v];
   SmallVector<bool> written(outputs.size(), false);
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
-    Operation *def = v.getDefiningOp();
+    Value computed = yieldedBy(v);
+    Operation *def = computed.getDefiningOp();
     if (!def || isViewOp(def) || uses[v] != 1)
       continue;
-    ctx.resultDest[v] = outputs[j];
+    ctx.resultDest[computed] = outputs[j];
     written[j] = true;
   }
   // A result returned as a reshape/transpose of a computed value (a saved
@@ -194,6 +205,7 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
       if (!seen)
         break;
     }
+    root = yieldedBy(root);
     Operation *producer = root.getDefiningOp();
     auto innermostContiguous = [](const HbmView &view) {
       for (size_t d = view.shape.size(); d-- > 0;)
@@ -211,19 +223,14 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     written[j] = true;
   }
 
-  // Ops lowered ahead of their position, as members of an elementwise group.
-  llvm::DenseSet<Operation *> grouped;
-  // View ops whose source is a row group member not lowered yet: derived
-  // once the group is.
-  SmallVector<Operation *> deferredViews;
+  // A view whose source has no HBM view yet (a fill read only as
+  // immediates) is derived when something reads it (resolveView).
   auto lowerView = [&](Operation *o) -> LogicalResult {
     if (ctx.resolveView(o->getResult(0))) // views always derive
       return success();
     Value in = o->getOperand(0);
-    if (!ctx.views.count(in) && !ctx.resolveView(in)) {
-      deferredViews.push_back(o);
+    if (!ctx.views.count(in) && !ctx.resolveView(in))
       return success();
-    }
     auto r = dyn_cast<trn::ReshapeOp>(o);
     if (!r)
       return o->emitOpError("has no HBM view of its operand");
@@ -235,42 +242,49 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     return success();
   };
   std::function<LogicalResult(Operation *)> lowerOp;
-  // Lowers now, ahead of its place, the small producer of `v` (views and
-  // elementwise ops of at most `limit` elements, e.g. an optimizer's bias
-  // corrections computed from its step count, or a per-row value the group
-  // reads broadcast), so that an elementwise group reading it can take in
-  // the ops after it. Returns whether `v` has an HBM view.
-  std::function<bool(Value, int64_t)> prepare = [&](Value v,
-                                                    int64_t limit) -> bool {
-    auto viewed = [&] { return ctx.views.count(v) || ctx.resolveView(v); };
-    if (viewed())
-      return true;
-    Operation *def = v.getDefiningOp();
-    if (!def || grouped.contains(def) || ctx.rowGrouped.contains(def))
-      return false;
-    SmallVector<Value> ins;
-    if (isViewOp(def))
-      ins.push_back(def->getOperand(0));
-    else if (isElementwiseOp(def) && !isImmediateOnly(def) &&
-             cast<RankedTensorType>(v.getType()).getNumElements() <= limit)
-      ins = tileOperandsOf(def);
-    else
-      return false;
-    for (Value in : ins) {
-      bool ok = prepare(in, limit);
-      if (grouped.contains(def)) // lowered in the group of its operand
-        return viewed();
-      if (!ok)
-        return false;
+  // A fusion group (trnc-form-fusion-groups) as one loop of its kind; its
+  // results are the HBM views of the values its body yields.
+  auto lowerGroup = [&](trn::FusionGroupOp group) -> LogicalResult {
+    SmallVector<Operation *> ops = group.members();
+    StringRef kind = group.getKind();
+    if (kind == "elementwise") {
+      if (failed(lowerElementwiseGroup(ctx, ops)))
+        return failure();
+    } else if (kind == "rows") {
+      RowGroup rows{ops, ops.back(), SmallVector<int64_t>(*group.getRowSpace())};
+      if (failed(lowerRowGroup(ctx, rows, lowerOp)))
+        return failure();
+    } else {
+      auto mm = cast<trn::MatmulOp>(ops.front());
+      SmallVector<Operation *> views, epilogueOps;
+      for (Operation *o : ArrayRef(ops).drop_front())
+        (isViewOp(o) ? views : epilogueOps).push_back(o);
+      std::optional<MatmulEpilogue> epilogue =
+          planMatmulEpilogue(ctx, mm, epilogueOps);
+      if (failed(epilogue ? lowerMatmul(ctx, mm, &*epilogue)
+                          : lowerMatmul(ctx, mm)))
+        return failure();
+      for (Operation *v : views)
+        if (failed(lowerView(v)))
+          return failure();
+      // Its inputs or outputs have no [M, N] walk: after the product.
+      if (!epilogue && failed(lowerElementwiseGroup(ctx, epilogueOps)))
+        return failure();
     }
-    return succeeded(lowerOp(def)) && viewed();
+    for (OpResult r : group.getResults()) {
+      Value v = group.yielded(r);
+      if (!ctx.resolveView(v))
+        return group.emitOpError("result ")
+               << r.getResultNumber() << " has no lowered HBM view";
+      ctx.views[r] = ctx.views.lookup(v);
+    }
+    return success();
   };
   lowerOp = [&](Operation *o) -> LogicalResult {
-    if (grouped.contains(o))
-      return success();
     if (isViewOp(o))
       return lowerView(o);
     return TypeSwitch<Operation *, LogicalResult>(o)
+        .Case([&](trn::FusionGroupOp g) { return lowerGroup(g); })
         .Case([&](trn::ConcatOp) { return lowerConcat(ctx, o); })
         .Case<trn::GatherRowsOp, trn::ScatterRowsOp>(
             [&](Operation *o) { return lowerIndirect(ctx, o); })
@@ -279,14 +293,7 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
         .Case([&](trn::RandomOp) { return lowerRandom(ctx, o); })
         .Case([&](trn::NkiKernelOp) { return lowerNkiKernel(ctx, o); })
         .Case([&](trn::CollectiveOp) { return lowerCollective(ctx, o); })
-        .Case([&](trn::MatmulOp mm) {
-          std::optional<MatmulEpilogue> epilogue = formMatmulEpilogue(
-              ctx, mm, [&](Operation *e) { return grouped.contains(e); });
-          if (!epilogue)
-            return lowerMatmul(ctx, o);
-          grouped.insert(epilogue->ops.begin(), epilogue->ops.end());
-          return lowerMatmul(ctx, o, &*epilogue);
-        })
+        .Case([&](trn::MatmulOp) { return lowerMatmul(ctx, o); })
         .Case([&](trn::Conv2dOp) { return lowerConv2d(ctx, o); })
         .Case<trn::ReduceSumOp, trn::ReduceMaxOp, trn::ReduceMinOp,
               trn::ReduceProdOp>(
@@ -299,43 +306,17 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
         .Default([&](Operation *o) -> LogicalResult {
           if (isImmediateOnly(o)) // read only as tensor_scalar immediates
             return success();
-          if (isElementwiseOp(o)) { // LowerElementwise.cpp's list
-            SmallVector<Operation *> group = elementwiseGroup(
-                ctx, o, [&](Operation *e) { return grouped.contains(e); },
-                prepare);
-            grouped.insert(group.begin(), group.end());
-            return lowerElementwiseGroup(ctx, group);
-          }
+          if (isElementwiseOp(o)) // LowerElementwise.cpp's list
+            return lowerElementwiseGroup(ctx, o);
           return o->emitOpError("has no lowering to nisa (supported: trn "
                                 "elementwise, matmul, reduce_sum, views)");
         });
   };
 
-  // Row groups lower at their last member; their members are skipped until
-  // then.
   Block &body = oldFunc.getBody().front();
-  SmallVector<RowGroup> rowGroups = formRowGroups(body, ctx.machine);
-  llvm::DenseMap<Operation *, const RowGroup *> rowGroupAt;
-  for (const RowGroup &g : rowGroups) {
-    ctx.rowGrouped.insert(g.ops.begin(), g.ops.end());
-    rowGroupAt[g.point] = &g;
-  }
-  for (Operation &op : body.without_terminator()) {
-    if (auto it = rowGroupAt.find(&op); it != rowGroupAt.end()) {
-      if (failed(lowerRowGroup(ctx, *it->second, lowerOp)))
-        return failure();
-      SmallVector<Operation *> pending = std::move(deferredViews);
-      deferredViews.clear();
-      for (Operation *v : pending)
-        if (failed(lowerView(v)))
-          return failure();
-      continue;
-    }
-    if (ctx.rowGrouped.contains(&op))
-      continue;
+  for (Operation &op : body.without_terminator())
     if (failed(lowerOp(&op)))
       return failure();
-  }
 
   // Outputs not written in place: copy the value's view into them.
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {

@@ -36,9 +36,6 @@ struct LoweringContext {
   llvm::DenseMap<mlir::Value, HbmView> resultDest;
   /// The identity tiles built so far (one per element type; identity()).
   llvm::DenseMap<mlir::Type, mlir::Value> identities;
-  /// Ops claimed by a row group (LowerRowGroup.cpp), lowered together at the
-  /// group's last op: no elementwise group may take them.
-  llvm::DenseSet<mlir::Operation *> rowGrouped;
 
   // --- Limits ---------------------------------------------------------------
   int64_t partitions() const { return machine.numPartitions; }
@@ -162,17 +159,6 @@ void emitCopy(LoweringContext &ctx, mlir::Location loc, const HbmView &dst,
 
 /// Category lowerings; each emits an error on the op when it cannot lower.
 ///
-/// The fusion group of elementwise ops starting at `first` (LowerElementwise
-/// .cpp): `first` and the ops of its shape connected to it (by def-use or by
-/// reading the same value), not `taken` (lowered already), whose operands
-/// are group results, values already lowered, or values `prepare` lowers
-/// now (producers of at most its second argument's elements, a small share
-/// of the group's: an optimizer's per-step scalars, a per-row statistic
-/// broadcast along the rows); a fill or threshold_backward alone.
-llvm::SmallVector<mlir::Operation *>
-elementwiseGroup(LoweringContext &ctx, mlir::Operation *first,
-                 llvm::function_ref<bool(mlir::Operation *)> taken,
-                 llvm::function_ref<bool(mlir::Value, int64_t)> prepare);
 /// An op whose result every reader takes as an immediate (a `trn.full`, or a
 /// cast or view of one, read as the constant of tensor_scalar): nothing to
 /// compute or store.

@@ -1,16 +1,19 @@
 //===- MatmulEpilogue.cpp - elementwise consumers of a matmul ------------===//
 //
-// Formation of a matmul's epilogue (MatmulEpilogue.h): scanning forward
-// from the matmul like an elementwise group, an op is a candidate when it is
-// elementwise over the epilogue's shape S (the [M, N] result or a reshape of
-// it with the same last dim) and reads only the result, candidates, and
-// values already lowered whose view is expressible as [M, N]; the members
-// are the candidates connected to an op reading the result (a GELU
-// gradient's chain over the saved activation joins the product it is
-// multiplied with). Ops are pure, so computing them at the matmul is legal.
-// LowerMatmul.cpp computes the plan on each output tile.
+// A matmul's epilogue. Formation (epilogueMembers, over trn ops): scanning
+// forward from the matmul like an elementwise group, an op is a candidate
+// when it is elementwise over the epilogue's shape S (the [M, N] result or a
+// reshape of it with the same last dim) and reads only the result,
+// candidates, and values available before the matmul; the members are the
+// candidates connected to an op reading the result (a GELU gradient's chain
+// over the saved activation joins the product it is multiplied with). Ops
+// are pure, so computing them at the matmul is legal.
+// Planning (planMatmulEpilogue, in the tile lowering): the members' tile
+// plan, the [M, N] views of their HBM inputs and outputs; LowerMatmul.cpp
+// computes the plan on each output tile.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Tile/GroupFormation.h"
 #include "passes/Tile/MatmulEpilogue.h"
 
 using namespace mlir;
@@ -30,22 +33,17 @@ int64_t product(ArrayRef<int64_t> s) {
 }
 } // namespace
 
-std::optional<MatmulEpilogue>
-trnc::tile::formMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
-                               function_ref<bool(Operation *)> taken) {
+namespace {
+/// The matmul's result and its row-major reshapes to [..., N].
+llvm::DenseSet<Value> resultViewsOf(trn::MatmulOp mm) {
   Value c = mm.getResult();
   ArrayRef<int64_t> cShape = shapeOf(c);
-  if (cShape.size() != 2)
-    return std::nullopt;
   int64_t m = cShape[0], n = cShape[1];
-  SmallVector<int64_t> mn{m, n};
-
-  MatmulEpilogue epi;
-  // The result and its row-major reshapes to [..., N].
+  llvm::DenseSet<Value> views;
   SmallVector<Value> work{c};
   while (!work.empty()) {
     Value v = work.pop_back_val();
-    epi.resultViews.insert(v);
+    views.insert(v);
     for (Operation *u : v.getUsers())
       if (auto r = dyn_cast<trn::ReshapeOp>(u)) {
         ArrayRef<int64_t> s = r.getType().getShape();
@@ -53,9 +51,22 @@ trnc::tile::formMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
           work.push_back(r.getResult());
       }
   }
+  return views;
+}
+} // namespace
+
+SmallVector<Operation *>
+trnc::tile::epilogueMembers(trn::MatmulOp mm,
+                            function_ref<bool(Operation *)> taken,
+                            function_ref<bool(Value)> available) {
+  ArrayRef<int64_t> cShape = shapeOf(mm.getResult());
+  if (cShape.size() != 2)
+    return {};
+  int64_t m = cShape[0], n = cShape[1];
+  llvm::DenseSet<Value> resultViews = resultViewsOf(mm);
 
   // Candidates: every later elementwise op of the epilogue's shape whose
-  // operands are candidates, the result, or values already lowered.
+  // operands are candidates, the result, or values available.
   llvm::SmallPtrSet<Operation *, 16> candidates;
   SmallVector<Operation *> order;
   SmallVector<int64_t> shape; // S, set by the first op reading the result
@@ -64,28 +75,26 @@ trnc::tile::formMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
   for (Operation *op = mm->getNextNode();
        op && !op->hasTrait<OpTrait::IsTerminator>() && seen < kLookahead;
        op = op->getNextNode(), ++seen) {
-    if (!isGroupableElementwise(op) || taken(op) ||
-        ctx.rowGrouped.contains(op))
+    if (!isGroupableElementwise(op) || taken(op))
       continue;
     ArrayRef<int64_t> s = shapeOf(op->getResult(0));
     bool readsResult = llvm::any_of(tileOperandsOf(op), [&](Value v) {
-      return epi.resultViews.contains(v) && shapeOf(v) == s;
+      return resultViews.contains(v) && shapeOf(v) == s;
     });
     if (shape.empty() && !readsResult)
       continue; // nothing before the first reader of the result joins
     if (!shape.empty() ? s != ArrayRef(shape)
                        : s.empty() || s.back() != n || product(s) != m * n)
       continue;
-    bool available = true;
+    bool ok = true;
     for (Value v : tileOperandsOf(op)) {
       Operation *def = v.getDefiningOp();
       if ((def && candidates.contains(def)) ||
-          (epi.resultViews.contains(v) && shapeOf(v) == s))
+          (resultViews.contains(v) && shapeOf(v) == s))
         continue;
-      available &= !epi.resultViews.contains(v) && ctx.resolveView(v) &&
-                   reshapeView(ctx.views.find(v)->second, mn).has_value();
+      ok &= !resultViews.contains(v) && available(v);
     }
-    if (!available)
+    if (!ok)
       continue;
     if (shape.empty())
       shape.assign(s.begin(), s.end());
@@ -98,7 +107,7 @@ trnc::tile::formMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
   SmallVector<Operation *> frontier;
   for (Operation *op : order)
     if (llvm::any_of(tileOperandsOf(op),
-                     [&](Value v) { return epi.resultViews.contains(v); }))
+                     [&](Value v) { return resultViews.contains(v); }))
       frontier.push_back(op);
   while (!frontier.empty()) {
     Operation *op = frontier.pop_back_val();
@@ -111,12 +120,24 @@ trnc::tile::formMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
       if (candidates.contains(u))
         frontier.push_back(u);
   }
+  SmallVector<Operation *> ops;
   for (Operation *op : order)
     if (members.contains(op))
-      epi.ops.push_back(op);
-  if (epi.ops.empty())
-    return std::nullopt;
+      ops.push_back(op);
+  return ops;
+}
 
+std::optional<MatmulEpilogue>
+trnc::tile::planMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
+                               ArrayRef<Operation *> ops) {
+  ArrayRef<int64_t> cShape = shapeOf(mm.getResult());
+  if (cShape.size() != 2 || ops.empty())
+    return std::nullopt;
+  SmallVector<int64_t> mn{cShape[0], cShape[1]};
+  MatmulEpilogue epi;
+  epi.resultViews = resultViewsOf(mm);
+  epi.ops.assign(ops.begin(), ops.end());
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   FailureOr<ElementwiseGroupPlan> plan = ElementwiseGroupPlan::build(ctx, epi.ops);
   if (failed(plan))
     return std::nullopt;
@@ -127,8 +148,13 @@ trnc::tile::formMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
   if (epi.plan.liveTiles() * int64_t(ctx.machine.matmulMaxN) * 4 >
       int64_t(ctx.machine.sbufPartitionBytes / 8))
     return std::nullopt;
-  // Outputs written where their layout allows an [M, N] walk (always, for
-  // scratch; a function result with other strides keeps the ops apart).
+  // Inputs read through an [M, N] walk, and outputs written where their
+  // layout allows one (always, for scratch; a function result with other
+  // strides keeps the ops apart).
+  for (auto [v, type] : epi.plan.sources)
+    if (!epi.resultViews.contains(v) &&
+        (!ctx.resolveView(v) || !reshapeView(ctx.views.find(v)->second, mn)))
+      return std::nullopt;
   for (Value r : epi.plan.outputs) {
     auto dest = ctx.resultDest.find(r);
     if (dest != ctx.resultDest.end() && !reshapeView(dest->second, mn))

@@ -29,10 +29,11 @@ struct MatmulEpilogue {
   llvm::SmallVector<HbmView> sourceViews, outputViews;
 };
 
-/// The epilogue of `mm` (2-D results only), or none. `taken` says an op was
-/// lowered already. Allocates the outputs' destinations.
+/// The plan of `mm`'s epilogue `ops` (epilogueMembers, GroupFormation.h),
+/// or none when they cannot run on its output tiles (SBUF, an input or
+/// output layout with no [M, N] walk). Allocates the outputs' destinations.
 std::optional<MatmulEpilogue>
-formMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
-                   llvm::function_ref<bool(mlir::Operation *)> taken);
+planMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
+                   llvm::ArrayRef<mlir::Operation *> ops);
 
 } // namespace trnc::tile

@@ -1,10 +1,19 @@
 // The compiler's phases, each reachable with trnc-compile{compile-to=...}.
+// RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=group})' | FileCheck %s --check-prefix=GROUP
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=tile})' | FileCheck %s --check-prefix=TILE
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=fuse})' | FileCheck %s --check-prefix=FUSE
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=allocate})' | FileCheck %s --check-prefix=ALLOC
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile)' | FileCheck %s --check-prefix=ALL
 // RUN: not trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=bogus})' 2>&1 | FileCheck %s --check-prefix=BAD
 
+// group: still trn; exp and tanh in one fusion group, the softmax alone.
+// GROUP-NOT: nisa.{{[a-z_]+}} %
+// GROUP: trn.softmax
+// GROUP-NEXT: trn.fusion_group "elementwise"
+// GROUP-NEXT: trn.exp
+// GROUP-NEXT: trn.tanh
+// GROUP-NEXT: trn.yield
+// GROUP-NOT: nisa.{{[a-z_]+}} %
 // tile: the softmax and the elementwise group (exp, tanh: one loop over
 // tiles, exp's tile straight into tanh) each on their own, the softmax's
 // result through HBM scratch.

@@ -2,7 +2,7 @@
 // tiles, each input loaded once (a widening convert of a 16-bit float input
 // is read from its narrow tile; another convert of an input is the load's
 // cast), only results read outside the group stored.
-// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s
 
 // A bf16 chain computed in fp32 (the shape of a GELU backward): two bf16
 // loads (the engines widen them on read: a casting DMA would move twice

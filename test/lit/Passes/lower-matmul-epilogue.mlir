@@ -1,9 +1,9 @@
 // A matmul's elementwise consumers (bias, activation, residual, through a
 // [..., N] reshape) run on each output tile as it leaves PSUM: the result
 // reaches HBM only when something else reads it.
-// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s
 // The output must pass the nisa verifiers when read back.
-// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
 
 // Bias add and GELU of a linear layer: the bias row is loaded once per
 // column block (partition stride 0) and reused by the next row tile; only

@@ -3,9 +3,9 @@
 // [P, 1] tiles that later ops read broadcast along the row (stride 0), sums
 // over the rows accumulate in PSUM across the tiles, and only values read
 // outside the group are stored.
-// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | FileCheck %s
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s
 // The output must pass the nisa verifiers when read back.
-// RUN: trnc-opt %s -split-input-file --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
 
 // Layer norm forward (mean, centred variance, normalise, scale, shift): x
 // is loaded once per tile, cast in the DMA; the mean is read broadcast; the
