@@ -11,8 +11,12 @@
 // from the top down instead (TilePlacement.h). PSUM tiles stay inside 2 KiB
 // banks (one matmul accumulation group per bank); a tile bigger than a bank
 // takes whole consecutive banks.
-// When nothing fits, the error names the alloc and a note prints the memory
-// map of every live buffer (the mlir-aie habit). The placement itself is
+// When an SBUF tile finds no room, a tile live across that point but idle
+// there is spilled: stored to HBM scratch and loaded back into a fresh tile
+// before its next access (SpillTiles.h), and placement starts over. When
+// nothing can be spilled (every live tile is an operand of that
+// instruction, or the tile is in PSUM), the error names the alloc and a note
+// prints the memory map of every live buffer (the mlir-aie habit). The placement itself is
 // TilePlacement.cpp, shared with the list scheduler.
 //
 // When every tile an instruction touches already has an address (the list
@@ -24,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
+#include "passes/SpillTiles.h"
 #include "passes/TilePlacement.h"
 
 #include "machine/MachineModel.h"
@@ -47,6 +52,10 @@ using namespace trnc;
 using namespace trnc::nisa;
 
 namespace {
+
+/// Spills per function before an overflow is reported (each one re-runs
+/// the placement).
+constexpr unsigned kMaxSpills = 4096;
 
 /// "file:line:col" of the first file location inside `loc`.
 std::string describeLocation(Location loc) {
@@ -137,11 +146,20 @@ void AllocatePass::runOnOperation() {
       diag.attachNote(other->op.getLoc()) << "the other tile";
     return signalPassFailure();
   }
-  if (!placement.run(func)) {
+  // When an SBUF tile finds no room, a tile live across its first
+  // instruction but idle there goes through HBM (SpillTiles.h), and the
+  // placement starts over.
+  unsigned spills = 0;
+  while (!placement.run(func)) {
     const PlacedTile &t = *placement.failed();
-    return reportOverflow(t, placement.arenaOf(t),
-                          TilePlacement::isPsum(t) ? "PSUM" : "SBUF");
+    if (TilePlacement::isPsum(t) || spills == kMaxSpills ||
+        !spillAcross(func, t.first))
+      return reportOverflow(t, placement.arenaOf(t),
+                            TilePlacement::isPsum(t) ? "PSUM" : "SBUF");
+    ++spills;
   }
+  LLVM_DEBUG(if (spills) llvm::dbgs()
+             << func.getName() << ": " << spills << " tiles spilled\n");
   // Tiles no instruction touches still get a (harmless) address.
   for (const PlacedTile &t : placement.tiles()) {
     LLVM_DEBUG(llvm::dbgs() << "tile " << t.op.getType() << " live " << t.first

@@ -259,3 +259,22 @@ def test_benchmark_decorator_form():
     assert scaled.benchmark_result.target == "trn1"
     with pytest.raises(nki.NkiError, match="unsupported options"):
         nki.benchmark(bogus=1)
+
+
+@nki.jit
+def three_tiles_then_a(x, y, z):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    a = nl.load(x)
+    b = nl.load(y)
+    e = nl.load(z)
+    c = nl.multiply(b, e)  # a is idle here, and a, b, e and c exceed SBUF
+    nl.store(out, nl.add(c, a))
+    return out
+
+
+def test_sbuf_overflow_spills_an_idle_tile_to_hbm():
+    # Four [128, 16000] f32 tiles (62.5 KiB per partition each) do not fit
+    # trn2's 224 KiB partitions: the allocator stores `a` to HBM after its load
+    # and loads it back before the add, instead of refusing the kernel.
+    x, y, z = (torch.randn(128, 16000) for _ in range(3))
+    torch.testing.assert_close(three_tiles_then_a(x, y, z), y * z + x)
