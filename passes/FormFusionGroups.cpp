@@ -23,7 +23,6 @@
 #include "passes/TargetModel.h"
 #include "passes/Tile/ElementwiseSteps.h"
 #include "passes/Tile/GroupFormation.h"
-#include "passes/Tile/LowerRowGroup.h"
 
 #include "dialects/Trn/TrnOps.h"
 

@@ -3,13 +3,15 @@
 // The formation rules of fusion groups, over trn ops only (no HBM, no
 // tiles): trnc-form-fusion-groups (passes/FormFusionGroups.cpp) applies them
 // in program order and wraps each group in a `trn.fusion_group`; the tile
-// lowering then computes each group as one loop. Row groups are formed by
-// formRowGroups (LowerRowGroup.h).
+// lowering then computes each group as one loop.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "dialects/Trn/TrnOps.h"
+#include "machine/MachineModel.h"
+
+#include "mlir/IR/Block.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -40,5 +42,22 @@ llvm::SmallVector<mlir::Operation *>
 epilogueMembers(trn::MatmulOp mm,
                 llvm::function_ref<bool(mlir::Operation *)> taken,
                 llvm::function_ref<bool(mlir::Value)> available);
+
+/// A row group: the ops of one [K..., N] row space (elementwise ops on
+/// full rows and per-row values, reductions over the row, sums over the
+/// rows, the views between them).
+struct RowGroup {
+  /// Members in program order; the group is placed at the last one.
+  llvm::SmallVector<mlir::Operation *> ops;
+  mlir::Operation *point = nullptr;
+  /// The [K..., N] space: rows K, each of N elements.
+  llvm::SmallVector<int64_t> fullShape;
+};
+
+/// The row groups of a function body (RowGroupFormation.cpp), disjoint,
+/// each legal to compute at its point (nothing outside reads a member
+/// before it).
+llvm::SmallVector<RowGroup> formRowGroups(mlir::Block &body,
+                                          const MachineModel &machine);
 
 } // namespace trnc::tile
