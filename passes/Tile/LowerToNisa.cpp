@@ -13,6 +13,7 @@
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 #include "passes/Tile/ElementwiseSteps.h"
+#include "passes/Tile/GroupFormation.h"
 #include "passes/Tile/LoweringContext.h"
 #include "passes/Tile/LowerRowGroup.h"
 #include "passes/Tile/MatmulEpilogue.h"
@@ -252,7 +253,21 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
         return failure();
     } else if (kind == "rows") {
       RowGroup rows{ops, ops.back(), SmallVector<int64_t>(*group.getRowSpace())};
-      if (failed(lowerRowGroup(ctx, rows, lowerOp)))
+      // Not one loop (rows too long for SBUF): its elementwise members
+      // still share loops, as the elementwise groups the body forms.
+      llvm::DenseSet<Operation *> lowered;
+      auto lowerMember = [&](Operation *o) -> LogicalResult {
+        if (!lowered.insert(o).second)
+          return success();
+        if (!isElementwiseOp(o) || isImmediateOnly(o))
+          return lowerOp(o);
+        SmallVector<Operation *> sub = elementwiseGroup(
+            o, ctx.partitions(), [&](Operation *e) { return lowered.contains(e); },
+            [&](Value v, int64_t) { return ctx.resolveView(v); });
+        lowered.insert(sub.begin(), sub.end());
+        return lowerElementwiseGroup(ctx, sub);
+      };
+      if (failed(lowerRowGroup(ctx, rows, lowerMember)))
         return failure();
     } else {
       auto mm = cast<trn::MatmulOp>(ops.front());
