@@ -118,11 +118,14 @@ struct ElementwiseGroupPlan {
   /// Tiles one task keeps live at once: its loads, and the group values
   /// between definition and last use.
   int64_t liveTiles() const;
-  /// Computes one task on [p, f] tiles, `loaded[i]` holding source i;
-  /// returns the outputs' tiles. Its instructions are placed by `engines`.
+  /// Computes one task on [p, f] tiles, `loaded[i]` holding source i (read
+  /// through `loadedAps[i]` when given: a compact broadcast tile's stride-0
+  /// pattern); returns the outputs' tiles, each a loaded tile or a whole
+  /// [p, f] tile. Its instructions are placed by `engines`.
   llvm::SmallVector<mlir::Value>
   computeTile(LoweringContext &ctx, mlir::Location loc, int64_t p, int64_t f,
-              llvm::ArrayRef<mlir::Value> loaded) const;
+              llvm::ArrayRef<mlir::Value> loaded,
+              llvm::ArrayRef<nisa::AccessPatternAttr> loadedAps = {}) const;
 };
 
 /// The operands `op` reads as tiles: a binary ALU op with one constant

@@ -40,22 +40,21 @@ using Ap = nisa::AccessPatternAttr;
 namespace {
 
 /// A source that broadcasts along free dims of the tile (stride 0 in HBM)
-/// is loaded once per distinct element and widened on chip: a DMA whose
-/// innermost stride is 0 moves one element per descriptor (HARDWARE.md: DMA
-/// efficiency needs >= 2 KiB contiguous per partition), while the engines
-/// read stride-0 patterns at full rate. Fills `t` ([p, f], the tile's
-/// shape) and returns true, or returns false when the source has no
-/// stride-0 free dim.
-bool loadBroadcast(LoweringContext &ctx, Location loc, Value t, Value root,
-                   int64_t offset, ArrayRef<int64_t> strides,
-                   ArrayRef<int64_t> counts) {
+/// is loaded once per distinct element: a DMA whose innermost stride is 0
+/// moves one element per descriptor (HARDWARE.md: DMA efficiency needs >= 2
+/// KiB contiguous per partition), while the engines read stride-0 patterns
+/// at full rate. Returns the compact tile (the dims the source walks) and
+/// the pattern that reads it as the [p, f] tile (stride 0 along the
+/// others), or nothing when the source has no stride-0 free dim.
+std::optional<std::pair<Value, Ap>>
+loadBroadcast(LoweringContext &ctx, Location loc, Type elt, Value root,
+              int64_t offset, ArrayRef<int64_t> strides,
+              ArrayRef<int64_t> counts) {
   bool broadcasts = false;
   for (size_t d = 1; d < counts.size(); ++d)
     broadcasts |= strides[d] == 0 && counts[d] > 1;
   if (!broadcasts)
-    return false;
-  // The compact tile keeps the dims the source walks; the widening copy
-  // reads it with stride 0 along the others.
+    return std::nullopt;
   SmallVector<int64_t> loadStrides{strides[0]}, loadCounts{counts[0]};
   int64_t compact = 1;
   for (size_t d = 1; d < counts.size(); ++d)
@@ -68,31 +67,31 @@ bool loadBroadcast(LoweringContext &ctx, Location loc, Value t, Value root,
     loadStrides.push_back(1);
     loadCounts.push_back(1);
   }
-  SmallVector<int64_t> widenStrides{compact}, widenCounts{counts[0]};
+  SmallVector<int64_t> readStrides{compact}, readCounts{counts[0]};
   int64_t inner = compact;
   for (size_t d = 1; d < counts.size(); ++d) {
     bool kept = strides[d] != 0 || counts[d] == 1;
     if (kept)
       inner /= counts[d];
-    widenStrides.push_back(kept ? inner : 0);
-    widenCounts.push_back(counts[d]);
+    readStrides.push_back(kept ? inner : 0);
+    readCounts.push_back(counts[d]);
   }
-  auto type = cast<nisa::TileType>(t.getType());
-  Value c = ctx.allocSbuf(loc, counts[0], compact, type.getElementType());
+  Value c = ctx.allocSbuf(loc, counts[0], compact, elt);
   ctx.dma(loc, c, ctx.tileAp(c), root, ctx.ap(offset, loadStrides, loadCounts));
-  ctx.copyOnVector(loc, t, ctx.tileAp(t), c,
-                   ctx.ap(0, widenStrides, widenCounts));
-  return true;
+  return std::make_pair(c, ctx.ap(0, readStrides, readCounts));
 }
 
-/// The tiles of one TileTask's outputs, from its loaded source tiles.
+/// The tiles of one TileTask's outputs, from its loaded source tiles and
+/// the patterns that read each of them as a [partitions, free] tile.
 using TileBody = function_ref<SmallVector<Value>(
-    Location, int64_t partitions, int64_t free, ArrayRef<Value> loaded)>;
+    Location, int64_t partitions, int64_t free, ArrayRef<Value> loaded,
+    ArrayRef<Ap> loadedAps)>;
 
 /// Walks `dsts` and `srcs` (views of one shape) tile by tile of at most
 /// `maxFree` free elements: load every source, run `body`, store its tiles
 /// to `dsts`. Loads cast to `loadTypes[i]`. `reuseLoads` is false when the
-/// body writes its input tiles (then no loaded tile may serve two tiles).
+/// body writes its input tiles (then no loaded tile may serve two tiles,
+/// and a broadcast source is widened to a whole tile first).
 void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                             ArrayRef<HbmView> dsts, ArrayRef<HbmView> srcs,
                             ArrayRef<Type> loadTypes, int64_t maxFree,
@@ -112,11 +111,17 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
   // pattern, unless the body writes its inputs.
   std::map<std::tuple<size_t, int64_t, SmallVector<int64_t>,
                       SmallVector<int64_t>>,
-           Value>
+           std::pair<Value, Ap>>
       invariant;
   forEachTile(space, ctx.partitions(), maxFree, [&](const TileTask &task) {
     int64_t p = task.partitions, f = task.freeElements;
     SmallVector<Value> loaded;
+    SmallVector<Ap> loadedAps;
+    auto use = [&](Value t, Ap ap) {
+      loaded.push_back(t);
+      loadedAps.push_back(ap ? ap : ctx.tileAp(t, p, f));
+      return std::make_pair(t, ap);
+    };
     for (size_t i = 0; i < srcs.size(); ++i) {
       size_t v = first + i;
       auto key = std::make_tuple(i, task.offsets[v], task.strides[v],
@@ -124,7 +129,7 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
       if (reuseLoads) {
         auto it = invariant.find(key);
         if (it != invariant.end()) {
-          loaded.push_back(it->second);
+          use(it->second.first, it->second.second);
           continue;
         }
       }
@@ -132,13 +137,25 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
       // then cast on Vector if another type is wanted.
       bool viaI32 = srcs[i].elementType().isInteger(64) &&
                     !loadTypes[i].isInteger(64) && !loadTypes[i].isInteger(32);
+      if (!viaI32)
+        if (auto compact = loadBroadcast(ctx, loc, loadTypes[i], srcs[i].root,
+                                         task.offsets[v], task.strides[v],
+                                         task.counts)) {
+          // The engines read the compact tile through the stride-0 pattern
+          // (a per-row value becomes tensor_scalar's per-partition operand);
+          // a body that writes its inputs gets a whole tile.
+          if (reuseLoads) {
+            invariant[key] = use(compact->first, compact->second);
+            continue;
+          }
+          Value t = ctx.allocSbuf(loc, p, f, loadTypes[i]);
+          ctx.copyOnVector(loc, t, ctx.tileAp(t), compact->first,
+                           compact->second);
+          invariant[key] = use(t, Ap());
+          continue;
+        }
       Value t =
           ctx.allocSbuf(loc, p, f, viaI32 ? ctx.b.getI32Type() : loadTypes[i]);
-      if (!viaI32 && loadBroadcast(ctx, loc, t, srcs[i].root, task.offsets[v],
-                                   task.strides[v], task.counts)) {
-        loaded.push_back(invariant[key] = t);
-        continue;
-      }
       ctx.load(loc, t, srcs[i].root,
                ctx.ap(task.offsets[v], task.strides[v], task.counts));
       if (viaI32) {
@@ -146,13 +163,25 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
         ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
         t = c;
       }
-      loaded.push_back(invariant[key] = t);
+      invariant[key] = use(t, Ap());
     }
-    SmallVector<Value> outs = body(loc, p, f, loaded);
-    for (auto [d, out] : llvm::enumerate(outs))
+    SmallVector<Value> outs = body(loc, p, f, loaded, loadedAps);
+    for (auto [d, out] : llvm::enumerate(outs)) {
+      // An output that is a compact broadcast tile (a copy of the source)
+      // is widened for its store.
+      auto compact = llvm::find(loaded, out);
+      if (compact != loaded.end() &&
+          loadedAps[compact - loaded.begin()] != ctx.tileAp(out, p, f)) {
+        Value t = ctx.allocSbuf(loc, p, f,
+                                cast<nisa::TileType>(out.getType()).getElementType());
+        ctx.copyOnVector(loc, t, ctx.tileAp(t), out,
+                         loadedAps[compact - loaded.begin()]);
+        out = t;
+      }
       ctx.dma(loc, dsts[d].root,
               ctx.ap(task.offsets[d], task.strides[d], task.counts), out,
               ctx.tileAp(out));
+    }
   });
 }
 
@@ -423,7 +452,7 @@ void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
   forEachElementwiseTile(
       ctx, loc, {dst}, {src}, {dst.elementType()},
       ctx.maxFree({dst.elementType(), src.elementType()}),
-      [](Location, int64_t, int64_t, ArrayRef<Value> loaded) {
+      [](Location, int64_t, int64_t, ArrayRef<Value> loaded, ArrayRef<Ap>) {
         return SmallVector<Value>{loaded[0]};
       });
 }
@@ -787,9 +816,18 @@ int64_t ElementwiseGroupPlan::liveTiles() const {
 
 SmallVector<Value> ElementwiseGroupPlan::computeTile(
     LoweringContext &ctx, Location loc, int64_t p, int64_t f,
-    ArrayRef<Value> loaded) const {
+    ArrayRef<Value> loaded, ArrayRef<Ap> loadedAps) const {
   EmitMark mark(ctx.b);
   llvm::DenseMap<Value, Value> tileOf;
+  // How each tile is read as [p, f]: a loaded broadcast source through its
+  // stride-0 pattern, any other tile whole.
+  llvm::DenseMap<Value, Ap> readAs;
+  for (auto [t, ap] : llvm::zip(loaded, loadedAps))
+    readAs[t] = ap;
+  auto read = [&](Value t) {
+    auto it = readAs.find(t);
+    return it != readAs.end() ? it->second : ctx.tileAp(t, p, f);
+  };
   for (const ElementwiseStep &step : steps) {
     if (step.folded)
       continue; // computed by its reader's instruction
@@ -811,11 +849,11 @@ SmallVector<Value> ElementwiseGroupPlan::computeTile(
     if (step.compute) {
       SmallVector<Ap> aps;
       for (Value in : ins)
-        aps.push_back(ctx.tileAp(in, p, f));
+        aps.push_back(read(in));
       step.compute(step.op->getLoc(), ins, aps, t, ctx.tileAp(t));
     } else {
       ctx.copyOnVector(step.op->getLoc(), t, ctx.tileAp(t), ins[0],
-                       ctx.tileAp(ins[0], p, f));
+                       read(ins[0]));
     }
     tileOf[result] = t;
   }
@@ -861,8 +899,9 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
                     std::max<int64_t>(1, (tiles + 5) / 6);
   forEachElementwiseTile(
       ctx, loc, dsts, srcs, loadTypes, maxFree,
-      [&](Location, int64_t p, int64_t f, ArrayRef<Value> loaded) {
-        return plan->computeTile(ctx, loc, p, f, loaded);
+      [&](Location, int64_t p, int64_t f, ArrayRef<Value> loaded,
+          ArrayRef<Ap> loadedAps) {
+        return plan->computeTile(ctx, loc, p, f, loaded, loadedAps);
       },
       /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(ops.front()));
   return success();

@@ -121,7 +121,7 @@ func.func @widening_cast_is_free(%a: tensor<128x512xbf16>) -> (tensor<128x512xbf
 // CHECK: nisa.dma_copy %{{[0-9]+}} {{.*}}, %[[SCALAR]] <0, [0, 1], [128, 1]>
 // CHECK: nisa.tensor_scalar %{{[0-9]+}} {{.*}}, %[[G]] {{.*}} multiply 0.100097656
 // CHECK: nisa.tensor_tensor subtract %{{[0-9]+}} {{.*}}, %[[G]]
-// CHECK: nisa.tensor_tensor divide
+// CHECK: nisa.tensor_scalar {{.*}} divide 0.000000e+00 per_partition
 // CHECK: nisa.tensor_tensor add
 // CHECK-NOT: nisa.dram_alloc
 // CHECK: nisa.dma_copy %arg4
@@ -200,9 +200,10 @@ func.func @small_group(%a: tensor<7x5xf32>, %b: tensor<7x5xf32>, %c: tensor<7x5x
 // CHECK: nisa.dram_alloc : memref<256xf32>
 // CHECK-NOT: nisa.dram_alloc
 // CHECK: nisa.tensor_scalar {{.*}} multiply 2.000000e+00
+// The per-row value is read as tensor_scalar's per-partition operand.
 // CHECK: nisa.activation exp %[[E:[0-9]+]]
 // CHECK-NEXT: nisa.alloc
-// CHECK-NEXT: nisa.tensor_tensor multiply %{{[0-9]+}} {{.*}}, %[[E]]
+// CHECK-NEXT: nisa.tensor_scalar %{{[0-9]+}} {{.*}}, %[[E]] {{.*}} multiply 0.000000e+00 per_partition
 // CHECK: return
 func.func @per_row_ahead(%x: tensor<256x1024xf32>, %r: tensor<256xf32>) -> tensor<256x1024xf32> {
   %0 = trn.exp %x : tensor<256x1024xf32>

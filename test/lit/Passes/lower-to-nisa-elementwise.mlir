@@ -71,13 +71,16 @@ func.func @add_batch_broadcast(%x: tensor<4x256x512xbf16>, %p: tensor<256x512xbf
 // A batch of 8 of [C, H*W] maps against a per-channel broadcast (batch
 // norm's x - mean): with 64 channels, too few to split 128 ways, the
 // channels walk 64 partitions (each two maps' 1024-element runs per tile),
-// not 8 partitions (one per image) per tile.
+// not 8 partitions (one per image) per tile. The per-channel mean is one
+// value per partition: loaded as a [64, 1] tile and read as tensor_scalar's
+// per-partition operand, never widened to [64, 2048].
 // CHECK-LABEL: func.func @sub_channel_mean
 // CHECK: nisa.dma_copy %{{.*}} <0, [2048, 1], [64, 2048]>, %arg0 <0, [1024, 65536, 1024, 1], [64, 2, 1, 1024]>
-// CHECK: nisa.dma_copy %{{.*}} <0, [1, 1], [64, 1]>, %arg1 <0, [1, 1], [64, 1]>
-// CHECK: nisa.tensor_tensor subtract {{.*}} <0, [2048, 1], [64, 2048]>
-// CHECK-COUNT-3: nisa.tensor_tensor subtract {{.*}} <0, [2048, 1], [64, 2048]>
+// CHECK: nisa.dma_copy %[[M:[0-9]+]] <0, [1, 1], [64, 1]>, %arg1 <0, [1, 1], [64, 1]>
+// CHECK: nisa.tensor_scalar {{.*}} <0, [2048, 1], [64, 2048]> subtract 0.000000e+00 per_partition %[[M]] <0, [1, 1], [64, 1]>
+// CHECK-COUNT-3: nisa.tensor_scalar {{.*}} <0, [2048, 1], [64, 2048]> subtract 0.000000e+00 per_partition %[[M]]
 // CHECK-NOT: nisa.tensor_tensor
+// CHECK-NOT: nisa.tensor_copy
 func.func @sub_channel_mean(%x: tensor<8x64x32x32xf32>, %m: tensor<64x1x1xf32>) -> tensor<8x64x32x32xf32> {
   %b = trn.broadcast %m : tensor<64x1x1xf32> -> tensor<8x64x32x32xf32>
   %0 = trn.sub %x, %b : tensor<8x64x32x32xf32>
