@@ -320,6 +320,17 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     ctx.rowGrouped.insert(g.ops.begin(), g.ops.end());
     rowGroupAt[g.point] = &g;
   }
+  // 16-bit scatter-adds run their part that reads only base and index as
+  // soon as both are lowered (prepareScatter), not after the src rows.
+  SmallVector<Operation *> scatters;
+  for (Operation &op : body.without_terminator())
+    if (isa<trn::ScatterRowsOp>(op))
+      scatters.push_back(&op);
+  auto prepareScatters = [&] {
+    llvm::erase_if(scatters,
+                   [&](Operation *s) { return prepareScatter(ctx, s); });
+  };
+  prepareScatters(); // base and index may be arguments
   for (Operation &op : body.without_terminator()) {
     if (auto it = rowGroupAt.find(&op); it != rowGroupAt.end()) {
       if (failed(lowerRowGroup(ctx, *it->second, lowerOp)))
@@ -329,12 +340,15 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
       for (Operation *v : pending)
         if (failed(lowerView(v)))
           return failure();
+      prepareScatters();
       continue;
     }
     if (ctx.rowGrouped.contains(&op))
       continue;
+    llvm::erase(scatters, &op); // lowered in place from here on
     if (failed(lowerOp(&op)))
       return failure();
+    prepareScatters();
   }
 
   // Outputs not written in place: copy the value's view into them.
