@@ -66,18 +66,37 @@ func.func @scatter_bf16(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6
 
 // The part that reads only base and index is emitted as soon as both are
 // lowered (right after the matmul making base), before the src rows'
-// producer (exp): it runs early, not in the tail after src.
+// producer (exp): it runs early, not in the tail after src. The matmul,
+// read only by the scatter, stores straight into the output (LowerToNisa):
+// no copy of base, and the start rows are gathered from there.
 // CHECK-LABEL: func.func @scatter_bf16_prepared_early
 // CHECK: nisa.matmul
-// CHECK: nisa.dma_gather
+// CHECK: nisa.tensor_copy %[[X:.*]] <0, [6, 1], [10, 6]>, %{{.*}} on scalar
+// CHECK-NEXT: nisa.dma_copy %arg4 <0, [6, 1], [10, 6]>, %[[X]]
+// CHECK-NOT: nisa.dma_copy %arg4
+// CHECK: nisa.dma_gather %{{.*}}, %arg4 <0, [6, 1], [10, 6]>
 // CHECK: nisa.dma_scatter %{{.*}} : memref<60xf32>
 // CHECK: nisa.activation exp
 // CHECK: nisa.dma_scatter {{.*}} accumulate
+// CHECK-NOT: nisa.dma_copy %arg4
+// CHECK: return
 func.func @scatter_bf16_prepared_early(%a: tensor<10x8xbf16>, %w: tensor<8x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
   %x = trn.matmul %a, %w : (tensor<10x8xbf16>, tensor<8x6xbf16>) -> tensor<10x6xbf16>
   %e = trn.exp %s : tensor<4x6xbf16>
   %r = trn.scatter_rows %x, %i, %e accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
   return %r : tensor<10x6xbf16>
+}
+
+// A base read elsewhere too (here also returned) is not computed into
+// the scatter's output: the scatter copies it.
+// CHECK-LABEL: func.func @scatter_bf16_base_read_twice
+// CHECK: nisa.dma_copy %arg5 {{.*}}, %[[X:.*]] {{.*}} : memref<60xbf16>, !nisa.tile
+// CHECK: nisa.dma_copy %arg4 {{.*}}, %arg5 {{.*}} : memref<60xbf16>, memref<60xbf16>
+// CHECK: nisa.dma_gather %{{.*}}, %arg5 <0, [6, 1], [10, 6]>
+func.func @scatter_bf16_base_read_twice(%a: tensor<10x8xbf16>, %w: tensor<8x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> (tensor<10x6xbf16>, tensor<10x6xbf16>) {
+  %x = trn.matmul %a, %w : (tensor<10x8xbf16>, tensor<8x6xbf16>) -> tensor<10x6xbf16>
+  %r = trn.scatter_rows %x, %i, %s accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
+  return %r, %x : tensor<10x6xbf16>, tensor<10x6xbf16>
 }
 
 // More indices than rows: the whole table goes through an fp32 copy of
