@@ -64,6 +64,22 @@ func.func @scatter_bf16(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6
   return %r : tensor<10x6xbf16>
 }
 
+// Three blocks (128 + 128 + 4 indices): the src rows of the sums and the
+// fp32 rows gathered back each take two tiles in turn (the third block's
+// load reuses the first's tile, so loads run one ahead of the scatters).
+// CHECK-LABEL: func.func @scatter_bf16_blocks
+// CHECK: nisa.dma_copy %[[S0:.*]] <0, [2048, 1], [128, 6]>, %arg2 <0,
+// CHECK: nisa.dma_copy %[[S1:.*]] <0, [2048, 1], [128, 6]>, %arg2 <768,
+// CHECK-NOT: nisa.alloc
+// CHECK: nisa.dma_copy %[[S0]] <0, [2048, 1], [4, 6]>, %arg2 <1536,
+// CHECK: nisa.dma_gather %[[G0:.*]] <0, [2048, 1], [128, 6]>, %[[A:.*]] <0, [6, 1], [300, 6]>
+// CHECK: nisa.dma_gather %[[G1:.*]] <0, [2048, 1], [128, 6]>, %[[A]]
+// CHECK: nisa.dma_gather %[[G0]] <0, [2048, 1], [4, 6]>, %[[A]]
+func.func @scatter_bf16_blocks(%b: tensor<300x6xbf16>, %i: tensor<260xi32>, %s: tensor<260x6xbf16>) -> tensor<300x6xbf16> {
+  %r = trn.scatter_rows %b, %i, %s accumulate : tensor<300x6xbf16>, tensor<260xi32>, tensor<260x6xbf16> -> tensor<300x6xbf16>
+  return %r : tensor<300x6xbf16>
+}
+
 // The part that reads only base and index is emitted as soon as both are
 // lowered (right after the matmul making base), before the src rows'
 // producer (exp): it runs early, not in the tail after src. The matmul,
