@@ -13,8 +13,8 @@
 // add(x, scatter_rows(full 0, i, s) accumulate) -> scatter_rows(x, i, s)
 // accumulate, when the scatter has no other reader. No [N, D] zeros are
 // written and no add pass reads both back; each row's sum starts from x's
-// row instead of 0 and is rounded once (a 16-bit scatter-add sums in an
-// fp32 copy of its base, LowerIndirect.cpp), where x + scatter rounded the
+// row instead of 0 and is rounded once (a 16-bit scatter-add sums in fp32
+// from its base's rows, LowerIndirect.cpp), where x + scatter rounded the
 // scatter's sum and then the add.
 //
 //===----------------------------------------------------------------------===//

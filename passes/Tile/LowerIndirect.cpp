@@ -9,10 +9,15 @@
 // scatter_rows: result = copy of base (tiled copy), then per block and
 //   chunk, load the src rows into SBUF and dma_scatter them into the result
 //   (accumulate adds in fp32). All scatters write the whole table, so
-//   trnc-schedule-semaphores puts them on the queue of the base copy (WAW):
-//   blocks apply in order and last-writer-wins / duplicate sums hold. A
-//   bf16/f16 accumulate goes through an fp32 copy of base so duplicates sum
-//   in fp32 and round once (the contract: "sums in fp32, then cast").
+//   trnc-schedule-semaphores orders them after the base copy and each other
+//   (WAW): blocks apply in order and last-writer-wins / duplicate sums hold.
+//   A bf16/f16 accumulate sums in fp32 and rounds once (the contract: "sums
+//   in fp32, then cast"): with at most as many indices as rows, only the
+//   touched rows go through an fp32 table (~M rows of traffic, see
+//   lowerScatter; the part reading only base and index is emitted as soon
+//   as both exist, prepareScatter, so it runs long before the src rows:
+//   a tied embedding's gradient at the end of a backward graph); with more,
+//   the whole base goes through an fp32 copy.
 //
 // Tables of more than 65535 rows (an HBM pattern's row count is 16-bit)
 // are cut into row ranges with the index shifted per range (tensor_scalar
@@ -139,21 +144,143 @@ LogicalResult lowerGather(LoweringContext &ctx, trn::GatherRowsOp op,
   return success();
 }
 
+/// Whether `a` and `b` name the same elements (a scatter written in place
+/// into its base: nothing to copy).
+bool sameView(const HbmView &a, const HbmView &b) {
+  return a.root == b.root && a.offset == b.offset && a.shape == b.shape &&
+         a.strides == b.strides;
+}
+
+/// A 16-bit accumulate of at most as many indices as rows sums only the
+/// rows it touches in fp32 (lowerScatter).
+bool sumsTouchedRows(trn::ScatterRowsOp op) {
+  auto base = cast<RankedTensorType>(op.getBase().getType());
+  Type elt = base.getElementType();
+  int64_t M = cast<RankedTensorType>(op.getIndex().getType()).getDimSize(0);
+  return op.getAccumulate() && (elt.isBF16() || elt.isF16()) && M > 0 &&
+         M <= base.getDimSize(0) && base.getDimSize(1) > 0;
+}
+
+/// Calls fn(blk, c0, w, r0, n, idx) per block, row chunk and table range:
+/// idx the block's index shifted into rows [r0, r0 + n).
+void forEachPiece(IndirectLowering &low, ArrayRef<IndexBlock> blocks,
+                  int64_t N, int64_t D, int64_t maxFree,
+                  llvm::function_ref<void(const IndexBlock &, int64_t, int64_t,
+                                          int64_t, int64_t, Value)>
+                      fn) {
+  for (const IndexBlock &blk : blocks)
+    low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
+      for (int64_t r0 = 0; r0 < N; r0 += kMaxTableRows)
+        fn(blk, c0, w, r0, std::min(kMaxTableRows, N - r0),
+           low.shiftedIndex(blk, r0));
+    });
+}
+
+/// Two SBUF tiles taken in turn (double buffering): the load into one waits
+/// until the instruction reading the other's previous contents has, so
+/// that loads run at most one ahead of a chain of scatters that consumes
+/// them one at a time, and the first arrives at full bandwidth instead of
+/// sharing it with all the others (a scatter-add's blocks: ~20 us of the
+/// GPT step's tail).
+class TilePair {
+public:
+  TilePair(LoweringContext &ctx, Location loc, int64_t free, Type elt) {
+    for (Value &t : tiles)
+      t = ctx.allocSbuf(loc, ctx.partitions(), free, elt);
+  }
+  Value next() { return tiles[turn++ % 2]; }
+
+private:
+  Value tiles[2];
+  unsigned turn = 0;
+};
+
+/// The index blocks of a prepared scatter, from its kept index tiles.
+SmallVector<IndexBlock> blocksOf(const PreparedScatter &prep, int64_t M,
+                                 int64_t P) {
+  SmallVector<IndexBlock> blocks;
+  for (auto [k, tile] : llvm::enumerate(prep.indexTiles))
+    blocks.push_back({int64_t(k) * P, std::min(P, M - int64_t(k) * P), tile});
+  return blocks;
+}
+
+/// A 16-bit accumulate of M <= N indices goes through an fp32 table S
+/// ([N, D] of scratch) of which only the touched rows are read or written:
+///   0. result = base, 1. S[index[m]] = base[index[m]] (prepareScatter);
+///   2. S[index[m]] += src[m], in index order;
+///   3. result[index[m]] = S[index[m]] rounded (gather, cast on chip,
+///      scatter: duplicates write the same row).
+/// Each touched row is base's plus the fp32 sum of its src rows in index
+/// order, rounded once: the bits of the whole-table path, for ~M rows of
+/// traffic instead of two copies of N rows, of which only steps 2 and 3
+/// wait for src.
 LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
                            const HbmView &base, const HbmView &index,
                            const HbmView &src) {
   Location loc = op.getLoc();
+  if (sumsTouchedRows(op)) {
+    if (!ctx.preparedScatters.count(op))
+      prepareScatter(ctx, op);
+    const PreparedScatter &prep = ctx.preparedScatters.find(op)->second;
+    ctx.views[op.getResult()] = prep.out;
+    int64_t N = base.shape[0], D = base.shape[1];
+    Type elt = base.elementType(), f32 = ctx.b.getF32Type();
+    int64_t maxFree = ctx.maxFree({f32});
+    IndirectLowering low(ctx, loc, index);
+    SmallVector<IndexBlock> blocks =
+        blocksOf(prep, index.shape[0], ctx.partitions());
+    // 2. S[index[m]] += src[m], in index order.
+    TilePair srcTiles(ctx, loc, maxFree, elt);
+    for (const IndexBlock &blk : blocks)
+      low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
+        Value rows = srcTiles.next();
+        auto rowsAp = ctx.tileAp(rows, blk.rows, w);
+        ctx.dma(loc, rows, rowsAp, src.root,
+                low.rowsAp(src, blk.first, blk.rows, c0, w));
+        for (int64_t r0 = 0; r0 < N; r0 += kMaxTableRows) {
+          int64_t n = std::min(kMaxTableRows, N - r0);
+          Value idx = low.shiftedIndex(blk, r0);
+          ctx.dmaScatter(loc, prep.acc.root,
+                         low.rowsAp(prep.acc, r0, n, c0, w), rows, rowsAp,
+                         idx, ctx.tileAp(idx, blk.rows, 1),
+                         /*accumulate=*/true);
+        }
+      });
+    // 3. result[index[m]] = S[index[m]] rounded on chip (duplicates write
+    // the same row), so the scatters move 16-bit rows.
+    int64_t P = ctx.partitions();
+    TilePair sumTiles(ctx, loc, maxFree, f32);
+    forEachPiece(low, blocks, N, D, maxFree,
+                 [&](const IndexBlock &blk, int64_t c0, int64_t w, int64_t r0,
+                     int64_t n, Value idx) {
+                   auto idxAp = ctx.tileAp(idx, blk.rows, 1);
+                   Value sums = sumTiles.next();
+                   auto sumsAp = ctx.tileAp(sums, blk.rows, w);
+                   ctx.dmaGather(loc, sums, sumsAp, prep.acc.root,
+                                 low.rowsAp(prep.acc, r0, n, c0, w), idx,
+                                 idxAp);
+                   Value rows = ctx.allocSbuf(loc, P, maxFree, elt);
+                   auto rowsAp = ctx.tileAp(rows, blk.rows, w);
+                   ctx.copyOnVector(loc, rows, rowsAp, sums, sumsAp);
+                   ctx.dmaScatter(loc, prep.out.root,
+                                  low.rowsAp(prep.out, r0, n, c0, w), rows,
+                                  rowsAp, idx, idxAp, /*accumulate=*/false);
+                 });
+    return success();
+  }
+
   HbmView out = ctx.destination(loc, op.getResult());
   ctx.views[op.getResult()] = out;
   int64_t N = base.shape[0], D = base.shape[1];
   Type elt = base.elementType();
-  // bf16/f16 sums: accumulate into an fp32 copy, round once at the end.
+  // More indices than rows: a bf16/f16 accumulate sums in an fp32 copy of
+  // the whole table and rounds it once at the end.
   bool viaF32 = op.getAccumulate() && (elt.isBF16() || elt.isF16());
   HbmView target = out;
   if (viaF32)
     target = ctx.allocScratch(
         loc, RankedTensorType::get(base.shape, ctx.b.getF32Type()));
-  if (N > 0 && D > 0)
+  if (N > 0 && D > 0 && !sameView(target, base))
     emitCopy(ctx, loc, target, base);
   if (N > 0 && D > 0 && index.shape[0] > 0) {
     int64_t maxFree = ctx.maxFree({elt, target.elementType()});
@@ -193,4 +320,47 @@ LogicalResult trnc::tile::lowerIndirect(LoweringContext &ctx, Operation *op) {
     return lowerGather(ctx, g, views[0], views[1]);
   return lowerScatter(ctx, cast<trn::ScatterRowsOp>(op), views[0], views[1],
                       views[2]);
+}
+
+bool trnc::tile::prepareScatter(LoweringContext &ctx, Operation *o) {
+  auto op = dyn_cast<trn::ScatterRowsOp>(o);
+  if (!op || !sumsTouchedRows(op) || ctx.preparedScatters.count(op))
+    return false;
+  Value baseValue = op.getBase(), indexValue = op.getIndex();
+  if (!ctx.resolveView(baseValue) || !ctx.resolveView(indexValue))
+    return false;
+  HbmView base = ctx.views.lookup(baseValue);
+  HbmView index = ctx.views.lookup(indexValue);
+  Location loc = op.getLoc();
+  PreparedScatter prep;
+  prep.out = ctx.destination(loc, op.getResult());
+  int64_t N = base.shape[0], D = base.shape[1];
+  Type elt = base.elementType(), f32 = ctx.b.getF32Type();
+  if (!sameView(prep.out, base))
+    emitCopy(ctx, loc, prep.out, base);
+  prep.acc = ctx.allocScratch(loc, RankedTensorType::get(base.shape, f32));
+  int64_t maxFree = ctx.maxFree({f32});
+  IndirectLowering low(ctx, loc, index);
+  SmallVector<IndexBlock> blocks;
+  low.forEachBlock([&](const IndexBlock &blk) {
+    blocks.push_back(blk);
+    prep.indexTiles.push_back(blk.tile);
+  });
+  // 1. S[index[m]] = base[index[m]] (out-of-range rows gather as zeros and
+  // scatter nowhere; duplicates write the same row).
+  forEachPiece(low, blocks, N, D, maxFree,
+               [&](const IndexBlock &blk, int64_t c0, int64_t w, int64_t r0,
+                   int64_t n, Value idx) {
+                 auto idxAp = ctx.tileAp(idx, blk.rows, 1);
+                 Value rows =
+                     ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt);
+                 auto rowsAp = ctx.tileAp(rows, blk.rows, w);
+                 ctx.dmaGather(loc, rows, rowsAp, base.root,
+                               low.rowsAp(base, r0, n, c0, w), idx, idxAp);
+                 ctx.dmaScatter(loc, prep.acc.root,
+                                low.rowsAp(prep.acc, r0, n, c0, w), rows,
+                                rowsAp, idx, idxAp, /*accumulate=*/false);
+               });
+  ctx.preparedScatters[op] = std::move(prep);
+  return true;
 }

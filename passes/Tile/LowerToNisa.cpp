@@ -183,13 +183,20 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
   // does for outputs with eager's non-contiguous layouts; the view must keep
   // the value's innermost dim contiguous, or each element would be a store
   // of its own (an elementwise result returned transposed is copied).
-  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
-    if (written[j])
-      continue;
-    std::optional<HbmView> seen = outputs[j];
+  // For `v` to read as `dest`: the computed value `v` is a view chain of
+  // (its root) and the view of `dest` to compute the root into, or nullopt
+  // when strides cannot say it. Without `oneUse`, `v` must be a view (a
+  // computed `v` is written in place above); with it, every value of the
+  // chain, root included, must have one reader.
+  auto computedInto =
+      [&](Value v, const HbmView &dest,
+          bool oneUse) -> std::optional<std::pair<Value, HbmView>> {
+    std::optional<HbmView> seen = dest;
     Value root = v;
     bool viewed = false;
     while (Operation *def = root.getDefiningOp()) {
+      if (oneUse && !root.hasOneUse())
+        return std::nullopt;
       if (auto t = dyn_cast<trn::TransposeOp>(def)) {
         ArrayRef<int64_t> perm = t.getPermutation();
         SmallVector<int64_t> inverse(perm.size());
@@ -214,15 +221,31 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
           return view.strides[d] == 1;
       return true;
     };
-    if (!viewed || !seen || !innermostContiguous(*seen) || !producer ||
-        isViewOp(producer) ||
-        ctx.resultDest.count(root) ||
+    if (!seen || !innermostContiguous(*seen) || !producer ||
+        isViewOp(producer) || ctx.resultDest.count(root) ||
+        (oneUse && !root.hasOneUse()) ||
         cast<RankedTensorType>(root.getType()).getElementType() !=
-            outputs[j].elementType())
+            dest.elementType() ||
+        (!viewed && !oneUse))
+      return std::nullopt;
+    return std::make_pair(root, *seen);
+  };
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    if (written[j])
       continue;
-    ctx.resultDest[root] = *seen;
-    written[j] = true;
+    if (auto into = computedInto(v, outputs[j], /*oneUse=*/false)) {
+      ctx.resultDest[into->first] = into->second;
+      written[j] = true;
+    }
   }
+  // A scatter_rows result written in place whose base is computed for it
+  // alone (a tied embedding's gradient added to lm_head's weight gradient,
+  // through a transpose pair): the base is computed into the same output
+  // buffer, so the scatter's copy of it is none (LowerIndirect.cpp).
+  for (auto [v, dest] : llvm::to_vector(ctx.resultDest))
+    if (auto scatter = v.getDefiningOp<trn::ScatterRowsOp>())
+      if (auto into = computedInto(scatter.getBase(), dest, /*oneUse=*/true))
+        ctx.resultDest[into->first] = into->second;
 
   // A view whose source has no HBM view yet (a fill read only as
   // immediates) is derived when something reads it (resolveView).
@@ -329,9 +352,23 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
   };
 
   Block &body = oldFunc.getBody().front();
+  // 16-bit scatter-adds run their part that reads only base and index as
+  // soon as both are lowered (prepareScatter), not after the src rows.
+  SmallVector<Operation *> scatters;
   for (Operation &op : body.without_terminator())
+    if (isa<trn::ScatterRowsOp>(op))
+      scatters.push_back(&op);
+  auto prepareScatters = [&] {
+    llvm::erase_if(scatters,
+                   [&](Operation *s) { return prepareScatter(ctx, s); });
+  };
+  prepareScatters(); // base and index may be arguments
+  for (Operation &op : body.without_terminator()) {
+    llvm::erase(scatters, &op); // lowered in place from here on
     if (failed(lowerOp(&op)))
       return failure();
+    prepareScatters();
+  }
 
   // Outputs not written in place: copy the value's view into them.
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {

@@ -3,7 +3,9 @@ through backend="neuron" and run on the simulator, against the custom ops'
 CPU implementations (python/trnc/indirect_ops.py, the contract): blocks of
 128 indices, row chunks wider than one tile, out-of-range indices, int32 and
 int64 indices and tables, last-writer-wins and fp32 accumulation of
-duplicates across blocks, tables past the 65535-row pattern limit.
+duplicates across blocks (over the whole table, or only the touched rows
+when there are no more indices than rows), tables past the 65535-row
+pattern limit.
 """
 
 import pytest
@@ -70,6 +72,28 @@ def test_scatter_rows_accumulate_duplicates(dtype):
     # fp32 sums in index order, rounded once: as the CPU op, up to fp32 rounding.
     tol = {} if dtype == torch.float32 else {"rtol": 0, "atol": 0}
     torch.testing.assert_close(actual, expected, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_scatter_rows_accumulate_touched_rows(dtype):
+    # At most as many indices as rows: only the touched rows are summed in
+    # fp32 (LowerIndirect.cpp, scatterTouchedRows), still in index order
+    # and rounded once. 300 indices (three blocks) into 400 rows of 3000
+    # (two chunks), out-of-range ones, and duplicates within and across
+    # blocks (rows 5 and 17 come back in the third block).
+    base = torch.randn(400, 3000).to(dtype)
+    src = torch.randn(300, 3000).to(dtype)
+    index = _index(300, 400, seed=7)
+    index[[0, 1, 129, 250, 299]] = torch.tensor([5, 5, 17, 17, 5])
+    fn = lambda b, i, s: scatter_rows(b, i, s, True)  # noqa: E731
+    torch.testing.assert_close(compile_neuron(fn)(base, index, src), fn(base, index, src), rtol=0, atol=0)
+
+
+def test_scatter_rows_accumulate_touched_rows_past_65535_rows():
+    base = torch.randn(66000, 3).to(torch.bfloat16)
+    src = torch.randn(6, 3).to(torch.bfloat16)
+    index = torch.tensor([65535, 1, 65999, 66000, 65535, -1])
+    _same(lambda b, i, s: scatter_rows(b, i, s, True), base, index, src)
 
 
 def test_scatter_rows_table_past_65535_rows():

@@ -43,16 +43,90 @@ func.func @scatter(%b: tensor<10x6xf32>, %i: tensor<4xi64>, %s: tensor<4x6xf32>)
   return %r : tensor<10x6xf32>
 }
 
-// A bf16 accumulate sums in an fp32 copy of base, then rounds once.
+// A bf16 accumulate of no more indices than rows sums only the touched
+// rows in fp32: result = base; S[i] = base[i] (gather, scatter); S[i] +=
+// src in index order; the sums gathered back, rounded on chip and
+// scattered into the result (duplicates write the same row).
 // CHECK-LABEL: func.func @scatter_bf16
+// CHECK: nisa.dma_copy %arg3 {{.*}}, %arg0 {{.*}} : memref<60xbf16>, memref<60xbf16>
 // CHECK: %[[A:.*]] = nisa.dram_alloc : memref<60xf32>
-// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [10, 6]>, %{{.*}} <0, [2048, 1], [4, 6]>, %{{.*}} accumulate : memref<60xf32>, <sbuf, 128, 2048, bf16>
-// CHECK: nisa.dma_copy %{{.*}}, %[[A]]
-// CHECK: nisa.dma_copy %arg3
+// CHECK: nisa.dma_copy %[[I:.*]] <0, [1, 1], [4, 1]>, %arg1
+// CHECK: nisa.dma_gather %[[B:.*]] <0, [2048, 1], [4, 6]>, %arg0 <0, [6, 1], [10, 6]>, %[[I]]
+// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [10, 6]>, %[[B]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> : memref<60xf32>
+// CHECK: nisa.dma_copy %[[S:.*]] <0, [2048, 1], [4, 6]>, %arg2
+// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [10, 6]>, %[[S]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> accumulate
+// CHECK: nisa.dma_gather %[[F:.*]] <0, [2048, 1], [4, 6]>, %[[A]] <0, [6, 1], [10, 6]>, %[[I]] {{.*}} : <sbuf, 128, 2048, f32>
+// CHECK: nisa.tensor_copy %[[R:.*]] <0, [2048, 1], [4, 6]>, %[[F]] <0, [2048, 1], [4, 6]> on vector : <sbuf, 128, 2048, bf16>, <sbuf, 128, 2048, f32>
+// CHECK: nisa.dma_scatter %arg3 <0, [6, 1], [10, 6]>, %[[R]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> : memref<60xbf16>
 // CHECK-NEXT: return
 func.func @scatter_bf16(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
   %r = trn.scatter_rows %b, %i, %s accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
   return %r : tensor<10x6xbf16>
+}
+
+// Three blocks (128 + 128 + 4 indices): the src rows of the sums and the
+// fp32 rows gathered back each take two tiles in turn (the third block's
+// load reuses the first's tile, so loads run one ahead of the scatters).
+// CHECK-LABEL: func.func @scatter_bf16_blocks
+// CHECK: nisa.dma_copy %[[S0:.*]] <0, [2048, 1], [128, 6]>, %arg2 <0,
+// CHECK: nisa.dma_copy %[[S1:.*]] <0, [2048, 1], [128, 6]>, %arg2 <768,
+// CHECK-NOT: nisa.alloc
+// CHECK: nisa.dma_copy %[[S0]] <0, [2048, 1], [4, 6]>, %arg2 <1536,
+// CHECK: nisa.dma_gather %[[G0:.*]] <0, [2048, 1], [128, 6]>, %[[A:.*]] <0, [6, 1], [300, 6]>
+// CHECK: nisa.dma_gather %[[G1:.*]] <0, [2048, 1], [128, 6]>, %[[A]]
+// CHECK: nisa.dma_gather %[[G0]] <0, [2048, 1], [4, 6]>, %[[A]]
+func.func @scatter_bf16_blocks(%b: tensor<300x6xbf16>, %i: tensor<260xi32>, %s: tensor<260x6xbf16>) -> tensor<300x6xbf16> {
+  %r = trn.scatter_rows %b, %i, %s accumulate : tensor<300x6xbf16>, tensor<260xi32>, tensor<260x6xbf16> -> tensor<300x6xbf16>
+  return %r : tensor<300x6xbf16>
+}
+
+// The part that reads only base and index is emitted as soon as both are
+// lowered (right after the matmul making base), before the src rows'
+// producer (exp): it runs early, not in the tail after src. The matmul,
+// read only by the scatter, stores straight into the output (LowerToNisa):
+// no copy of base, and the start rows are gathered from there.
+// CHECK-LABEL: func.func @scatter_bf16_prepared_early
+// CHECK: nisa.matmul
+// CHECK: nisa.tensor_copy %[[X:.*]] <0, [6, 1], [10, 6]>, %{{.*}} on scalar
+// CHECK-NEXT: nisa.dma_copy %arg4 <0, [6, 1], [10, 6]>, %[[X]]
+// CHECK-NOT: nisa.dma_copy %arg4
+// CHECK: nisa.dma_gather %{{.*}}, %arg4 <0, [6, 1], [10, 6]>
+// CHECK: nisa.dma_scatter %{{.*}} : memref<60xf32>
+// CHECK: nisa.activation exp
+// CHECK: nisa.dma_scatter {{.*}} accumulate
+// CHECK-NOT: nisa.dma_copy %arg4
+// CHECK: return
+func.func @scatter_bf16_prepared_early(%a: tensor<10x8xbf16>, %w: tensor<8x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
+  %x = trn.matmul %a, %w : (tensor<10x8xbf16>, tensor<8x6xbf16>) -> tensor<10x6xbf16>
+  %e = trn.exp %s : tensor<4x6xbf16>
+  %r = trn.scatter_rows %x, %i, %e accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
+  return %r : tensor<10x6xbf16>
+}
+
+// A base read elsewhere too (here also returned) is not computed into
+// the scatter's output: the scatter copies it.
+// CHECK-LABEL: func.func @scatter_bf16_base_read_twice
+// CHECK: nisa.dma_copy %arg5 {{.*}}, %[[X:.*]] {{.*}} : memref<60xbf16>, !nisa.tile
+// CHECK: nisa.dma_copy %arg4 {{.*}}, %arg5 {{.*}} : memref<60xbf16>, memref<60xbf16>
+// CHECK: nisa.dma_gather %{{.*}}, %arg5 <0, [6, 1], [10, 6]>
+func.func @scatter_bf16_base_read_twice(%a: tensor<10x8xbf16>, %w: tensor<8x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> (tensor<10x6xbf16>, tensor<10x6xbf16>) {
+  %x = trn.matmul %a, %w : (tensor<10x8xbf16>, tensor<8x6xbf16>) -> tensor<10x6xbf16>
+  %r = trn.scatter_rows %x, %i, %s accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
+  return %r, %x : tensor<10x6xbf16>, tensor<10x6xbf16>
+}
+
+// More indices than rows: the whole table goes through an fp32 copy of
+// base, rounded once at the end.
+// CHECK-LABEL: func.func @scatter_bf16_more_indices_than_rows
+// CHECK: %[[A:.*]] = nisa.dram_alloc : memref<18xf32>
+// CHECK: nisa.dma_copy %[[A]]
+// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [3, 6]>, %{{.*}} <0, [2048, 1], [4, 6]>, %{{.*}} accumulate : memref<18xf32>, <sbuf, 128, 2048, bf16>
+// CHECK: nisa.dma_copy %{{.*}}, %[[A]]
+// CHECK: nisa.dma_copy %arg3
+// CHECK-NEXT: return
+func.func @scatter_bf16_more_indices_than_rows(%b: tensor<3x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<3x6xbf16> {
+  %r = trn.scatter_rows %b, %i, %s accumulate : tensor<3x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<3x6xbf16>
+  return %r : tensor<3x6xbf16>
 }
 
 // A table of 70000 rows is two ranges (65535 + 4465 rows): the second
