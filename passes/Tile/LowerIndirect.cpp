@@ -14,10 +14,8 @@
 //   A bf16/f16 accumulate sums in fp32 and rounds once (the contract: "sums
 //   in fp32, then cast"): with at most as many indices as rows, only the
 //   touched rows go through an fp32 table (~M rows of traffic, see
-//   lowerScatter; the part reading only base and index is emitted as soon
-//   as both exist, prepareScatter, so it runs long before the src rows:
-//   a tied embedding's gradient at the end of a backward graph); with more,
-//   the whole base goes through an fp32 copy.
+//   lowerScatter: a tied embedding's gradient at the end of a backward
+//   graph); with more, the whole base goes through an fp32 copy.
 //
 // Tables of more than 65535 rows (an HBM pattern's row count is 16-bit)
 // are cut into row ranges with the index shifted per range (tensor_scalar
@@ -195,18 +193,47 @@ private:
   unsigned turn = 0;
 };
 
-/// The index blocks of a prepared scatter, from its kept index tiles.
-SmallVector<IndexBlock> blocksOf(const PreparedScatter &prep, int64_t M,
-                                 int64_t P) {
+/// A 16-bit scatter-add's touched-rows state: its result buffer, its fp32
+/// row sums table and its index blocks (startTouchedRows).
+struct TouchedRows {
+  HbmView out, acc;
   SmallVector<IndexBlock> blocks;
-  for (auto [k, tile] : llvm::enumerate(prep.indexTiles))
-    blocks.push_back({int64_t(k) * P, std::min(P, M - int64_t(k) * P), tile});
-  return blocks;
+};
+
+/// Steps 0 and 1 of lowerScatter's touched-rows path (they read only base
+/// and index): result = base, S[index[m]] = base[index[m]] (out-of-range
+/// rows gather as zeros and scatter nowhere; duplicates write the same row).
+TouchedRows startTouchedRows(LoweringContext &ctx, trn::ScatterRowsOp op,
+                             const HbmView &base, IndirectLowering &low) {
+  Location loc = op.getLoc();
+  TouchedRows prep;
+  prep.out = ctx.destination(loc, op.getResult());
+  int64_t N = base.shape[0], D = base.shape[1];
+  Type elt = base.elementType(), f32 = ctx.b.getF32Type();
+  if (!sameView(prep.out, base))
+    emitCopy(ctx, loc, prep.out, base);
+  prep.acc = ctx.allocScratch(loc, RankedTensorType::get(base.shape, f32));
+  int64_t maxFree = ctx.maxFree({f32});
+  low.forEachBlock([&](const IndexBlock &blk) { prep.blocks.push_back(blk); });
+  forEachPiece(low, prep.blocks, N, D, maxFree,
+               [&](const IndexBlock &blk, int64_t c0, int64_t w, int64_t r0,
+                   int64_t n, Value idx) {
+                 auto idxAp = ctx.tileAp(idx, blk.rows, 1);
+                 Value rows =
+                     ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt);
+                 auto rowsAp = ctx.tileAp(rows, blk.rows, w);
+                 ctx.dmaGather(loc, rows, rowsAp, base.root,
+                               low.rowsAp(base, r0, n, c0, w), idx, idxAp);
+                 ctx.dmaScatter(loc, prep.acc.root,
+                                low.rowsAp(prep.acc, r0, n, c0, w), rows,
+                                rowsAp, idx, idxAp, /*accumulate=*/false);
+               });
+  return prep;
 }
 
 /// A 16-bit accumulate of M <= N indices goes through an fp32 table S
 /// ([N, D] of scratch) of which only the touched rows are read or written:
-///   0. result = base, 1. S[index[m]] = base[index[m]] (prepareScatter);
+///   0. result = base, 1. S[index[m]] = base[index[m]] (startTouchedRows);
 ///   2. S[index[m]] += src[m], in index order;
 ///   3. result[index[m]] = S[index[m]] rounded (gather, cast on chip,
 ///      scatter: duplicates write the same row).
@@ -219,16 +246,13 @@ LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
                            const HbmView &src) {
   Location loc = op.getLoc();
   if (sumsTouchedRows(op)) {
-    if (!ctx.preparedScatters.count(op))
-      prepareScatter(ctx, op);
-    const PreparedScatter &prep = ctx.preparedScatters.find(op)->second;
+    IndirectLowering low(ctx, loc, index);
+    TouchedRows prep = startTouchedRows(ctx, op, base, low);
     ctx.views[op.getResult()] = prep.out;
     int64_t N = base.shape[0], D = base.shape[1];
     Type elt = base.elementType(), f32 = ctx.b.getF32Type();
     int64_t maxFree = ctx.maxFree({f32});
-    IndirectLowering low(ctx, loc, index);
-    SmallVector<IndexBlock> blocks =
-        blocksOf(prep, index.shape[0], ctx.partitions());
+    ArrayRef<IndexBlock> blocks = prep.blocks;
     // 2. S[index[m]] += src[m], in index order.
     TilePair srcTiles(ctx, loc, maxFree, elt);
     for (const IndexBlock &blk : blocks)
@@ -320,47 +344,4 @@ LogicalResult trnc::tile::lowerIndirect(LoweringContext &ctx, Operation *op) {
     return lowerGather(ctx, g, views[0], views[1]);
   return lowerScatter(ctx, cast<trn::ScatterRowsOp>(op), views[0], views[1],
                       views[2]);
-}
-
-bool trnc::tile::prepareScatter(LoweringContext &ctx, Operation *o) {
-  auto op = dyn_cast<trn::ScatterRowsOp>(o);
-  if (!op || !sumsTouchedRows(op) || ctx.preparedScatters.count(op))
-    return false;
-  Value baseValue = op.getBase(), indexValue = op.getIndex();
-  if (!ctx.resolveView(baseValue) || !ctx.resolveView(indexValue))
-    return false;
-  HbmView base = ctx.views.lookup(baseValue);
-  HbmView index = ctx.views.lookup(indexValue);
-  Location loc = op.getLoc();
-  PreparedScatter prep;
-  prep.out = ctx.destination(loc, op.getResult());
-  int64_t N = base.shape[0], D = base.shape[1];
-  Type elt = base.elementType(), f32 = ctx.b.getF32Type();
-  if (!sameView(prep.out, base))
-    emitCopy(ctx, loc, prep.out, base);
-  prep.acc = ctx.allocScratch(loc, RankedTensorType::get(base.shape, f32));
-  int64_t maxFree = ctx.maxFree({f32});
-  IndirectLowering low(ctx, loc, index);
-  SmallVector<IndexBlock> blocks;
-  low.forEachBlock([&](const IndexBlock &blk) {
-    blocks.push_back(blk);
-    prep.indexTiles.push_back(blk.tile);
-  });
-  // 1. S[index[m]] = base[index[m]] (out-of-range rows gather as zeros and
-  // scatter nowhere; duplicates write the same row).
-  forEachPiece(low, blocks, N, D, maxFree,
-               [&](const IndexBlock &blk, int64_t c0, int64_t w, int64_t r0,
-                   int64_t n, Value idx) {
-                 auto idxAp = ctx.tileAp(idx, blk.rows, 1);
-                 Value rows =
-                     ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt);
-                 auto rowsAp = ctx.tileAp(rows, blk.rows, w);
-                 ctx.dmaGather(loc, rows, rowsAp, base.root,
-                               low.rowsAp(base, r0, n, c0, w), idx, idxAp);
-                 ctx.dmaScatter(loc, prep.acc.root,
-                                low.rowsAp(prep.acc, r0, n, c0, w), rows,
-                                rowsAp, idx, idxAp, /*accumulate=*/false);
-               });
-  ctx.preparedScatters[op] = std::move(prep);
-  return true;
 }

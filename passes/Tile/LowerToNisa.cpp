@@ -352,23 +352,9 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
   };
 
   Block &body = oldFunc.getBody().front();
-  // 16-bit scatter-adds run their part that reads only base and index as
-  // soon as both are lowered (prepareScatter), not after the src rows.
-  SmallVector<Operation *> scatters;
   for (Operation &op : body.without_terminator())
-    if (isa<trn::ScatterRowsOp>(op))
-      scatters.push_back(&op);
-  auto prepareScatters = [&] {
-    llvm::erase_if(scatters,
-                   [&](Operation *s) { return prepareScatter(ctx, s); });
-  };
-  prepareScatters(); // base and index may be arguments
-  for (Operation &op : body.without_terminator()) {
-    llvm::erase(scatters, &op); // lowered in place from here on
     if (failed(lowerOp(&op)))
       return failure();
-    prepareScatters();
-  }
 
   // Outputs not written in place: copy the value's view into them.
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {

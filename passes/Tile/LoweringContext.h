@@ -21,13 +21,6 @@
 
 namespace trnc::tile {
 
-/// A 16-bit scatter-add whose base-only part ran early (LowerIndirect.cpp):
-/// its result buffer, its fp32 row sums table and its index tiles.
-struct PreparedScatter {
-  HbmView out, acc;
-  llvm::SmallVector<mlir::Value> indexTiles;
-};
-
 struct LoweringContext {
   LoweringContext(mlir::OpBuilder &builder, MachineModel machine)
       : b(builder), machine(std::move(machine)) {}
@@ -43,8 +36,6 @@ struct LoweringContext {
   llvm::DenseMap<mlir::Value, HbmView> resultDest;
   /// The identity tiles built so far (one per element type; identity()).
   llvm::DenseMap<mlir::Type, mlir::Value> identities;
-  /// Scatters prepared ahead of their position (prepareScatter).
-  llvm::DenseMap<mlir::Operation *, PreparedScatter> preparedScatters;
 
   // --- Limits ---------------------------------------------------------------
   int64_t partitions() const { return machine.numPartitions; }
@@ -202,11 +193,6 @@ mlir::LogicalResult lowerScan(LoweringContext &ctx, mlir::Operation *op);
 mlir::LogicalResult lowerConcat(LoweringContext &ctx, mlir::Operation *op);
 /// trn.gather_rows / trn.scatter_rows via dma_indirect (LowerIndirect.cpp).
 mlir::LogicalResult lowerIndirect(LoweringContext &ctx, mlir::Operation *op);
-/// For a 16-bit trn.scatter_rows accumulate that sums only its touched rows:
-/// once its base and index have HBM views, emits the part that reads only
-/// them (the result's copy of base, the touched rows' fp32 start values),
-/// so that it runs long before the src rows exist. Returns whether it did.
-bool prepareScatter(LoweringContext &ctx, mlir::Operation *op);
 /// trn.collective: one collective instruction (LowerCollective.cpp).
 mlir::LogicalResult lowerCollective(LoweringContext &ctx, mlir::Operation *op);
 /// trn.random: GpSimd random keyed by the seed input (LowerRandom.cpp).

@@ -80,23 +80,21 @@ func.func @scatter_bf16_blocks(%b: tensor<300x6xbf16>, %i: tensor<260xi32>, %s: 
   return %r : tensor<300x6xbf16>
 }
 
-// The part that reads only base and index is emitted as soon as both are
-// lowered (right after the matmul making base), before the src rows'
-// producer (exp): it runs early, not in the tail after src. The matmul,
-// read only by the scatter, stores straight into the output (LowerToNisa):
-// no copy of base, and the start rows are gathered from there.
-// CHECK-LABEL: func.func @scatter_bf16_prepared_early
+// The matmul making base, read only by the scatter, stores straight into
+// the scatter's output (LowerToNisa): no copy of base, and the start rows
+// are gathered from there.
+// CHECK-LABEL: func.func @scatter_bf16_base_in_place
 // CHECK: nisa.matmul
 // CHECK: nisa.tensor_copy %[[X:.*]] <0, [6, 1], [10, 6]>, %{{.*}} on scalar
 // CHECK-NEXT: nisa.dma_copy %arg4 <0, [6, 1], [10, 6]>, %[[X]]
 // CHECK-NOT: nisa.dma_copy %arg4
+// CHECK: nisa.activation exp
 // CHECK: nisa.dma_gather %{{.*}}, %arg4 <0, [6, 1], [10, 6]>
 // CHECK: nisa.dma_scatter %{{.*}} : memref<60xf32>
-// CHECK: nisa.activation exp
 // CHECK: nisa.dma_scatter {{.*}} accumulate
 // CHECK-NOT: nisa.dma_copy %arg4
 // CHECK: return
-func.func @scatter_bf16_prepared_early(%a: tensor<10x8xbf16>, %w: tensor<8x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
+func.func @scatter_bf16_base_in_place(%a: tensor<10x8xbf16>, %w: tensor<8x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
   %x = trn.matmul %a, %w : (tensor<10x8xbf16>, tensor<8x6xbf16>) -> tensor<10x6xbf16>
   %e = trn.exp %s : tensor<4x6xbf16>
   %r = trn.scatter_rows %x, %i, %e accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
