@@ -193,6 +193,24 @@ private:
   unsigned turn = 0;
 };
 
+/// Loads src's rows of `blk`, columns [c0, c0 + w), into `rows` and
+/// scatters them into `target` (N rows), one DMA per range of at most
+/// kMaxTableRows rows.
+void scatterChunk(LoweringContext &ctx, Location loc, IndirectLowering &low,
+                  const IndexBlock &blk, const HbmView &src,
+                  const HbmView &target, int64_t N, int64_t c0, int64_t w,
+                  Value rows, bool accumulate) {
+  auto rowsAp = ctx.tileAp(rows, blk.rows, w);
+  ctx.dma(loc, rows, rowsAp, src.root,
+          low.rowsAp(src, blk.first, blk.rows, c0, w));
+  for (int64_t r0 = 0; r0 < N; r0 += kMaxTableRows) {
+    int64_t n = std::min(kMaxTableRows, N - r0);
+    Value idx = low.shiftedIndex(blk, r0);
+    ctx.dmaScatter(loc, target.root, low.rowsAp(target, r0, n, c0, w), rows,
+                   rowsAp, idx, ctx.tileAp(idx, blk.rows, 1), accumulate);
+  }
+}
+
 /// A 16-bit scatter-add's touched-rows state: its result buffer, its fp32
 /// row sums table and its index blocks (startTouchedRows).
 struct TouchedRows {
@@ -257,18 +275,8 @@ LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
     TilePair srcTiles(ctx, loc, maxFree, elt);
     for (const IndexBlock &blk : blocks)
       low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
-        Value rows = srcTiles.next();
-        auto rowsAp = ctx.tileAp(rows, blk.rows, w);
-        ctx.dma(loc, rows, rowsAp, src.root,
-                low.rowsAp(src, blk.first, blk.rows, c0, w));
-        for (int64_t r0 = 0; r0 < N; r0 += kMaxTableRows) {
-          int64_t n = std::min(kMaxTableRows, N - r0);
-          Value idx = low.shiftedIndex(blk, r0);
-          ctx.dmaScatter(loc, prep.acc.root,
-                         low.rowsAp(prep.acc, r0, n, c0, w), rows, rowsAp,
-                         idx, ctx.tileAp(idx, blk.rows, 1),
-                         /*accumulate=*/true);
-        }
+        scatterChunk(ctx, loc, low, blk, src, prep.acc, N, c0, w,
+                     srcTiles.next(), /*accumulate=*/true);
       });
     // 3. result[index[m]] = S[index[m]] rounded on chip (duplicates write
     // the same row), so the scatters move 16-bit rows.
@@ -311,17 +319,9 @@ LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
     IndirectLowering low(ctx, loc, index);
     low.forEachBlock([&](const IndexBlock &blk) {
       low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
-        Value rows = ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt);
-        auto rowsAp = ctx.tileAp(rows, blk.rows, w);
-        ctx.dma(loc, rows, rowsAp, src.root,
-                low.rowsAp(src, blk.first, blk.rows, c0, w));
-        for (int64_t r0 = 0; r0 < N; r0 += kMaxTableRows) {
-          int64_t n = std::min(kMaxTableRows, N - r0);
-          Value idx = low.shiftedIndex(blk, r0);
-          ctx.dmaScatter(loc, target.root, low.rowsAp(target, r0, n, c0, w),
-                         rows, rowsAp, idx, ctx.tileAp(idx, blk.rows, 1),
-                         op.getAccumulate());
-        }
+        scatterChunk(ctx, loc, low, blk, src, target, N, c0, w,
+                     ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt),
+                     op.getAccumulate());
       });
     });
   }
