@@ -101,12 +101,6 @@ using namespace trnc::nisa;
 
 namespace {
 
-/// The share of each memory the new order may fill with program order's
-/// live tiles plus the ahead ones: the rest is slack for fragmentation
-/// (tiles are placed as they go live, not packed; at 0.85 the GPT step's
-/// backward leaves its frontier without a gap).
-constexpr double kPlaceableShare = 0.75;
-
 /// The share of the prefetch budget a transfer may fill when it is far
 /// ahead: program order makes more than the placeable share of the memory
 /// live between the frontier and it (a later row tile's loads, a later

@@ -38,6 +38,13 @@
 
 namespace trnc {
 
+/// The share of each memory a schedule may fill with live tiles (the list
+/// scheduler's bound on program order's live tiles plus the ones it hoists;
+/// the rest is slack for fragmentation: tiles are placed as they go live,
+/// not packed, and at 0.85 the GPT step's backward leaves its frontier
+/// without a gap). The tile lowering sizes big groups' tiles against it.
+constexpr double kPlaceableShare = 0.75;
+
 /// Byte alignment of every tile inside a partition.
 constexpr int64_t kTileAlignment = 64;
 /// A live range longer than this many instructions is placed top-down.

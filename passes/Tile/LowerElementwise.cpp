@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/ElementwiseSteps.h"
 #include "passes/Tile/GroupFormation.h"
+#include "passes/TilePlacement.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -38,6 +39,10 @@ using namespace trnc::tile;
 using Ap = nisa::AccessPatternAttr;
 
 namespace {
+
+/// Tasks of an elementwise group whose tiles should fit SBUF at once: this
+/// one and the next one's loads.
+constexpr int64_t kTasksInFlight = 2;
 
 /// A source that broadcasts along free dims of the tile (stride 0 in HBM)
 /// is loaded once per distinct element: a DMA whose innermost stride is 0
@@ -892,11 +897,18 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
     dsts.push_back(ctx.destination(loc, r));
     ctx.views[r] = dsts.back();
   }
-  // Big groups get narrower tiles so a few tasks still fit SBUF side by
-  // side.
+  // Big groups get narrower tiles: as wide as lets two tasks' tiles fit the
+  // share of SBUF a schedule fills (kPlaceableShare), so the next task's
+  // loads run under this one's compute. Narrower tiles only add
+  // instructions (each with its fixed cost).
   int64_t tiles = plan->liveTiles();
-  int64_t maxFree = ctx.maxFree(plan->tileTypes()) /
-                    std::max<int64_t>(1, (tiles + 5) / 6);
+  int64_t widest = ctx.maxFree(plan->tileTypes());
+  int64_t taskBytes = tiles * ctx.tileBytes(); // at full width
+  int64_t budget = int64_t(kPlaceableShare * ctx.machine.sbufPartitionBytes);
+  int64_t split = 1;
+  while (split < widest && kTasksInFlight * llvm::divideCeil(taskBytes, split) > budget)
+    ++split;
+  int64_t maxFree = llvm::divideCeil(widest, split);
   forEachElementwiseTile(
       ctx, loc, dsts, srcs, loadTypes, maxFree,
       [&](Location, int64_t p, int64_t f, ArrayRef<Value> loaded,
