@@ -48,7 +48,7 @@ public:
         rowGroups(formRowGroups(body, machine)) {
     for (const RowGroup &g : rowGroups) {
       rowMember.insert(g.ops.begin(), g.ops.end());
-      rowGroupAt[g.point] = &g;
+      rowGroupAt[g.point()] = &g;
     }
   }
 
@@ -164,8 +164,7 @@ private:
   }
 
   void formRows(const RowGroup &g) {
-    Operation *point = g.point;
-    trn::FusionGroupOp group = wrap("rows", g.ops, point, g.fullShape);
+    trn::FusionGroupOp group = wrap("rows", g.ops, g.point(), g.fullShape);
     // Views of members read after the group (the lowering derived them
     // once the group was stored) move after it.
     Operation *last = group;

@@ -50,7 +50,7 @@ LogicalResult FusionGroupOp::verify() {
   if (kind == "matmul") {
     if (!isa<MatmulOp>(body.front()))
       return emitOpError("of kind matmul must start with its trn.matmul");
-    if (llvm::count_if(body.getOps<MatmulOp>(), [](MatmulOp) { return true; }) != 1)
+    if (llvm::range_size(body.getOps<MatmulOp>()) != 1)
       return emitOpError("of kind matmul must hold exactly one trn.matmul");
   }
   return success();

@@ -49,7 +49,7 @@ epilogueMembers(trn::MatmulOp mm,
 struct RowGroup {
   /// Members in program order; the group is placed at the last one.
   llvm::SmallVector<mlir::Operation *> ops;
-  mlir::Operation *point = nullptr;
+  mlir::Operation *point() const { return ops.back(); }
   /// The [K..., N] space: rows K, each of N elements.
   llvm::SmallVector<int64_t> fullShape;
 };

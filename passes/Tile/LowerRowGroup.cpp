@@ -64,7 +64,7 @@ class RowGroupLowering {
 public:
   RowGroupLowering(LoweringContext &ctx, const RowGroup &group)
       : ctx(ctx), group(group), space{group.fullShape},
-        members(group.ops.begin(), group.ops.end()), loc(group.point->getLoc()) {}
+        members(group.ops.begin(), group.ops.end()), loc(group.point()->getLoc()) {}
 
   /// Lowers the group, or returns false when it cannot be one loop (then
   /// nothing was emitted).

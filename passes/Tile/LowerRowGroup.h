@@ -10,8 +10,6 @@
 #include "passes/Tile/GroupFormation.h"
 #include "passes/Tile/LoweringContext.h"
 
-#include "mlir/IR/Block.h"
-
 namespace trnc::tile {
 
 /// Lowers `group` at its point as one loop; when it cannot be one (SBUF, a

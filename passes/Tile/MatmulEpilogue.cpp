@@ -136,9 +136,8 @@ trnc::tile::planMatmulEpilogue(LoweringContext &ctx, trn::MatmulOp mm,
   SmallVector<int64_t> mn{cShape[0], cShape[1]};
   MatmulEpilogue epi;
   epi.resultViews = resultViewsOf(mm);
-  epi.ops.assign(ops.begin(), ops.end());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  FailureOr<ElementwiseGroupPlan> plan = ElementwiseGroupPlan::build(ctx, epi.ops);
+  FailureOr<ElementwiseGroupPlan> plan = ElementwiseGroupPlan::build(ctx, ops);
   if (failed(plan))
     return std::nullopt;
   epi.plan = std::move(*plan);

@@ -18,7 +18,6 @@
 namespace trnc::tile {
 
 struct MatmulEpilogue {
-  llvm::SmallVector<mlir::Operation *> ops;
   ElementwiseGroupPlan plan;
   /// The matmul's result and its reshapes the epilogue reads.
   llvm::DenseSet<mlir::Value> resultViews;

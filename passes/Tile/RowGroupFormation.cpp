@@ -217,7 +217,7 @@ private:
     if (it == index.end())
       return SIZE_MAX; // the terminator
     auto g = groupOf.find(op);
-    return g == groupOf.end() ? it->second : index[groups[g->second].point];
+    return g == groupOf.end() ? it->second : index[groups[g->second].point()];
   }
 
   std::optional<RowGroup> form(Operation *seed, const RowSpace &space) {
@@ -280,7 +280,6 @@ private:
     llvm::sort(g.ops, [&](Operation *a, Operation *b) {
       return index[a] < index[b];
     });
-    g.point = g.ops.back();
     g.fullShape = space.full;
     return g;
   }

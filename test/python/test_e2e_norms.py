@@ -102,17 +102,24 @@ def test_batch_norm_eval_backward():
                         [torch.randn(4, 6, 3, 5), torch.randn(6), torch.randn(6)], **TOL)
 
 
+def _graph_targets(model, x):
+    """The ATen targets of the forward and backward graphs one compiled
+    training step of `model` on `x` hands to the backend, by direction."""
+    graphs = {}
+    with trnc.collect.collecting(lambda g: graphs.setdefault(g.name, json.loads(g.graph_json))):
+        torch._dynamo.reset()
+        torch.compile(model, backend="neuron", dynamic=False)(x).sum().backward()
+    targets = {name.split("_")[0]: [n["target"] for n in g["nodes"]] for name, g in graphs.items()}
+    assert sorted(targets) == ["backward", "forward"]
+    return targets
+
+
 def test_batch_norm_is_one_node_per_direction():
     """The forward and backward graphs keep batch norm whole (the importer
     expands it): tracing PyTorch's decomposition of each one cost ~30 nodes
     and most of a batch-norm network's Python compile time."""
-    graphs = {}
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU())
-    with trnc.collect.collecting(lambda g: graphs.setdefault(g.name, json.loads(g.graph_json))):
-        torch._dynamo.reset()
-        torch.compile(model, backend="neuron", dynamic=False)(torch.randn(2, 3, 8, 8)).sum().backward()
-    targets = {name.split("_")[0]: [n["target"] for n in g["nodes"]] for name, g in graphs.items()}
-    assert sorted(targets) == ["backward", "forward"]
+    targets = _graph_targets(model, torch.randn(2, 3, 8, 8))
     assert targets["forward"].count("aten._native_batch_norm_legit_functional.default") == 1
     assert targets["backward"].count("aten.native_batch_norm_backward.default") == 1
     assert "aten.var_mean.correction" not in targets["forward"]
@@ -179,13 +186,8 @@ def test_layer_norm_is_one_node_per_direction():
     """Layer norm stays whole in both graphs, like batch norm: PyTorch's
     decompositions traced ~18 nodes forward and ~15 backward per layer norm,
     the largest cost of trnc's own rules in a transformer's first compile."""
-    graphs = {}
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU())
-    with trnc.collect.collecting(lambda g: graphs.setdefault(g.name, json.loads(g.graph_json))):
-        torch._dynamo.reset()
-        torch.compile(model, backend="neuron", dynamic=False)(torch.randn(4, 16)).sum().backward()
-    targets = {name.split("_")[0]: [n["target"] for n in g["nodes"]] for name, g in graphs.items()}
-    assert sorted(targets) == ["backward", "forward"]
+    targets = _graph_targets(model, torch.randn(4, 16))
     assert targets["forward"].count("aten.native_layer_norm.default") == 1
     assert targets["backward"].count("aten.native_layer_norm_backward.default") == 1
     assert "aten.var_mean.correction" not in targets["forward"]

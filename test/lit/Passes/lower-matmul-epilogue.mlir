@@ -84,3 +84,25 @@ func.func @lagged_epilogue(%x: tensor<128x128xbf16>, %w: tensor<128x1024xbf16>) 
   %3 = trn.convert %2 : tensor<128x1024xf32> -> tensor<128x1024xbf16>
   return %3 : tensor<128x1024xbf16>
 }
+
+// -----
+
+// The group is formed on trn, but the output's layout (batch and rows
+// swapped in memory) has no [M, N] walk, so the epilogue plan refuses: the
+// product goes to scratch and the members run as one elementwise group
+// after it, storing through the output's strides.
+// CHECK-LABEL: func.func @epilogue_output_without_mn_walk
+// CHECK: %[[P:[0-9]+]] = nisa.dram_alloc : memref<131072xf32>
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.matmul
+// CHECK: nisa.dma_copy %[[P]]
+// CHECK: nisa.dma_copy %{{[0-9]+}} {{.*}}, %[[P]]
+// CHECK: nisa.tensor_tensor add
+// CHECK: nisa.dma_copy %arg3 <0, [1024, 512, 1], [128, 2, 512]>
+func.func @epilogue_output_without_mn_walk(%x: tensor<256x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>) -> (tensor<2x128x512xf32> {trn.stride = array<i64: 512, 1024, 1>}) {
+  %0 = trn.matmul %x, %w : (tensor<256x256xf32>, tensor<256x512xf32>) -> tensor<256x512xf32>
+  %1 = trn.reshape %0 : tensor<256x512xf32> -> tensor<2x128x512xf32>
+  %2 = trn.broadcast %b : tensor<512xf32> -> tensor<2x128x512xf32>
+  %3 = trn.add %1, %2 : tensor<2x128x512xf32>
+  return %3 : tensor<2x128x512xf32>
+}
