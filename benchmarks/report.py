@@ -96,7 +96,8 @@ def profile_numbers(w: Workload, graphs: list) -> dict:
         "instructions": sum(d["program_instructions"] for d in dicts),
         "graphs": [{"graph": g.graph, "total_ns": d["total_ns"], "hbm_bytes": d["hbm_bytes"],
                     "input_bytes": d["program_input_bytes"], "output_bytes": d["program_output_bytes"],
-                    "instructions": d["program_instructions"]} for g, d in zip(graphs, dicts)],
+                    "instructions": d["program_instructions"], "scratch_bytes": d["program_scratch_bytes"],
+                    "scratch_arena_bytes": d["program_scratch_arena_bytes"]} for g, d in zip(graphs, dicts)],
     }
 
 
@@ -213,6 +214,21 @@ def _minimum_by_program(recs: list[dict]) -> list[str]:
             parts = "; ".join(f"{g['graph']} reads {_bytes(g['input_bytes'])}, writes {_bytes(g['output_bytes'])} "
                               f"(moves {_bytes(g['hbm_bytes'])})" for g in r["graphs"])
             out.append(f"- {r['name']}: {parts}.")
+    return out
+
+
+def _scratch_table(recs: list[dict]) -> list[str]:
+    """Each program's HBM scratch: its regions' bytes and the arena they are packed into."""
+    rows = [r for r in recs if _measured(r) and any(g.get("scratch_bytes") for g in r["graphs"])]
+    if not rows:
+        return []
+    out = ["| workload | program | scratch regions | scratch arena | arena / regions |", "|---|---|---:|---:|---:|"]
+    for r in rows:
+        for g in r["graphs"]:
+            if g.get("scratch_bytes"):
+                out.append(f"| {r['name']} | {g['graph']} | {_bytes(g['scratch_bytes'])} | "
+                           f"{_bytes(g['scratch_arena_bytes'])} | "
+                           f"{_pct(g['scratch_arena_bytes'] / g['scratch_bytes'])} |")
     return out
 
 
@@ -383,6 +399,10 @@ def render(recs: list[dict], anchor: Optional[dict], facts: list, elapsed_s: flo
            "backward: saved activations and output gradients in, weight gradients out; inference: the optimizer "
            "step, parameters, gradients and state in, parameters and state out):", "",
            *_minimum_by_program(recs), ""] if _minimum_by_program(recs) else []),
+        *(["## HBM scratch", "", "Intermediates a program keeps in HBM (between fusion groups, spills) are scratch "
+           "regions; the compiler packs them by liveness into one arena per program (trnc-pack-scratch: regions "
+           "never live at once share bytes), which is what the program reserves beside its inputs and outputs. "
+           "Programs with no scratch are not listed.", "", *_scratch_table(recs), ""] if _scratch_table(recs) else []),
         *(["## Change against an earlier run", "", baseline_note, "", *delta_lines, ""] if delta_lines else []),
         *_anchor_text(recs, anchor),
         "## Simulator wall time vs eager PyTorch on this CPU",

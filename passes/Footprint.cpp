@@ -11,15 +11,28 @@ using namespace mlir;
 using namespace trnc;
 using namespace trnc::nisa;
 
+/// The resource of every packed scratch buffer's footprint.
+static const char kScratchArena = 0;
+
 static int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
 FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
                                        TileBytes mode) {
   ElementExtent extent = getElementExtent(a.pattern);
   auto tile = dyn_cast<TileType>(a.buffer.getType());
-  if (!tile)
+  if (!tile) {
+    // Packed scratch (trnc-pack-scratch): bytes of the one shared arena.
+    auto scratch = a.buffer.getDefiningOp<DramAllocOp>();
+    if (mode == TileBytes::Allocated && scratch && scratch.getOffset()) {
+      int64_t eb = elementBytes(
+          cast<MemRefType>(a.buffer.getType()).getElementType());
+      int64_t base = *scratch.getOffset();
+      return Footprint{&kScratchArena, 0, 0, 1, base + extent.min * eb,
+                       base + (extent.max + 1) * eb, a.isWrite};
+    }
     return Footprint{a.buffer.getAsOpaquePointer(), 0, 0, 1, extent.min,
                      extent.max + 1, a.isWrite};
+  }
   const void *resource = a.buffer.getAsOpaquePointer();
   int64_t addr = 0;
   if (mode == TileBytes::Allocated) {

@@ -19,9 +19,12 @@ namespace trnc {
 
 /// The memory an access touches. On chip: a space, a partition range and a
 /// byte range inside each partition (conservative: the pattern's extent).
-/// HBM: the buffer and an element range.
+/// HBM: the buffer and an element range; in TileBytes::Allocated mode a
+/// scratch buffer with an arena offset (trnc-pack-scratch) is a byte range
+/// of the one arena they all share, so buffers sharing bytes conflict.
 struct Footprint {
-  const void *resource; // HBM: the memref; on chip: the tile, or nullptr
+  const void *resource; // HBM: the memref or the scratch arena; on chip:
+                        // the tile, or nullptr
   int space;            // MemorySpace for tiles, 0 for HBM
   int64_t partBegin, partEnd;
   int64_t begin, end; // half-open
@@ -38,12 +41,13 @@ struct Footprint {
   }
 };
 
-/// How tile footprints are placed.
+/// How tile (and scratch) footprints are placed.
 enum class TileBytes {
   /// Relative to the tile (the resource is the tile value); no address needed.
   Relative,
   /// At the tile's allocated address (resource nullptr: one address space
   /// per memory space); fails with a diagnostic on a tile without address.
+  /// Scratch with an arena offset is placed there too.
   Allocated,
 };
 

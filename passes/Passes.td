@@ -313,6 +313,24 @@ def Allocate : Pass<"trnc-allocate-memory", "::mlir::func::FuncOp"> {
   ];
 }
 
+def PackScratch : Pass<"trnc-pack-scratch", "::mlir::ModuleOp"> {
+  let summary = "Place HBM scratch buffers in one arena by liveness";
+  let description = [{
+    Gives every `nisa.dram_alloc` a byte `offset` in the program's scratch
+    arena. A buffer is live from the first to the last instruction touching
+    it (program order); buffers whose ranges are disjoint share bytes, first
+    fit in order of first use. The semaphore pass then orders the later
+    buffer's accesses after the earlier one's, as it sees scratch at its
+    arena bytes. At LNC=2 the two cores' functions share the arena: buffers
+    used by both (or by different cores) share bytes only when a barrier
+    separates them.
+
+    Before: `%a = nisa.dram_alloc : memref<4096xf32>` and `%b` likewise,
+    `%b` first written after `%a`'s last read.
+    After:  `%a = nisa.dram_alloc {offset = 0 : i64}`, `%b = nisa.dram_alloc {offset = 0 : i64}`.
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Schedule: per-engine streams and semaphores
 //===----------------------------------------------------------------------===//

@@ -76,7 +76,8 @@ void buildKernelPipeline(OpPassManager &pm,
   if (options.listSchedule)
     fpm.addPass(createListSchedule());
   fpm.addPass(createAllocate());
-  fpm.addPass(createSchedule());
+  pm.addPass(createPackScratch());
+  pm.nest<func::FuncOp>().addPass(createSchedule());
 }
 
 void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
@@ -109,12 +110,15 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   // pipeline: the order (and engines) that overlap DMA with compute.
   if (wanted(CompilePhase::Pipeline))
     fpm.addPass(createListSchedule());
-  // allocate: SBUF/PSUM addresses by liveness over that order.
-  if (wanted(CompilePhase::Allocate))
-    fpm.addPass(createAllocate());
+  // allocate: SBUF/PSUM addresses by liveness over that order (spilling
+  // to HBM where a tile does not fit), then HBM scratch offsets.
+  if (!wanted(CompilePhase::Allocate))
+    return;
+  fpm.addPass(createAllocate());
+  pm.addPass(createPackScratch());
   // schedule: semaphores between the per-engine streams.
   if (wanted(CompilePhase::Schedule))
-    fpm.addPass(createSchedule());
+    pm.nest<func::FuncOp>().addPass(createSchedule());
 }
 
 void registerAllPasses() {

@@ -82,7 +82,8 @@ bool trnc::spillAcross(func::FuncOp func, int64_t at) {
   b.setInsertionPointAfter(insts[before]);
   Value scratch = b.create<DramAllocOp>(
       loc, MemRefType::get({type.getPartitions() * type.getFreeSize()},
-                           type.getElementType()));
+                           type.getElementType()),
+      /*offset=*/IntegerAttr());
   b.create<DmaCopyOp>(loc, scratch, pattern, tile, pattern, IntegerAttr(),
                       DenseI64ArrayAttr(), IntegerAttr());
   b.setInsertionPoint(insts[after]);

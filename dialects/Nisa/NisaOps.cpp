@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Nisa/NisaOps.h"
 
+#include "isa/Isa.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -47,10 +49,10 @@ int64_t trnc::nisa::getBufferElements(Type type) {
 Engine trnc::nisa::detail::getExecutionEngine(Operation *op) {
   if (auto engine = op->getAttrOfType<EngineAttr>("engine"))
     return engine.getValue();
-  if (isa<DmaCopyOp, DmaGatherOp, DmaScatterOp, CollectiveOp, PeerSignalOp,
+  if (llvm::isa<DmaCopyOp, DmaGatherOp, DmaScatterOp, CollectiveOp, PeerSignalOp,
           PeerWaitOp>(op))
     return Engine::dma;
-  if (isa<MatmulOp>(op))
+  if (llvm::isa<MatmulOp>(op))
     return Engine::tensor;
   return Engine::scalar; // ActivationOp
 }
@@ -192,6 +194,16 @@ LogicalResult AllocOp::verify() {
                                      << limit << " bytes on " << model.name
                                      << ")";
   }
+  return success();
+}
+
+LogicalResult DramAllocOp::verify() {
+  // The artifact aligns every scratch region to 64 bytes (Artifact.cpp).
+  if (std::optional<int64_t> offset = getOffset();
+      offset && (*offset < 0 || *offset % int64_t(isa::kScratchAlignment) != 0))
+    return emitOpError("offset ")
+           << *offset << " is not a non-negative multiple of "
+           << isa::kScratchAlignment << " bytes";
   return success();
 }
 
@@ -564,9 +576,9 @@ SmallVector<Engine, 3> trnc::nisa::equivalentEngines(Operation *op) {
     return a == AluOp::bypass || a == AluOp::add || a == AluOp::multiply;
   };
   SmallVector<Engine, 3> engines;
-  if (isa<TensorCopyOp>(op)) {
+  if (llvm::isa<TensorCopyOp>(op)) {
     engines = {Engine::vector, Engine::scalar};
-  } else if (isa<MemsetOp, TensorTensorOp>(op)) {
+  } else if (llvm::isa<MemsetOp, TensorTensorOp>(op)) {
     engines = {Engine::vector};
   } else if (auto ts = dyn_cast<TensorScalarOp>(op)) {
     engines = {Engine::vector};

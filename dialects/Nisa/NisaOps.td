@@ -41,14 +41,19 @@ def Nisa_AllocOp : Nisa_Op<"alloc"> {
 def Nisa_DramAllocOp : Nisa_Op<"dram_alloc"> {
   let summary = "an HBM scratch buffer";
   let description = [{
-    A scratch region in HBM for an intermediate tensor.
+    A scratch region in HBM for an intermediate tensor. `offset`, set by
+    `trnc-pack-scratch`, is its byte offset in the program's one scratch
+    arena (64-byte aligned); buffers whose live ranges do not overlap share
+    bytes. Its contents are undefined until written.
 
     ```mlir
-    %s = nisa.dram_alloc : memref<4096xf32>
+    %s = nisa.dram_alloc {offset = 0} : memref<4096xf32>
     ```
   }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
   let results = (outs Res<Nisa_Hbm, "", [MemAlloc]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

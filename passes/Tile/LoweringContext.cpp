@@ -64,7 +64,7 @@ bool LoweringContext::resolveView(Value v) {
 HbmView LoweringContext::allocScratch(Location loc, RankedTensorType type) {
   int64_t n = std::max<int64_t>(1, type.getNumElements());
   auto memref = MemRefType::get({n}, type.getElementType());
-  Value root = b.create<nisa::DramAllocOp>(loc, memref);
+  Value root = b.create<nisa::DramAllocOp>(loc, memref, /*offset=*/IntegerAttr());
   return HbmView{root, 0, SmallVector<int64_t>(type.getShape()),
                  contiguousStrides(type.getShape())};
 }

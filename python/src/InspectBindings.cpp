@@ -59,6 +59,8 @@ py::dict describeRegion(const trnc::Region &r) {
   d["shape"] = r.shape;
   d["strides"] = r.layoutStrides();
   d["bytes"] = r.bytes;
+  if (r.kind == trnc::Region::Kind::Scratch)
+    d["arena_offset"] = r.arenaOffset;
   return d;
 }
 
@@ -104,6 +106,7 @@ py::dict inspectArtifact(const py::bytes &artifact) {
   d["metadata_json"] = p.metadataJson;
   d["bytes"] = py::len(artifact);
   d["regions"] = regions;
+  d["scratch_arena_bytes"] = p.scratchArenaBytes();
   d["engines"] = engines;
   d["source_locations"] = p.sources.size();
   return d;

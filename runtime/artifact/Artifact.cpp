@@ -9,8 +9,9 @@
 //     metadata  strings target, name, compilerVersion, metadataJson
 //     regions   u32 count, then per region: u8 kind, u8 dtype, u16 0,
 //               u32 index, u64 bytes, u32 rank, rank x i64 shape,
-//               u32 nstrides, nstrides x i64 strides, u64 constant offset,
-//               u64 constant size (into the constants section)
+//               u32 nstrides, nstrides x i64 strides, u64 offset (a
+//               constant: into the constants section; scratch, format 4:
+//               into the scratch arena), u64 constant size
 //     stream    (kind 16 + core x 5 + engine; format 3: one set of five
 //               per physical core, core 1's only at LNC=2) u32 count,
 //               u32 0, count x 320-byte instruction words
@@ -144,7 +145,8 @@ std::vector<uint8_t> writeSection(const Program &p, uint32_t kind,
       for (int64_t s : r.strides)
         w.i64(s);
       bool constant = r.kind == Region::Kind::Constant;
-      w.u64(constant ? constantOffsets[i] : 0);
+      bool scratch = r.kind == Region::Kind::Scratch;
+      w.u64(constant ? constantOffsets[i] : scratch ? r.arenaOffset : 0);
       w.u64(constant ? r.data.size() : 0);
     }
     break;
@@ -324,6 +326,13 @@ llvm::Error readRegions(ByteReader &r, llvm::ArrayRef<uint8_t> constants,
     TRY(r.u64(size));
     if (pad != 0)
       return r.error("region " + std::to_string(i) + " reserved bytes not zero");
+    if (reg.kind == Region::Kind::Scratch) {
+      if (size)
+        return r.error("region " + std::to_string(i) +
+                       " is scratch but names constant bytes");
+      reg.arenaOffset = off; // the verifier checks its alignment and range
+      continue;
+    }
     if (reg.kind != Region::Kind::Constant) {
       if (off || size)
         return r.error("region " + std::to_string(i) +

@@ -23,8 +23,8 @@ namespace trnc {
 /// Bumped whenever the container layout changes. 2: the allocations
 /// section (each SBUF/PSUM tile's placement and live range). 3: streams per
 /// physical core (a second set of five stream sections at LNC=2) and each
-/// allocation's core.
-constexpr uint32_t kArtifactFormatVersion = 3;
+/// allocation's core. 4: scratch regions' offsets in one packed arena.
+constexpr uint32_t kArtifactFormatVersion = 4;
 
 /// Serialise `program` (deterministic: same program, same bytes).
 std::vector<uint8_t> writeArtifact(const Program &program);

@@ -2,8 +2,8 @@
 //
 // Lookups of input/output regions by their graph position (used by the
 // simulator to bind the caller's buffers and by the runner to size them),
-// the byte span of a region's layout, the program's I/O signature and the
-// name of an allocation's memory space.
+// the byte span of a region's layout, the scratch arena's size, the
+// program's I/O signature and the name of an allocation's memory space.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace trnc {
@@ -94,6 +95,21 @@ std::string ioSignature(const Program &program) {
            std::to_string(r.bytes) + "\n";
     }
   return s;
+}
+
+uint64_t Program::scratchArenaBytes() const {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  uint64_t end = 0;
+  for (const Region &r : regions) {
+    if (r.kind != Region::Kind::Scratch)
+      continue;
+    uint64_t size = r.bytes > kMax - (isa::kScratchAlignment - 1)
+                        ? kMax
+                        : (r.bytes + isa::kScratchAlignment - 1) /
+                              isa::kScratchAlignment * isa::kScratchAlignment;
+    end = std::max(end, r.arenaOffset > kMax - size ? kMax : r.arenaOffset + size);
+  }
+  return end;
 }
 
 size_t Program::numInputs() const { return countKind(*this, Region::Kind::Input); }

@@ -29,6 +29,11 @@ struct Region {
   std::vector<int64_t> strides; // in elements (inputs/outputs)
   uint64_t bytes = 0;           // bytes the region spans
   std::vector<uint8_t> data;    // Constant only: exactly `bytes` bytes
+  /// Scratch only: the byte offset of the region in the program's scratch
+  /// arena (a multiple of isa::kScratchAlignment). The compiler packs
+  /// regions by liveness (trnc-pack-scratch), so regions never live at once
+  /// share bytes; a region's contents are undefined until written.
+  uint64_t arenaOffset = 0;
 
   /// `strides`, or the contiguous row-major strides of `shape` when the
   /// region records none.
@@ -109,6 +114,10 @@ struct Program {
   }
   EngineStreams &coreStreams(unsigned c) { return c ? peerStreams[c - 1] : streams; }
 
+  /// Bytes of the scratch arena: the end of its furthest region, aligned
+  /// (saturating at UINT64_MAX for hostile offsets; the verifier refuses
+  /// those).
+  uint64_t scratchArenaBytes() const;
   size_t numInputs() const;
   size_t numOutputs() const;
   /// Region id of input/output `index`, or -1.

@@ -133,6 +133,17 @@ llvm::Error Verifier::checkRegions() {
                   " bytes, expected " + std::to_string(r.bytes));
     if (r.kind != Region::Kind::Constant && !r.data.empty())
       return fail(ctx + ": only constant regions carry data");
+    // Scratch lies in the packed arena, which lies in HBM too.
+    if (r.kind == Region::Kind::Scratch &&
+        (r.arenaOffset % kScratchAlignment != 0 ||
+         r.arenaOffset > m.hbmBytes - r.bytes))
+      return fail(ctx + ": scratch arena offset " +
+                  std::to_string(r.arenaOffset) + " is not a multiple of " +
+                  std::to_string(kScratchAlignment) + " or puts its " +
+                  std::to_string(r.bytes) + " bytes past the " +
+                  std::to_string(m.hbmBytes >> 30) + " GiB of HBM of " + m.name);
+    if (r.kind != Region::Kind::Scratch && r.arenaOffset != 0)
+      return fail(ctx + ": only scratch regions have an arena offset");
     if (!r.strides.empty() && r.strides.size() != r.shape.size())
       return fail(ctx + ": " + std::to_string(r.strides.size()) +
                   " strides for a rank-" + std::to_string(r.shape.size()) +
@@ -162,6 +173,21 @@ llvm::Error Verifier::checkRegions() {
                   std::to_string(owner[k][r.index]));
     owner[k][r.index] = int64_t(i);
   }
+  // Packing by liveness only ever shrinks the arena below the regions laid
+  // end to end: a larger one has a planted offset (and would make the
+  // runtime reserve memory nothing uses).
+  uint64_t endToEnd = 0; // each term <= HBM bytes: saturate, never wrap
+  for (const Region &r : p.regions)
+    if (r.kind == Region::Kind::Scratch)
+      endToEnd = std::min<uint64_t>(
+          endToEnd + (r.bytes + kScratchAlignment - 1) / kScratchAlignment *
+                         kScratchAlignment,
+          uint64_t(1) << 62);
+  if (p.scratchArenaBytes() > endToEnd)
+    return fail("the scratch arena spans " +
+                std::to_string(p.scratchArenaBytes()) +
+                " bytes, more than its regions laid end to end (" +
+                std::to_string(endToEnd) + ")");
   return llvm::Error::success();
 }
 

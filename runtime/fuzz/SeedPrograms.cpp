@@ -69,6 +69,8 @@ struct Emitter {
     r.dtype = dt;
     r.bytes = bytes;
     r.index = index;
+    if (kind == Region::Kind::Scratch) // after the others: no sharing
+      r.arenaOffset = p.scratchArenaBytes();
     if (kind == Region::Kind::Input || kind == Region::Kind::Output)
       r.shape = {int64_t(bytes / dtypeBytes(dt))}; // flat; seeds may reshape
     if (kind == Region::Kind::Constant)

@@ -212,6 +212,11 @@ constexpr unsigned kNumSemaphores = 32;
 constexpr uint8_t kNoSemaphore = 0xff;
 constexpr uint32_t kNoSource = 0xffffffffu;
 
+/// Alignment of every HBM scratch region's offset in the program's scratch
+/// arena (the compiler packs regions there, trnc-pack-scratch; the artifact
+/// reader refuses other offsets): a DMA descriptor's natural alignment.
+constexpr uint64_t kScratchAlignment = 64;
+
 constexpr unsigned kNumDmaQueues = 16; // per DMA engine (HARDWARE.md, DMA row)
 constexpr uint8_t kDmaQueueSemaphoreBase = 5;
 static_assert(kDmaQueueSemaphoreBase + kNumDmaQueues <= kNumSemaphores);

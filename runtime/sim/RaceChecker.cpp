@@ -78,7 +78,8 @@ void join(Clock &into, const Clock &other) {
 }
 
 /// Memory spaces: 2 x core = its SBUF, 2 x core + 1 = its PSUM, then
-/// kFirstHbmSpace + r = HBM region r (shared by the cores).
+/// kFirstHbmSpace + r = HBM region r (shared by the cores), then the
+/// scratch arena every scratch region lies in (Impl::scratchSpace()).
 constexpr unsigned kSbufSpace = 0, kPsumSpace = 1,
                    kFirstHbmSpace = 2 * kMaxLnc;
 
@@ -126,7 +127,9 @@ void hbmRuns(const AccessPattern &ap, std::vector<Run> &runs) {
     r = {int64_t(ap.offset) + r.first * eb, int64_t(ap.offset) + r.second * eb};
 }
 
-std::string spaceName(unsigned space, bool manyCores) {
+std::string spaceName(unsigned space, bool manyCores, size_t numRegions) {
+  if (space == kFirstHbmSpace + numRegions)
+    return "the HBM scratch arena";
   if (space >= kFirstHbmSpace)
     return "HBM region " + std::to_string(space - kFirstHbmSpace);
   std::string core = manyCores ? "core " + std::to_string(space / 2) + " " : "";
@@ -177,6 +180,9 @@ constexpr size_t kMaxRememberedPairs = 1 << 20;
 struct RaceChecker::Impl {
   RaceCheckerOptions options;
   const Program *program = nullptr;
+  unsigned scratchSpace() const {
+    return kFirstHbmSpace + unsigned(program->regions.size());
+  }
   std::array<Clock, kNumAgents> clocks{};
   // Per core: what every later DMA of its stream knows (the waits before it).
   std::array<Clock, kMaxLnc> dmaIssue{};
@@ -226,10 +232,15 @@ struct RaceChecker::Impl {
         access(footprintOf(*ap, write, core), agent, index, clock);
         continue;
       }
+      // Scratch regions share the packed arena: one space, arena bytes.
+      const Region &region = program->regions[ap->region];
+      bool scratch = region.kind == Region::Kind::Scratch;
+      unsigned space = scratch ? scratchSpace() : kFirstHbmSpace + ap->region;
+      uint64_t base = scratch ? region.arenaOffset : 0;
       hbmRuns(*ap, runs);
       for (const Run &r : runs)
-        access({kFirstHbmSpace + ap->region, 0, 1, uint64_t(r.first),
-                uint64_t(r.second), write},
+        access({space, 0, 1, base + uint64_t(r.first),
+                base + uint64_t(r.second), write},
                agent, index, clock);
     }
   }
@@ -282,7 +293,7 @@ void RaceChecker::Impl::reset(const Program &p) {
         }
       }
     }
-  spaces.assign(kFirstHbmSpace + p.regions.size(), SegmentMap());
+  spaces.assign(kFirstHbmSpace + p.regions.size() + 1, SegmentMap());
   live = peakLive = 0;
   pruneAt = 4096;
   pairs.clear();
@@ -423,7 +434,7 @@ std::string RaceChecker::Impl::describe(const Race &race) const {
       describeInstruction(*program, race.secondCore, race.secondEngine,
                           race.secondIndex) +
       verb(race.secondWrites) + " " +
-      spaceName(race.space, program->lnc() > 1);
+      spaceName(race.space, program->lnc() > 1, program->regions.size());
   if (race.space < kFirstHbmSpace)
     s += " partitions " + std::to_string(race.pBegin) + ".." +
          std::to_string(race.pEnd) + ", bytes " + std::to_string(race.begin) +

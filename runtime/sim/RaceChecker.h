@@ -18,7 +18,8 @@
 // each partition, the pattern's extent as the compiler's scheduler computes
 // it; HBM: the region's byte runs the pattern touches, rows x runs rather
 // than one range, isa/StridedRuns.h, so two column halves of the same rows
-// do not overlap) kept in per-space segment maps, superseded by later
+// do not overlap; scratch regions at their bytes of the one arena they
+// share, so a packed region reused before its previous tenant is done races) kept in per-space segment maps, superseded by later
 // covering accesses and pruned once every engine still running has them in
 // its past, so the cost stays near-linear in the program length. At LNC=2
 // the agents, semaphores, SBUF and PSUM are per physical core and HBM is

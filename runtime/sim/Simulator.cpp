@@ -16,9 +16,9 @@
 // holds back every later DMA) and hands each transfer to its queue; queues
 // overlap, so DMAs end, and signal, out of order across queues (hence one
 // semaphore per queue, isa/Isa.h). Nop costs nothing: it only carries
-// waits. SBUF, PSUM and the scratch arena (sim/ScratchArena.h: zeroed for
-// every run, lazily; packed by lifetime after a program's first run) are
-// allocated once per Simulator.
+// waits. SBUF, PSUM and the scratch arena (sim/ScratchArena.h: regions at
+// the offsets the compiler packed them to, zeroed lazily at each run's
+// first access) are allocated once per Simulator.
 // At LNC=2 the loop runs both physical cores' streams as one simulation:
 // agents are (core, engine), each core has its own SBUF, PSUM and
 // semaphores, HBM regions are shared, and a Nop flagged kFlagSignalPeer
@@ -134,7 +134,7 @@ namespace {
 /// Bind every region to host memory: the caller's buffers, zeroed scratch
 /// (in the arena), and the program's constant bytes.
 llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
-                        llvm::ArrayRef<void *> outputs, bool timed,
+                        llvm::ArrayRef<void *> outputs,
                         sim::ScratchArena &scratch, sim::ExecContext &ctx) {
   if (inputs.size() != program.numInputs())
     return fail("program '" + program.name + "' takes " +
@@ -145,7 +145,7 @@ llvm::Error bindRegions(const Program &program, llvm::ArrayRef<void *> inputs,
                 std::to_string(program.numOutputs()) + " outputs, " +
                 std::to_string(outputs.size()) + " given");
   ctx.regions.assign(program.regions.size(), nullptr);
-  if (!scratch.bind(program, timed, ctx))
+  if (!scratch.bind(program, ctx))
     return fail("cannot allocate " + std::to_string(scratch.bytes()) +
                 " bytes of scratch for program '" + program.name + "'");
   for (size_t i = 0; i < program.regions.size(); ++i) {
@@ -292,7 +292,7 @@ llvm::Error Simulator::run(const Program &program,
   while (s.cores.size() < lnc)
     s.cores.push_back(std::make_unique<CoreMemory>(s.model));
   sim::ExecContext &ctx0 = s.cores[0]->ctx;
-  if (llvm::Error e = bindRegions(program, inputs, outputs, options.timed,
+  if (llvm::Error e = bindRegions(program, inputs, outputs,
                                   s.scratch, ctx0))
     return e;
   // HBM is shared: every core sees core 0's region bindings.
@@ -447,11 +447,6 @@ llvm::Error Simulator::run(const Program &program,
     ++es.executed;
   }
 
-  if (llvm::Error err = s.scratch.finishRun()) {
-    if (observer)
-      err = llvm::joinErrors(std::move(err), observer->onFinish());
-    return err;
-  }
   if (options.timed)
     timing.finish();
   if (profile) {

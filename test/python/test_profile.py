@@ -199,15 +199,16 @@ def test_trnc_profile_command(exported, tmp_path):
     assert 0 < d["sbuf_peak_bytes"] <= 224 * 1024 and 0 < d["psum_peak_bytes"] <= 16 * 1024
 
     # An artifact of a previous format (1: no allocation table; 2: no
-    # streams per physical core) is refused by its version, with what to do.
-    for version in (1, 2):
+    # streams per physical core; 3: no packed scratch) is refused by its
+    # version, with what to do.
+    for version in (1, 2, 3):
         old = bytearray(artifact.read_bytes())
         old[8:12] = version.to_bytes(4, "little")
         stale = tmp_path / "old.trnc"
         stale.write_bytes(bytes(old))
         r = trnc_cli("profile", str(stale))
         assert r.returncode == 1 and "Traceback" not in r.stderr
-        assert (f"format version {version} found, this runtime reads version 3 (written by an older "
+        assert (f"format version {version} found, this runtime reads version 4 (written by an older "
                 "trnc: recompile") in r.stderr
 
 

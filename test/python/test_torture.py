@@ -342,6 +342,7 @@ def test_inspect_bounds_the_estimate_and_survives_hostile_metadata(monkeypatch):
             return {
                 "metadata_json": "[" * 100000,  # RecursionError in json.loads
                 "regions": [{"kind": "input", "index": 0, "dtype": "f32", "shape": [4], "strides": [1], "bytes": 16}],
+                "scratch_arena_bytes": 0,
                 "engines": [{"engine": "vector", "instructions": 1, "opcodes": {}, "elements": 2.0**48}],
             }
 

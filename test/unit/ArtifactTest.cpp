@@ -151,16 +151,16 @@ TEST_CASE("wrong magic and versions are named", "[artifact]") {
   bad[8] = 99;
   auto r2 = readArtifact(bad);
   CHECK(contains(errorText(r2), "format version 99 found, this runtime reads "
-                                "version 3 (written by a newer trnc)"));
+                                "version 4 (written by a newer trnc)"));
   // Format 1 had no allocations section, format 2 no streams per physical
-  // core: an artifact of an older trnc is refused by its version, before
-  // any section is read.
-  for (uint8_t old : {1, 2}) {
+  // core, format 3 no packed scratch: an artifact of an older trnc is
+  // refused by its version, before any section is read.
+  for (uint8_t old : {1, 2, 3}) {
     bad = bytes;
     bad[8] = old;
     CHECK(contains(errorText(readArtifact(bad)),
                    "format version " + std::to_string(old) +
-                       " found, this runtime reads version 3 (written by an "
+                       " found, this runtime reads version 4 (written by an "
                        "older trnc: recompile the graph)"));
   }
   bad = bytes;

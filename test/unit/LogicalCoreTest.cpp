@@ -262,7 +262,7 @@ TEST_CASE("a cross-core read without the barrier is a race", "[lnc][race]") {
   INFO(err);
   CHECK(checker.numRaces() == 1);
   CHECK(contains(err, "core 0 dma stream instruction 1 (dma_copy) writes and core 1 "
-                      "dma stream instruction 0 (dma_copy) reads HBM region 2 bytes "
+                      "dma stream instruction 0 (dma_copy) reads the HBM scratch arena bytes "
                       "0..256, with no semaphore ordering between them"));
   // The same wait on a barrier semaphore nobody raises is a deadlock named
   // by core, not a hang.

@@ -147,6 +147,35 @@ TEST_CASE("DMAs on different queues race unless a queue semaphore orders "
   CHECK(runChecked(program(0, false), {x.data()}, {y.data()}) == "");
 }
 
+TEST_CASE("scratch regions sharing arena bytes race unless ordered",
+          "[race][dma]") {
+  // Region a is read (queue 0) and then region b written (queue 1): apart
+  // in the arena they never race; packed at one offset, b's write may
+  // overwrite a before it is read, unless it waits for queue 0.
+  const uint8_t q0 = completionSemaphore(Engine::Dma, 0);
+  auto program = [&](bool shared, bool wait) {
+    Builder b;
+    uint32_t a = b.region(Region::Kind::Scratch, DType::F32, 256);
+    uint32_t c = b.region(Region::Kind::Scratch, DType::F32, 256);
+    if (shared)
+      b.p.regions[c].arenaOffset = b.p.regions[a].arenaOffset;
+    b.raw(dma(0, tile(0, 4, 0, 16), hbm(a, DType::F32, 0, 4, 16, {16}), q0));
+    Instruction store = dma(1, hbm(c, DType::F32, 0, 4, 16, {16}),
+                            tile(4, 4, 0, 16), completionSemaphore(Engine::Dma, 1));
+    if (wait)
+      waitFor(store, q0, 1);
+    b.raw(store);
+    return b.p;
+  };
+  CHECK(runChecked(program(false, false)) == "");
+  std::string err = runChecked(program(true, false));
+  INFO(err);
+  CHECK(contains(err, "dma stream instruction 0 (dma_copy) reads and dma "
+                      "stream instruction 1 (dma_copy) writes the HBM scratch "
+                      "arena bytes 0..256"));
+  CHECK(runChecked(program(true, true)) == "");
+}
+
 TEST_CASE("one semaphore shared by DMA queues proves only what its count "
           "does", "[race][dma]") {
   // The old scheme: every DMA signals semaphore 4. Queue 2's unrelated

@@ -114,6 +114,8 @@ struct Builder {
     r.kind = kind;
     r.dtype = dt;
     r.bytes = bytes;
+    if (kind == Region::Kind::Scratch) // after the others: no sharing
+      r.arenaOffset = p.scratchArenaBytes();
     if (kind == Region::Kind::Input || kind == Region::Kind::Output) {
       uint32_t n = 0;
       for (const Region &o : p.regions)

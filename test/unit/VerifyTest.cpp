@@ -262,6 +262,36 @@ TEST_CASE("region and program rules", "[verify]") {
                                     "source locations"));
 }
 
+TEST_CASE("scratch arena rules", "[verify]") {
+  // Two 100-byte regions: packed at one offset, or laid end to end (0, 128).
+  Builder b;
+  uint32_t r0 = b.region(Region::Kind::Scratch, DType::F32, 100);
+  uint32_t r1 = b.region(Region::Kind::Scratch, DType::F32, 100);
+  CHECK(b.p.regions[r1].arenaOffset == 128);
+  CHECK(b.p.scratchArenaBytes() == 256);
+  CHECK(verify(b.p) == "");
+  b.p.regions[r1].arenaOffset = 0;
+  CHECK(verify(b.p) == "");
+
+  b.p.regions[r1].arenaOffset = 96;
+  CHECK(contains(verify(b.p), "region 1 (scratch): scratch arena offset 96 "
+                              "is not a multiple of 64"));
+  // Past the chip's HBM.
+  b.p.regions[r1].arenaOffset = uint64_t(1) << 62;
+  CHECK(contains(verify(b.p), "region 1 (scratch): scratch arena offset " +
+                                  std::to_string(uint64_t(1) << 62)));
+  // Inside HBM, but a gap packing never leaves (a planted offset).
+  b.p.regions[r1].arenaOffset = 1 << 20;
+  CHECK(contains(verify(b.p), "the scratch arena spans 1048704 bytes, more "
+                              "than its regions laid end to end (256)"));
+  b.p.regions[r1].arenaOffset = 128;
+  uint32_t in = b.input(DType::F32, 16);
+  b.p.regions[in].arenaOffset = 64;
+  CHECK(contains(verify(b.p), "region 2 (input): only scratch regions have "
+                              "an arena offset"));
+  (void)r0;
+}
+
 TEST_CASE("allocation table rules", "[verify]") {
   // Three instructions: two tensor_tensors on Vector, a matmul on Tensor.
   Builder b;

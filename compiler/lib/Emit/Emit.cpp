@@ -2,7 +2,8 @@
 //
 // Walks `func.func @main` after allocation and scheduling: every argument
 // becomes an Input/Output HBM region (in argument order), every
-// nisa.dram_alloc a Scratch region (in program order), and every instruction
+// nisa.dram_alloc a Scratch region (in program order, at the arena offset
+// trnc-pack-scratch gave it), and every instruction
 // one isa::Instruction appended to its engine's stream in program order.
 // Every nisa.alloc an instruction touches becomes an Allocation: its address
 // and the first and last instruction using it, the live range the allocator
@@ -292,17 +293,22 @@ llvm::Error Emitter::emitBody() {
   uint32_t scratch = 0;
   for (Operation &op : func.getBody().getOps()) {
     auto tag = op.getAttrOfType<IntegerAttr>("trnc.scratch");
-    if (core > 0 && llvm::isa<DramAllocOp>(op)) {
-      auto it = tag ? scratchRegions.find(tag.getInt()) : scratchRegions.end();
+    if (core > 0 && tag && llvm::isa<DramAllocOp>(op)) {
+      auto it = scratchRegions.find(tag.getInt());
       if (it == scratchRegions.end())
         return error(&op, "core 1's scratch has no trnc.scratch tag of core 0");
       regionOf[op.getResult(0)] = it->second;
       continue;
     }
     if (auto dram = dyn_cast<DramAllocOp>(op)) {
+      // Untagged scratch of core 1 (a spill after the split) is its own.
       if (tag)
         scratchRegions[tag.getInt()] = program.regions.size();
+      if (!dram.getOffset())
+        return error(&op, "scratch has no arena offset; run trnc-pack-scratch "
+                          "first");
       trnc::Region r;
+      r.arenaOffset = uint64_t(*dram.getOffset());
       r.kind = trnc::Region::Kind::Scratch;
       r.index = scratch++;
       MemRefType type = dram.getType();

@@ -61,7 +61,9 @@ def describe(data: bytes, disassemble: bool, estimate: bool = True) -> dict[str,
     info["estimated_time_ns"] = None
     info["estimate_skipped"] = None
     if estimate:
-        needed = sum(int(r["bytes"]) for r in info["regions"] if r["kind"] != "constant")
+        needed = info["scratch_arena_bytes"] + sum(
+            int(r["bytes"]) for r in info["regions"] if r["kind"] in ("input", "output")
+        )
         work = sum(float(e.get("elements", 0)) for e in info["engines"])
         if needed > ESTIMATE_MAX_BYTES:
             info["estimate_skipped"] = (
@@ -121,11 +123,17 @@ def format_text(path: str, info: dict[str, Any]) -> str:
         lines.append(f"{kind}s: {len(mine)}")
         lines.extend(f"  {kind} {r['index']}: {_tensor(r)}" for r in mine)
     kinds = {k: [r for r in regions if r["kind"] == k] for k in ("input", "output", "scratch", "constant")}
+    scratch = sum(r["bytes"] for r in kinds["scratch"])
     lines.append(
         f"regions: {len(regions)} ("
         + ", ".join(f"{len(v)} {k}" for k, v in kinds.items())
-        + f"; {sum(r['bytes'] for r in regions)} HBM bytes)"
+        + f"; {sum(r['bytes'] for r in regions) - scratch + info['scratch_arena_bytes']} HBM bytes)"
     )
+    if kinds["scratch"]:
+        lines.append(
+            f"scratch arena: {info['scratch_arena_bytes']} bytes for {scratch} bytes of scratch "
+            "regions (packed by liveness)"
+        )
     total = sum(e["instructions"] for e in info["engines"])
     lines.append(f"instructions: {total}")
     for e in info["engines"]:

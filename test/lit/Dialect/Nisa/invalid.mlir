@@ -234,3 +234,19 @@ func.func @peer_wait_count() {
   nisa.peer_wait {count = 0 : i64, semaphore = 21 : i64}
   return
 }
+
+// -----
+
+func.func @dram_alloc_offset_unaligned() {
+  // expected-error @+1 {{offset 96 is not a non-negative multiple of 64 bytes}}
+  %s = nisa.dram_alloc {offset = 96 : i64} : memref<16xf32>
+  return
+}
+
+// -----
+
+func.func @dram_alloc_offset_negative() {
+  // expected-error @+1 {{offset -64 is not a non-negative multiple of 64 bytes}}
+  %s = nisa.dram_alloc {offset = -64 : i64} : memref<16xf32>
+  return
+}
