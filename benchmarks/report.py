@@ -222,7 +222,8 @@ def _scratch_table(recs: list[dict]) -> list[str]:
     rows = [r for r in recs if _measured(r) and any(g.get("scratch_bytes") for g in r["graphs"])]
     if not rows:
         return []
-    out = ["| workload | program | scratch regions | scratch arena | arena / regions |", "|---|---|---:|---:|---:|"]
+    out = ["| workload | program | scratch regions, end to end | scratch arena | arena / regions |",
+           "|---|---|---:|---:|---:|"]
     for r in rows:
         for g in r["graphs"]:
             if g.get("scratch_bytes"):
@@ -401,8 +402,9 @@ def render(recs: list[dict], anchor: Optional[dict], facts: list, elapsed_s: flo
            *_minimum_by_program(recs), ""] if _minimum_by_program(recs) else []),
         *(["## HBM scratch", "", "Intermediates a program keeps in HBM (between fusion groups, spills) are scratch "
            "regions; the compiler packs them by liveness into one arena per program (trnc-pack-scratch: regions "
-           "never live at once share bytes), which is what the program reserves beside its inputs and outputs. "
-           "Programs with no scratch are not listed.", "", *_scratch_table(recs), ""] if _scratch_table(recs) else []),
+           "never live at once share bytes), which is what the program reserves beside its inputs and outputs; "
+           "\"end to end\" is the arena unpacked (each region 64-byte aligned). Programs with no scratch are not "
+           "listed.", "", *_scratch_table(recs), ""] if _scratch_table(recs) else []),
         *(["## Change against an earlier run", "", baseline_note, "", *delta_lines, ""] if delta_lines else []),
         *_anchor_text(recs, anchor),
         "## Simulator wall time vs eager PyTorch on this CPU",

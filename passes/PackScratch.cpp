@@ -87,8 +87,10 @@ struct Buffer {
   }
 };
 
-/// Whether a and b may be live at once (and so must not share bytes).
-bool interfere(const Buffer &a, const Buffer &b) {
+/// Whether a and b may be live at once (and so must not share bytes): on
+/// one core, when neither's range ends `distance` instructions before the
+/// other's begins.
+bool interfere(const Buffer &a, const Buffer &b, int64_t distance) {
   if (!a.used() || !b.used())
     return false;
   if (a.lastEpoch() < b.firstEpoch() || b.lastEpoch() < a.firstEpoch())
@@ -96,7 +98,7 @@ bool interfere(const Buffer &a, const Buffer &b) {
   int core = a.soleCore();
   if (core >= 0 && core == b.soleCore()) {
     const CoreUse &x = a.cores[core], &y = b.cores[core];
-    return !(x.last < y.first || y.last < x.first);
+    return !(x.last + distance < y.first || y.last + distance < x.first);
   }
   return true;
 }
@@ -199,7 +201,7 @@ private:
     for (Buffer *buffer : order) {
       SmallVector<std::pair<uint64_t, uint64_t>> taken; // [offset, end)
       for (Buffer *other : placed)
-        if (interfere(*buffer, *other))
+        if (interfere(*buffer, *other, reuseDistance))
           taken.push_back({uint64_t(other->offset),
                            uint64_t(other->offset) + alignUp(other->bytes)});
       llvm::sort(taken);

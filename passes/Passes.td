@@ -329,6 +329,12 @@ def PackScratch : Pass<"trnc-pack-scratch", "::mlir::ModuleOp"> {
     `%b` first written after `%a`'s last read.
     After:  `%a = nisa.dram_alloc {offset = 0 : i64}`, `%b = nisa.dram_alloc {offset = 0 : i64}`.
   }];
+  let options = [
+    Option<"reuseDistance", "reuse-distance", "int64_t", /*default=*/"64",
+           "On one core, instructions between a buffer's last use and the first use of "
+           "another buffer given its bytes (the DMA stream issues in order: a wait for a "
+           "transfer still in flight holds back every later one)">,
+  ];
 }
 
 //===----------------------------------------------------------------------===//

@@ -147,9 +147,10 @@ py::dict toDict(const PyProfile &pp) {
   d["program_input_bytes"] = regionBytes(*pp.program, Region::Kind::Input);
   d["program_output_bytes"] = regionBytes(*pp.program, Region::Kind::Output);
   d["program_instructions"] = programInstructions(*pp.program);
-  // Scratch: the regions' bytes, and the arena they are packed into by
-  // liveness (trnc-pack-scratch), which is what the program reserves.
-  d["program_scratch_bytes"] = regionBytes(*pp.program, Region::Kind::Scratch);
+  // Scratch: the regions laid end to end (each 64-byte aligned), and the
+  // arena they are packed into by liveness (trnc-pack-scratch), which is
+  // what the program reserves.
+  d["program_scratch_bytes"] = pp.program->scratchEndToEndBytes();
   d["program_scratch_arena_bytes"] = pp.program->scratchArenaBytes();
   // The allocator's peak bytes per partition (0 for a program without an
   // allocation table).

@@ -97,19 +97,36 @@ std::string ioSignature(const Program &program) {
   return s;
 }
 
+namespace {
+/// `bytes` rounded up to the scratch alignment, saturating.
+uint64_t alignedScratch(uint64_t bytes) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  return bytes > kMax - (isa::kScratchAlignment - 1)
+             ? kMax
+             : (bytes + isa::kScratchAlignment - 1) / isa::kScratchAlignment *
+                   isa::kScratchAlignment;
+}
+} // namespace
+
 uint64_t Program::scratchArenaBytes() const {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   uint64_t end = 0;
   for (const Region &r : regions) {
     if (r.kind != Region::Kind::Scratch)
       continue;
-    uint64_t size = r.bytes > kMax - (isa::kScratchAlignment - 1)
-                        ? kMax
-                        : (r.bytes + isa::kScratchAlignment - 1) /
-                              isa::kScratchAlignment * isa::kScratchAlignment;
+    uint64_t size = alignedScratch(r.bytes);
     end = std::max(end, r.arenaOffset > kMax - size ? kMax : r.arenaOffset + size);
   }
   return end;
+}
+
+uint64_t Program::scratchEndToEndBytes() const {
+  constexpr uint64_t kCap = uint64_t(1) << 62;
+  uint64_t sum = 0;
+  for (const Region &r : regions)
+    if (r.kind == Region::Kind::Scratch)
+      sum = std::min(kCap, sum + std::min(kCap, alignedScratch(r.bytes)));
+  return sum;
 }
 
 size_t Program::numInputs() const { return countKind(*this, Region::Kind::Input); }

@@ -118,6 +118,9 @@ struct Program {
   /// (saturating at UINT64_MAX for hostile offsets; the verifier refuses
   /// those).
   uint64_t scratchArenaBytes() const;
+  /// Bytes of the scratch regions laid end to end, each aligned: the arena
+  /// unpacked, which packing never exceeds (saturating at 2^62).
+  uint64_t scratchEndToEndBytes() const;
   size_t numInputs() const;
   size_t numOutputs() const;
   /// Region id of input/output `index`, or -1.

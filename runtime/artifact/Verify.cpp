@@ -176,13 +176,7 @@ llvm::Error Verifier::checkRegions() {
   // Packing by liveness only ever shrinks the arena below the regions laid
   // end to end: a larger one has a planted offset (and would make the
   // runtime reserve memory nothing uses).
-  uint64_t endToEnd = 0; // each term <= HBM bytes: saturate, never wrap
-  for (const Region &r : p.regions)
-    if (r.kind == Region::Kind::Scratch)
-      endToEnd = std::min<uint64_t>(
-          endToEnd + (r.bytes + kScratchAlignment - 1) / kScratchAlignment *
-                         kScratchAlignment,
-          uint64_t(1) << 62);
+  uint64_t endToEnd = p.scratchEndToEndBytes();
   if (p.scratchArenaBytes() > endToEnd)
     return fail("the scratch arena spans " +
                 std::to_string(p.scratchArenaBytes()) +

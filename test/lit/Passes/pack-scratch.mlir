@@ -1,5 +1,6 @@
-// RUN: trnc-opt %s -split-input-file -trnc-pack-scratch | FileCheck %s
-// RUN: trnc-opt %s -split-input-file -trnc-pack-scratch -trnc-schedule-semaphores | FileCheck %s --check-prefix=SEM
+// RUN: trnc-opt %s -split-input-file -trnc-pack-scratch="reuse-distance=0" | FileCheck %s
+// RUN: trnc-opt %s -split-input-file -trnc-pack-scratch="reuse-distance=0" -trnc-schedule-semaphores | FileCheck %s --check-prefix=SEM
+// RUN: trnc-opt %s -split-input-file -trnc-pack-scratch | FileCheck %s --check-prefix=NEAR
 
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
@@ -16,6 +17,14 @@
 // CHECK: nisa.dram_alloc {offset = 262144 : i64} : memref<65536xf32>
 // CHECK: nisa.dram_alloc {offset = 524288 : i64} : memref<25xf32>
 // CHECK: nisa.dram_alloc {offset = 0 : i64} : memref<16xf32>
+// By default bytes are reused only 64 instructions after their last use
+// (the DMA stream issues in order, so an early wait stalls every later
+// transfer): here nothing is that far apart, and nothing shares.
+// NEAR-LABEL: func.func @main
+// NEAR: nisa.dram_alloc {offset = 0 : i64} : memref<65536xf32>
+// NEAR: nisa.dram_alloc {offset = 262144 : i64} : memref<65536xf32>
+// NEAR: nisa.dram_alloc {offset = 524288 : i64} : memref<65536xf32>
+// NEAR: nisa.dram_alloc {offset = 786432 : i64} : memref<25xf32>
 // SEM-LABEL: func.func @main
 // SEM: nisa.dma_copy
 // SEM-SAME: {queue = 0 : i64, signal = 5 : i64} :
