@@ -20,6 +20,11 @@
 // that every use of the other follows, or when one core alone uses both and
 // their ranges on it are disjoint.
 //
+// On one core, bytes pass to a new buffer only `reuse-distance` instructions
+// after the last use of the old one: the DMA stream issues in order, so a
+// first transfer waiting for one still in flight would hold back every
+// later transfer. A buffer a collective touches keeps its own bytes.
+//
 // Placement is first fit in order of first use: the lowest 64-byte-aligned
 // offset that overlaps no placed buffer whose live range meets this one.
 //
@@ -63,6 +68,8 @@ struct Buffer {
   uint64_t bytes = 0;
   CoreUse cores[2];
   int64_t offset = 0;
+  /// A collective reads or writes it (see interfere).
+  bool communicated = false;
 
   bool used() const { return cores[0].used() || cores[1].used(); }
   int64_t firstEpoch() const {
@@ -93,6 +100,11 @@ struct Buffer {
 bool interfere(const Buffer &a, const Buffer &b, int64_t distance) {
   if (!a.used() || !b.used())
     return false;
+  // A collective runs for many instructions' time on its own queue, behind
+  // the others (exposed communication is what its placement hides): bytes
+  // shared with it would hold compute back until it is done.
+  if (a.communicated || b.communicated)
+    return true;
   if (a.lastEpoch() < b.firstEpoch() || b.lastEpoch() < a.firstEpoch())
     return false; // a barrier lies between every use of one and the other
   int core = a.soleCore();
@@ -170,6 +182,7 @@ private:
           Buffer *buffer = bufferOf.lookup(v);
           if (!buffer)
             continue;
+          buffer->communicated |= llvm::isa<CollectiveOp>(op);
           CoreUse &use = buffer->cores[core];
           if (!use.used()) {
             use.first = position;

@@ -103,3 +103,31 @@ module attributes {trnc.lnc = 2 : i64} {
     return
   }
 }
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// A buffer a collective touches keeps its bytes: the collective runs long
+// on its own queue, and a buffer reusing them would wait for it. %g (all
+// reduced) is dead before %h is written, yet %h goes after it; %h, dead
+// before %l, shares with it as usual.
+// CHECK-LABEL: func.func @collective
+// CHECK: nisa.dram_alloc {offset = 0 : i64} : memref<65536xf32>
+// CHECK: nisa.dram_alloc {offset = 262144 : i64} : memref<65536xf32>
+// CHECK: nisa.dram_alloc {offset = 262144 : i64} : memref<65536xf32>
+func.func @collective(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                      %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %g = nisa.dram_alloc : memref<65536xf32>
+  %h = nisa.dram_alloc : memref<65536xf32>
+  %l = nisa.dram_alloc : memref<65536xf32>
+  %t = nisa.alloc {address = 0 : i64} : !t
+  nisa.collective %g <0, [65536, 1], [1, 65536]>, %in <0, [65536, 1], [1, 65536]> all_reduce sum group 2 id 0 span instance : memref<65536xf32>, memref<65536xf32>
+  nisa.dma_copy %t <0, [512, 1], [128, 512]>, %g <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.dma_copy %h <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %t <0, [512, 1], [128, 512]>, %h <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.dma_copy %l <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %l <0, [512, 1], [128, 512]> : memref<65536xf32>, memref<65536xf32>
+  return
+}
+
