@@ -294,7 +294,8 @@ PYBIND11_MODULE(_C, m) {
            "(dtype, shape, strides, storage bytes) and RuntimeError with the simulator's message. With profile (or trace, which "
            "also records every instruction) returns a trnc._C.Profile, else None. With "
            "race_check, the run fails if two engines could touch the same bytes (one "
-           "writing) without semaphore ordering. `collectives` performs the program's "
+           "writing) without semaphore ordering, or if an instruction reads HBM scratch "
+           "bytes nothing wrote before in the run. `collectives` performs the program's "
            "collective instructions: called as fn(id, kind, reduce_op, group_size, dtype, "
            "in_ptr, in_bytes, out_ptr, out_bytes) (trnc.distributed).");
 }

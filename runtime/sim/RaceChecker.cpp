@@ -50,6 +50,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,24 @@ struct RaceChecker::Impl {
   std::vector<Race> races; // the first options.maxReported
   size_t numRaces = 0;
 
+  // Scratch is undefined until written (a packed region's bytes held
+  // another region's data before): per scratch region, the byte ranges
+  // this run has written ([begin, end) by begin, merged), and the reads of
+  // bytes outside them.
+  std::vector<std::map<uint64_t, uint64_t>> written;
+  struct UnwrittenRead {
+    Where at;
+    uint32_t region;
+    uint64_t begin, end;
+  };
+  std::vector<UnwrittenRead> unwrittenReads; // the first options.maxReported
+  size_t numUnwrittenReads = 0;
+  void markWritten(uint32_t region, uint64_t begin, uint64_t end);
+  /// The first bytes of [begin, end) of `region` this run has not written.
+  std::optional<std::pair<uint64_t, uint64_t>>
+  unwritten(uint32_t region, uint64_t begin, uint64_t end) const;
+  void checkScratch(const Instruction &inst, unsigned agent, uint32_t index);
+
   void reset(const Program &p);
   void access(const Footprint &fp, unsigned agent, uint32_t index,
               const Clock &clock);
@@ -246,8 +265,70 @@ struct RaceChecker::Impl {
   }
 };
 
+void RaceChecker::Impl::markWritten(uint32_t region, uint64_t begin,
+                                    uint64_t end) {
+  std::map<uint64_t, uint64_t> &ranges = written[region];
+  auto it = ranges.upper_bound(begin);
+  if (it != ranges.begin() && std::prev(it)->second >= begin)
+    --it;
+  while (it != ranges.end() && it->first <= end) { // merge what touches
+    begin = std::min(begin, it->first);
+    end = std::max(end, it->second);
+    it = ranges.erase(it);
+  }
+  ranges[begin] = end;
+}
+
+std::optional<std::pair<uint64_t, uint64_t>>
+RaceChecker::Impl::unwritten(uint32_t region, uint64_t begin,
+                             uint64_t end) const {
+  const std::map<uint64_t, uint64_t> &ranges = written[region];
+  auto it = ranges.upper_bound(begin);
+  if (it != ranges.begin() && std::prev(it)->second > begin)
+    begin = std::prev(it)->second; // covered up to there
+  if (begin >= end)
+    return std::nullopt;
+  uint64_t stop = it != ranges.end() ? std::min(end, it->first) : end;
+  return std::make_pair(begin, stop);
+}
+
+void RaceChecker::Impl::checkScratch(const Instruction &inst, unsigned agent,
+                                     uint32_t index) {
+  // dma_indirect's HBM pattern spans every row the index tile could name,
+  // not the rows it reads or writes: neither checked nor counted.
+  if (inst.opcode != Opcode::DmaCopy && inst.opcode != Opcode::Collective)
+    return;
+  auto isScratch = [&](const AccessPattern &ap) {
+    return ap.present() && ap.mem == MemKind::HBM &&
+           program->regions[ap.region].kind == Region::Kind::Scratch;
+  };
+  if (isScratch(inst.src0)) {
+    hbmRuns(inst.src0, runs);
+    for (const Run &r : runs) {
+      auto gap = unwritten(inst.src0.region, uint64_t(r.first),
+                           uint64_t(r.second));
+      if (!gap)
+        continue;
+      if (unwrittenReads.size() < options.maxReported)
+        unwrittenReads.push_back(
+            {instructionOf(agent, index), inst.src0.region, gap->first,
+             gap->second});
+      ++numUnwrittenReads;
+      break; // one per instruction
+    }
+  }
+  if (isScratch(inst.dst)) {
+    hbmRuns(inst.dst, runs);
+    for (const Run &r : runs)
+      markWritten(inst.dst.region, uint64_t(r.first), uint64_t(r.second));
+  }
+}
+
 void RaceChecker::Impl::reset(const Program &p) {
   program = &p;
+  written.assign(p.regions.size(), {});
+  unwrittenReads.clear();
+  numUnwrittenReads = 0;
   for (Clock &c : clocks)
     c.fill(0);
   for (Clock &c : dmaIssue)
@@ -485,6 +566,7 @@ void RaceChecker::onExecute(unsigned core, Engine engine, size_t index,
     for (unsigned w = 0; w < waits; ++w)
       s.wait(core, inst.waits[w], clock);
     s.accessAll(core, inst, e, i, clock);
+    s.checkScratch(inst, e, i);
     if (s.remaining[e])
       --s.remaining[e];
     return;
@@ -507,6 +589,7 @@ void RaceChecker::onExecute(unsigned core, Engine engine, size_t index,
   join(clock, issue);
   clock[a] = std::max(clock[a], pos);
   s.accessAll(core, inst, a, pos, clock);
+  s.checkScratch(inst, a, pos);
   if (signals) {
     Clock done = clock;
     done[a] = std::max(done[a], pos + 1);
@@ -550,9 +633,30 @@ void RaceChecker::onSignal(unsigned core, Engine engine, size_t index,
 
 llvm::Error RaceChecker::onFinish() {
   Impl &s = *impl;
-  if (!s.numRaces)
-    return llvm::Error::success();
   std::string name = s.program ? s.program->name : "";
+  llvm::Error unwritten = llvm::Error::success();
+  if (s.numUnwrittenReads) {
+    std::string msg = "scratch check of program '" + name + "' failed: " +
+                      std::to_string(s.numUnwrittenReads) +
+                      (s.numUnwrittenReads == 1 ? " instruction reads"
+                                                : " instructions read") +
+                      " HBM scratch bytes nothing wrote before in this run "
+                      "(scratch is undefined until written):";
+    for (const Impl::UnwrittenRead &u : s.unwrittenReads)
+      msg += "\n  " +
+             describeInstruction(*s.program, u.at.core, u.at.engine,
+                                 u.at.index) +
+             " reads bytes " + std::to_string(u.begin) + ".." +
+             std::to_string(u.end) + " of scratch region " +
+             std::to_string(u.region);
+    if (s.numUnwrittenReads > s.unwrittenReads.size())
+      msg += "\n  ... and " +
+             std::to_string(s.numUnwrittenReads - s.unwrittenReads.size()) +
+             " more";
+    unwritten = llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  }
+  if (!s.numRaces)
+    return unwritten;
   std::string msg = "race check of program '" + name + "' failed: " +
                     std::to_string(s.numRaces) +
                     (s.numRaces == 1 ? " race" : " races") +
@@ -562,7 +666,9 @@ llvm::Error RaceChecker::onFinish() {
   if (s.numRaces > s.races.size())
     msg += "\n  ... and " + std::to_string(s.numRaces - s.races.size()) +
            " more";
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  return llvm::joinErrors(
+      llvm::createStringError(llvm::inconvertibleErrorCode(), msg),
+      std::move(unwritten));
 }
 
 size_t RaceChecker::numRaces() const { return impl->numRaces; }

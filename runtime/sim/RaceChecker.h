@@ -26,6 +26,11 @@
 // shared: a write on one core and an access of the same bytes on the other
 // that no barrier orders is a race like any other.
 //
+// It also checks that no instruction reads HBM scratch bytes that nothing
+// wrote before in the run (dma_copy and collectives; dma_indirect's pattern
+// is conservative): scratch is undefined until written, and a packed
+// region's bytes held another region's data (trnc-pack-scratch).
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -51,7 +56,8 @@ public:
   void onSignal(unsigned core, isa::Engine engine, size_t index,
                 unsigned semaphoreCore, uint8_t semaphore,
                 uint32_t value) override;
-  /// Fails with the list of races (capped) and their count, if any.
+  /// Fails with the list of races (capped) and their count, and of reads
+  /// of unwritten scratch, if any.
   llvm::Error onFinish() override;
 
   /// Distinct racing instruction pairs found so far in this run.

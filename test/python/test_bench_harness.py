@@ -37,7 +37,8 @@ class _FakeProfile:
 class _FakeGraph:
     def __init__(self, graph, **d):
         base = {"target": "trn2", "total_ns": 0.0, "hbm_bytes": 0, "program_input_bytes": 0,
-                "program_output_bytes": 0, "program_instructions": 0, "tensor_flops": 0.0,
+                "program_output_bytes": 0, "program_instructions": 0, "program_scratch_bytes": 0,
+                "program_scratch_arena_bytes": 0, "tensor_flops": 0.0,
                 "tensor_at_peak_ns": 0.0, "useful_at_peak_ns": 0.0, "matmul_dtypes": {}, "verdict": "latency-bound",
                 "peak_flops_per_second_by_dtype": {"f32": BF16_PEAK / 4, "bf16": BF16_PEAK, "f16": BF16_PEAK},
                 "peak_hbm_bytes_per_second": HBM_BW,
@@ -80,6 +81,15 @@ def _matmul_record(sim_ns: float, hbm: int, when: str = "now", commit: str = "ab
                    matmul_dtypes={"bf16": {}}, engines={e: {"busy_ns": sim_ns / 2} for e in report.ENGINES})
     t = Timing(runs_s=[0.5, 0.4], backend_s=0.1)
     return report.record(report.Row(w, t, t, None, [g], t), commit, when)
+
+
+def test_scratch_table_lists_programs_with_scratch():
+    r = _matmul_record(sim_ns=200e3, hbm=3 * 2**21 * 3)
+    assert report._scratch_table([r]) == []  # no scratch: no section
+    r["graphs"][0].update(scratch_bytes=4 * 2**20, scratch_arena_bytes=2**20)
+    table = report._scratch_table([r])
+    assert table[0].startswith("| workload | program | scratch regions, end to end | scratch arena |")
+    assert table[2].startswith(f"| {r['name']} | forward_0 | ") and table[2].endswith(" | 25.0% |")
 
 
 def test_roofline_numbers_of_a_matmul():

@@ -149,9 +149,10 @@ TEST_CASE("DMAs on different queues race unless a queue semaphore orders "
 
 TEST_CASE("scratch regions sharing arena bytes race unless ordered",
           "[race][dma]") {
-  // Region a is read (queue 0) and then region b written (queue 1): apart
-  // in the arena they never race; packed at one offset, b's write may
-  // overwrite a before it is read, unless it waits for queue 0.
+  // Region a is written and read back (queue 0), then region c written
+  // (queue 1): apart in the arena they never race; packed at one offset,
+  // c's write may overwrite a before it is read, unless it waits for
+  // queue 0.
   const uint8_t q0 = completionSemaphore(Engine::Dma, 0);
   auto program = [&](bool shared, bool wait) {
     Builder b;
@@ -159,21 +160,45 @@ TEST_CASE("scratch regions sharing arena bytes race unless ordered",
     uint32_t c = b.region(Region::Kind::Scratch, DType::F32, 256);
     if (shared)
       b.p.regions[c].arenaOffset = b.p.regions[a].arenaOffset;
-    b.raw(dma(0, tile(0, 4, 0, 16), hbm(a, DType::F32, 0, 4, 16, {16}), q0));
+    b.raw(dma(0, hbm(a, DType::F32, 0, 4, 16, {16}), tile(0, 4, 0, 16), q0));
+    b.raw(dma(0, tile(8, 4, 0, 16), hbm(a, DType::F32, 0, 4, 16, {16}), q0));
     Instruction store = dma(1, hbm(c, DType::F32, 0, 4, 16, {16}),
                             tile(4, 4, 0, 16), completionSemaphore(Engine::Dma, 1));
     if (wait)
-      waitFor(store, q0, 1);
+      waitFor(store, q0, 2);
     b.raw(store);
     return b.p;
   };
   CHECK(runChecked(program(false, false)) == "");
   std::string err = runChecked(program(true, false));
   INFO(err);
-  CHECK(contains(err, "dma stream instruction 0 (dma_copy) reads and dma "
-                      "stream instruction 1 (dma_copy) writes the HBM scratch "
+  CHECK(contains(err, "dma stream instruction 1 (dma_copy) reads and dma "
+                      "stream instruction 2 (dma_copy) writes the HBM scratch "
                       "arena bytes 0..256"));
   CHECK(runChecked(program(true, true)) == "");
+}
+
+TEST_CASE("a read of scratch bytes nothing wrote in the run is reported",
+          "[race][dma]") {
+  // Scratch is undefined until written: packed, its bytes may hold another
+  // region's data. Rows 0..1 of the region are written, then rows 0..3 read.
+  const uint8_t q0 = completionSemaphore(Engine::Dma, 0);
+  auto program = [&](uint16_t writtenRows) {
+    Builder b;
+    uint32_t a = b.region(Region::Kind::Scratch, DType::F32, 256);
+    b.raw(dma(0, hbm(a, DType::F32, 0, writtenRows, 16, {16}),
+              tile(0, writtenRows, 0, 16), q0));
+    b.raw(dma(0, tile(8, 4, 0, 16), hbm(a, DType::F32, 0, 4, 16, {16}), q0));
+    return b.p;
+  };
+  CHECK(runChecked(program(4)) == "");
+  std::string err = runChecked(program(2));
+  INFO(err);
+  CHECK(contains(err, "scratch check of program 'test' failed: 1 instruction "
+                      "reads HBM scratch bytes nothing wrote before in this run "
+                      "(scratch is undefined until written):\n  dma stream "
+                      "instruction 1 (dma_copy) reads bytes 128..256 of "
+                      "scratch region 0"));
 }
 
 TEST_CASE("one semaphore shared by DMA queues proves only what its count "
