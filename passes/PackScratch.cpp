@@ -2,8 +2,8 @@
 //
 // `trnc-pack-scratch`: gives every `nisa.dram_alloc` an `offset` in the
 // program's one scratch arena, so that buffers never live at the same time
-// share bytes (a 2-layer GPT's backward declares ~180 intermediates; most
-// are dead long before the last is written).
+// share bytes (the bf16 GPT step's backward: 46 buffers, 359 MB end to end,
+// 76 MB packed; most are dead long before the last is written).
 //
 // A buffer is live from the first to the last instruction that touches it,
 // in program order, which is a valid sequential order of the streams: two
