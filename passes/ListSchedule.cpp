@@ -62,6 +62,10 @@
 //  - Repair: when the frontier's tiles find no gap (fragmentation), the
 //    schedule goes back to a checkpoint of its state and redoes the stretch
 //    placing small tiles apart, then with half the budget (schedule()).
+//  - Scratch: each nisa.dram_alloc records when, in the kept order's
+//    estimated timeline, its first access starts and its last ends
+//    (kEstimatedLiveAttr), so that trnc-pack-scratch gives a buffer's bytes
+//    to another only once they are estimated free.
 //  - Safety: the new order, with its addresses, is kept only if it is
 //    estimated faster than program order; otherwise a smaller budget is
 //    tried, and finally the original order is restored (and the allocator
@@ -80,11 +84,13 @@
 #include "sim/TensorWarmup.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <array>
+#include <cmath>
 #include <limits>
 #include <queue>
 
@@ -226,6 +232,8 @@ struct Schedule {
   std::vector<unsigned> engines;
   std::vector<int64_t> addresses; // per tile id
   std::vector<int> queues;        // per node: its DMA queue (-1: none)
+  /// Per node: its estimated start and end (ns).
+  std::vector<std::pair<double, double>> times;
   double makespanNs = 0;
   std::string failure; // why the order is empty
   unsigned rollbacks = 0; // local repairs (see schedule())
@@ -294,6 +302,14 @@ public:
   void apply(const Schedule &schedule);
   /// Restores program order on the program's own engines.
   void restoreProgramOrder();
+  /// Per node, program order's estimated start and end (originalMakespan).
+  const std::vector<std::pair<double, double>> &programOrderTimes() const {
+    return programTimes;
+  }
+  /// Records on each nisa.dram_alloc the estimated time its first access
+  /// starts and its last ends, `kEstimatedLiveAttr` (trnc-pack-scratch
+  /// shares bytes only between buffers whose times do not overlap).
+  void annotateScratch(const std::vector<std::pair<double, double>> &times);
   size_t size() const { return nodes.size(); }
 
 private:
@@ -328,6 +344,10 @@ private:
   func::FuncOp func;
   const MachineModel &model;
   std::vector<Node> nodes;
+  /// Per node: when the current schedule (or program order, after
+  /// originalMakespan) starts and ends it.
+  std::vector<std::pair<double, double>> timeOf;
+  std::vector<std::pair<double, double>> programTimes;
   std::vector<TileState> tileStates;
   DenseMap<Value, unsigned> tileIds;
   std::vector<AllocOp> tileOps; // by tile id
@@ -635,6 +655,7 @@ void ListScheduler::start(unsigned id, double startNs) {
     queuedNs[n.resource] = std::max(0.0, queuedNs[n.resource] - n.durationNs);
   }
   makespan = std::max(makespan, finish);
+  timeOf[id] = {startNs, finish};
   for (unsigned t : n.tiles) {
     TileState &s = tiles[t];
     if (!s.live) {
@@ -686,6 +707,7 @@ void ListScheduler::reset(double budget, bool place) {
   tensorWarmup = {};
   laneFree.fill(0);
   queueOf.assign(working.size(), -1);
+  timeOf.assign(working.size(), {0.0, 0.0});
   liveBytes = {0, 0};
   aheadBytes = {0, 0};
   aheadTiles = {};
@@ -943,6 +965,7 @@ Schedule ListScheduler::schedule(double budget, Priority kind,
   for (const PlacedTile &t : placedTiles)
     result.addresses.push_back(t.address);
   result.queues = queueOf;
+  result.times = timeOf;
   return result;
 }
 
@@ -952,7 +975,26 @@ double ListScheduler::originalMakespan() {
   reset(/*budget=*/1.0, /*placing=*/false);
   for (unsigned i = 0; i < working.size(); ++i)
     start(i, std::max(freeAt[working[i].resource], working[i].readyNs));
+  programTimes = timeOf;
   return makespan;
+}
+
+void ListScheduler::annotateScratch(
+    const std::vector<std::pair<double, double>> &times) {
+  llvm::MapVector<Value, std::pair<double, double>> live;
+  for (unsigned id = 0; id < nodes.size(); ++id)
+    for (Value v : nodes[id].op->getOperands())
+      if (v.getDefiningOp<DramAllocOp>()) {
+        auto [it, fresh] = live.try_emplace(v, times[id]);
+        it->second.first = std::min(it->second.first, times[id].first);
+        it->second.second = std::max(it->second.second, times[id].second);
+      }
+  Builder b(func.getContext());
+  for (auto &[v, t] : live)
+    v.getDefiningOp()->setAttr(
+        kEstimatedLiveAttr,
+        b.getDenseI64ArrayAttr({int64_t(std::floor(t.first)),
+                                int64_t(std::ceil(t.second))}));
 }
 
 void ListScheduler::apply(const Schedule &schedule) {
@@ -1052,11 +1094,13 @@ struct ListSchedulePass
       // The order and the addresses it was timed with: the allocator checks
       // them instead of placing again.
       scheduler.apply(*best);
+      scheduler.annotateScratch(best->times);
       LLVM_DEBUG(llvm::dbgs() << func.getName() << ": estimated " << before
                               << " ns -> " << best->makespanNs << " ns\n");
       return;
     }
     scheduler.restoreProgramOrder();
+    scheduler.annotateScratch(scheduler.programOrderTimes());
     LLVM_DEBUG(llvm::dbgs() << func.getName() << ": program order kept ("
                             << before << " ns)\n");
   }

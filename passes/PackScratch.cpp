@@ -20,10 +20,14 @@
 // that every use of the other follows, or when one core alone uses both and
 // their ranges on it are disjoint.
 //
-// On one core, bytes pass to a new buffer only `reuse-distance` instructions
-// after the last use of the old one: the DMA stream issues in order, so a
-// first transfer waiting for one still in flight would hold back every
-// later transfer. A buffer a collective touches keeps its own bytes.
+// On one core, bytes pass to a new buffer only when the old one's last
+// access is estimated to have ended before the new one's first starts: the
+// DMA stream issues in order, so a first transfer waiting for one still in
+// flight would hold back every later transfer. The estimate is the list
+// scheduler's timeline (kEstimatedLiveAttr on each nisa.dram_alloc, Passes.h);
+// for a buffer without one (a spill's, or when the scheduler did not run),
+// the old buffer's last use must be `reuse-distance` instructions before the
+// new one's first. A buffer a collective touches keeps its own bytes.
 //
 // Placement is first fit in order of first use: the lowest 64-byte-aligned
 // offset that overlaps no placed buffer whose live range meets this one.
@@ -39,6 +43,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #define DEBUG_TYPE "trnc-pack-scratch"
 
@@ -59,6 +64,9 @@ constexpr int64_t kNone = -1;
 struct CoreUse {
   int64_t first = kNone, last = kNone; // instruction positions on that core
   int64_t firstEpoch = 0, lastEpoch = 0;
+  /// The list scheduler's estimate of when its first access starts and its
+  /// last ends, in ns (kEstimatedLiveAttr), if it made one.
+  std::optional<std::pair<int64_t, int64_t>> estimated;
   bool used() const { return first != kNone; }
 };
 
@@ -94,9 +102,9 @@ struct Buffer {
   }
 };
 
-/// Whether a and b may be live at once (and so must not share bytes): on
-/// one core, when neither's range ends `distance` instructions before the
-/// other's begins.
+/// Whether a and b may be live at once (and so must not share bytes), or
+/// sharing them would make a transfer wait for one still in flight (see
+/// the file comment).
 bool interfere(const Buffer &a, const Buffer &b, int64_t distance) {
   if (!a.used() || !b.used())
     return false;
@@ -110,7 +118,15 @@ bool interfere(const Buffer &a, const Buffer &b, int64_t distance) {
   int core = a.soleCore();
   if (core >= 0 && core == b.soleCore()) {
     const CoreUse &x = a.cores[core], &y = b.cores[core];
-    return !(x.last + distance < y.first || y.last + distance < x.first);
+    if (!(x.last < y.first || y.last < x.first))
+      return true; // live at once in program order
+    const CoreUse &early = x.last < y.first ? x : y;
+    const CoreUse &late = x.last < y.first ? y : x;
+    // The later buffer's first transfer will wait for the earlier one's
+    // last access: cheap only if that access is already done by then.
+    if (early.estimated && late.estimated)
+      return early.estimated->second > late.estimated->first;
+    return early.last + distance >= late.first;
   }
   return true;
 }
@@ -152,8 +168,8 @@ private:
     llvm::MapVector<Operation *, Buffer> buffers; // keyed by the first op
     DenseMap<int64_t, Operation *> byTag;
     DenseMap<Value, Buffer *> bufferOf;
-    for (func::FuncOp func : cores)
-      func.walk([&](DramAllocOp op) {
+    for (size_t core = 0; core < cores.size(); ++core)
+      func::FuncOp(cores[core]).walk([&](DramAllocOp op) {
         auto tag = op->getAttrOfType<IntegerAttr>("trnc.scratch");
         Operation *key = op;
         if (tag) {
@@ -162,6 +178,11 @@ private:
         }
         Buffer &buffer = buffers[key];
         buffer.ops.push_back(op);
+        if (auto live = op->getAttrOfType<DenseI64ArrayAttr>(kEstimatedLiveAttr)) {
+          if (live.size() == 2)
+            buffer.cores[core].estimated = {live[0], live[1]};
+          op->removeAttr(kEstimatedLiveAttr);
+        }
         MemRefType type = op.getType();
         buffer.bytes = type.getNumElements() *
                        ((type.getElementTypeBitWidth() + 7) / 8);

@@ -20,6 +20,11 @@ namespace trnc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// On a nisa.dram_alloc, set by the list scheduler and consumed (removed)
+/// by trnc-pack-scratch: [start, end] in ns of the buffer's first and last
+/// access in the scheduler's estimated timeline.
+constexpr llvm::StringLiteral kEstimatedLiveAttr = "trnc.estimated_live";
+
 /// The phases of the compiler, in order.
 enum class CompilePhase {
   Group,    // trn ops computed together wrapped in trn.fusion_group regions

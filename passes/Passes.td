@@ -216,7 +216,9 @@ def ListSchedule : Pass<"trnc-pipeline-list-schedule", "::mlir::func::FuncOp"> {
     with half the share. The order and its addresses are kept only
     when estimated faster than program order (else a smaller share, else
     program order, placed by the allocator). `report` prints what was tried. Allocations move to the top of
-    the body.
+    the body. Each `nisa.dram_alloc` gets `trnc.estimated_live`: when, in
+    the kept order's estimated timeline, its first access starts and its
+    last ends (ns), for trnc-pack-scratch.
 
     Before (tile 1's load waits behind tile 0's store in the DMA stream):
     ```mlir
@@ -319,7 +321,9 @@ def PackScratch : Pass<"trnc-pack-scratch", "::mlir::ModuleOp"> {
     Gives every `nisa.dram_alloc` a byte `offset` in the program's scratch
     arena. A buffer is live from the first to the last instruction touching
     it (program order); buffers whose ranges are disjoint share bytes, first
-    fit in order of first use. The semaphore pass then orders the later
+    fit in order of first use, when the list scheduler's estimated timeline
+    (`trnc.estimated_live` on each alloc, removed here) has the earlier
+    buffer's last access end before the later one's first starts. The semaphore pass then orders the later
     buffer's accesses after the earlier one's, as it sees scratch at its
     arena bytes. At LNC=2 the two cores' functions share the arena: buffers
     used by both (or by different cores) share bytes only when a barrier
@@ -331,9 +335,10 @@ def PackScratch : Pass<"trnc-pack-scratch", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"reuseDistance", "reuse-distance", "int64_t", /*default=*/"64",
-           "On one core, instructions between a buffer's last use and the first use of "
-           "another buffer given its bytes (the DMA stream issues in order: a wait for a "
-           "transfer still in flight holds back every later one)">,
+           "For a buffer the list scheduler gave no estimated timeline "
+           "(trnc.estimated_live): instructions on one core between a buffer's last use "
+           "and the first use of another given its bytes (the DMA stream issues in order: "
+           "a wait for a transfer still in flight holds back every later one)">,
   ];
 }
 

@@ -44,7 +44,11 @@ func.func @two_tiles(%in: memref<131072xf32> {nisa.input = 0 : i64},
 
 // Dependences through memory hold: the second load reads what the store
 // wrote to the scratch buffer (read after write in HBM), so nothing moves.
+// The scratch buffer records when, in the estimated timeline, its first
+// access starts and its last ends (ns), for trnc-pack-scratch: the store
+// after the load and the exp, the load back before the second exp.
 // CHECK-LABEL: func.func @through_hbm
+// CHECK: nisa.dram_alloc {trnc.estimated_live = array<i64: [[START:[0-9]+]], [[END:[0-9]+]]>}
 // CHECK: nisa.dma_copy %[[A:.*]] <0, [512, 1], [128, 512]>, %arg0
 // CHECK-NEXT: nisa.activation exp %[[B:.*]] <0, {{.*}}, %[[A]]
 // CHECK-NEXT: nisa.dma_copy %[[S:.*]] <0, [512, 1], [128, 512]>, %[[B]]

@@ -131,3 +131,33 @@ func.func @collective(%in: memref<65536xf32> {nisa.input = 0 : i64},
   return
 }
 
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// With the list scheduler's timeline (trnc.estimated_live, ns; removed
+// here): %b's first access is estimated to start (3000) before %a's last
+// ends (3500), so %b would wait for a transfer in flight and does not take
+// %a's bytes; %c starts after (4000) and does, however close in program
+// order.
+// CHECK-LABEL: func.func @timeline
+// CHECK: nisa.dram_alloc {offset = 0 : i64} : memref<65536xf32>
+// CHECK: nisa.dram_alloc {offset = 262144 : i64} : memref<65536xf32>
+// CHECK: nisa.dram_alloc {offset = 0 : i64} : memref<65536xf32>
+// CHECK-NOT: estimated_live
+func.func @timeline(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                    %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %a = nisa.dram_alloc {trnc.estimated_live = array<i64: 1000, 3500>} : memref<65536xf32>
+  %b = nisa.dram_alloc {trnc.estimated_live = array<i64: 3000, 5000>} : memref<65536xf32>
+  %c = nisa.dram_alloc {trnc.estimated_live = array<i64: 4000, 6000>} : memref<65536xf32>
+  %t = nisa.alloc {address = 0 : i64} : !t
+  %u = nisa.alloc {address = 2048 : i64} : !t
+  nisa.dma_copy %a <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %u <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.dma_copy %b <0, [512, 1], [128, 512]>, %u <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %c <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %t <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : memref<65536xf32>, memref<65536xf32>
+  return
+}
+
