@@ -59,6 +59,7 @@ py::dict lookup(const std::string &root, const std::string &key, bool touch) {
                   : l.status == cache::Lookup::Status::Miss ? "miss"
                                                             : "invalid";
   out["reason"] = l.reason;
+  out["stale"] = l.stale;
   out["artifact"] = l.status == cache::Lookup::Status::Hit ? py::object(toBytes(l.artifact))
                                                            : py::object(py::none());
   return out;

@@ -417,24 +417,43 @@ def entries(directory: Optional[str] = None) -> list[Entry]:
     return found
 
 
-def verify(directory: Optional[str] = None) -> list[tuple[Entry, str]]:
+@dataclasses.dataclass
+class Check:
+    """What re-verifying every entry found: ``bad`` entries (corrupt, planted, swapped,
+    not regular files) and ``stale`` ones (written by another trnc: another compiler
+    identity or artifact format, and authenticated as this cache's own). Neither is ever
+    served; only ``bad`` ones are a problem (stale ones go as the LRU prunes)."""
+
+    bad: list  # (Entry, problem)
+    stale: list  # (Entry, reason)
+
+
+def check(directory: Optional[str] = None) -> Check:
     """Re-verify every entry (regular files, checksums, program, compiler identity,
-    the key and I/O signature it is bound to, its MAC, manifest field types):
-    (entry, problem) list. Never blocks on, or follows, what is not a regular file."""
+    the key and I/O signature it is bound to, its MAC, manifest field types). Never
+    blocks on, or follows, what is not a regular file."""
     directory = _resolve(directory)
-    problems = []
+    found = Check(bad=[], stale=[])
     for k, path, st in _entry_files(directory):
         if not stat.S_ISREG(st.st_mode):
             kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
-            problems.append((Entry(k, path, 0, st.st_mtime, {}), f"{path} is {kind}"))
+            found.bad.append((Entry(k, path, 0, st.st_mtime, {}), f"{path} is {kind}"))
     for entry in entries(directory):
         looked = native().cache_lookup(directory, entry.key, False)
+        if looked["status"] == "invalid" and looked["stale"]:
+            found.stale.append((entry, looked["reason"]))
+            continue
         problem = looked["reason"] if looked["status"] == "invalid" else _manifest_problem(entry.manifest)
         if looked["status"] == "miss":
             problem = f"{entry.path} vanished while being checked"
         if problem:
-            problems.append((entry, problem))
-    return problems
+            found.bad.append((entry, problem))
+    return found
+
+
+def verify(directory: Optional[str] = None) -> list[tuple[Entry, str]]:
+    """The bad entries check() finds: (entry, problem) list."""
+    return check(directory).bad
 
 
 @dataclasses.dataclass

@@ -477,6 +477,16 @@ std::vector<uint8_t> writeArtifact(const Program &program) {
   return std::move(w.bytes);
 }
 
+std::optional<uint32_t> artifactFormatVersion(llvm::ArrayRef<uint8_t> bytes) {
+  if (bytes.size() < sizeof(kMagic) + 4 ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    return std::nullopt;
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= uint32_t(bytes[sizeof(kMagic) + i]) << (8 * i);
+  return v;
+}
+
 llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
   if (bytes.size() < kHeaderBytes)
     return fail("file is " + std::to_string(bytes.size()) +

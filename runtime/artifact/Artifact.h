@@ -16,6 +16,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace trnc {
@@ -25,6 +26,11 @@ namespace trnc {
 /// physical core (a second set of five stream sections at LNC=2) and each
 /// allocation's core. 4: scratch regions' offsets in one packed arena.
 constexpr uint32_t kArtifactFormatVersion = 4;
+
+/// The format version an artifact's header names, when it starts with the
+/// trnc magic: readArtifact refuses any but kArtifactFormatVersion, and
+/// the cache tells an older trnc's entry (stale) from a corrupt one by it.
+std::optional<uint32_t> artifactFormatVersion(llvm::ArrayRef<uint8_t> bytes);
 
 /// Serialise `program` (deterministic: same program, same bytes).
 std::vector<uint8_t> writeArtifact(const Program &program);

@@ -14,6 +14,10 @@
 
 #include "trnc/Compiler/Cache.h"
 
+#include "artifact/Artifact.h"
+
+#include <nlohmann/json.hpp>
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -137,6 +141,47 @@ TEST_CASE("entries round-trip; damaged or foreign ones are misses with a reason"
   bad = c.lookup(k);
   CHECK(bad.status == Lookup::Status::Invalid);
   CHECK(contains(bad.reason, "trnc old (123)"));
+}
+
+TEST_CASE("an entry another trnc stored is stale, not corrupt", "[cache]") {
+  TempDir dir;
+  std::string k = key(graph("a_"));
+  const char *old = "trnc old (123)";
+  std::vector<uint8_t> bytes = artifactBy(old);
+  REQUIRE(errorText(ArtifactCache(dir.str(), old).store(k, bytes, "{}", 0.5)) == "");
+  ArtifactCache c(dir.str(), kIdentity);
+  Lookup l = c.lookup(k);
+  CHECK(l.status == Lookup::Status::Invalid);
+  CHECK(l.stale);
+  CHECK(contains(l.reason, old));
+
+  // An older artifact format, re-authenticated as that trnc's store would
+  // have: stale too, though this trnc cannot read it.
+  std::vector<uint8_t> older = slurp(c.artifactPath(k));
+  REQUIRE(artifactFormatVersion(older) == kArtifactFormatVersion);
+  older[8] = uint8_t(kArtifactFormatVersion - 1);
+  REQUIRE(artifactFormatVersion(older) == kArtifactFormatVersion - 1);
+  overwrite(c.artifactPath(k), older);
+  std::vector<uint8_t> text = slurp(c.manifestPath(k));
+  nlohmann::json manifest = nlohmann::json::parse(text.begin(), text.end());
+  std::string sha = cache::sha256Hex(older);
+  llvm::Expected<std::string> secret = cache::loadSecret(dir.str(), /*create=*/false);
+  REQUIRE(errorText(secret) == "");
+  manifest["artifact_sha256"] = sha;
+  manifest["mac"] = cache::entryMac(*secret, k, sha,
+                                    manifest["io_signature"].get<std::string>());
+  std::string dumped = manifest.dump(1);
+  overwrite(c.manifestPath(k), {dumped.begin(), dumped.end()});
+  l = c.lookup(k);
+  CHECK(l.status == Lookup::Status::Invalid);
+  CHECK(contains(l.reason, "format version"));
+  CHECK(l.stale);
+
+  // Edited bytes (or a planted file) are not this cache's: corrupt.
+  overwrite(c.artifactPath(k), artifactBy("trnc old (456)"));
+  l = c.lookup(k);
+  CHECK(l.status == Lookup::Status::Invalid);
+  CHECK(!l.stale);
 }
 
 TEST_CASE("getOrCompile compiles once, replaces bad entries, degrades", "[cache]") {

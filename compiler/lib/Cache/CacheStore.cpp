@@ -186,11 +186,16 @@ Lookup ArtifactCache::lookup(std::string_view key, bool touch) const {
     return result; // no entry (or no cache directory at all): a plain miss
   const std::string &bytes = **file;
   llvm::Expected<Program> program = readArtifact(asBytes(bytes));
-  if (!program)
+  if (!program) {
+    std::optional<uint32_t> format = artifactFormatVersion(asBytes(bytes));
+    result.stale = format && *format != kArtifactFormatVersion && ownEntry(key, bytes);
     return invalid("is invalid (" + llvm::toString(program.takeError()) + ")");
-  if (program->compilerVersion != identity)
+  }
+  if (program->compilerVersion != identity) {
+    result.stale = ownEntry(key, bytes);
     return invalid("was built by compiler '" + program->compilerVersion + "', not '" + identity +
                    "'");
+  }
   std::string recorded = recordedKey(*program);
   if (recorded != key)
     return invalid(recorded.empty()
@@ -226,6 +231,32 @@ Lookup ArtifactCache::lookup(std::string_view key, bool touch) const {
   if (touch)
     touchEntry(key);
   return result;
+}
+
+bool ArtifactCache::ownEntry(std::string_view key, const std::string &bytes) const {
+  // What a lookup checks of the binding, from the manifest alone (the
+  // artifact may be one this trnc cannot read): its key, the artifact's
+  // SHA-256, and the MAC over them and the manifest's I/O signature.
+  llvm::Expected<std::optional<std::string>> text =
+      readRegularFile(manifestPath(key), kMaxManifestFileBytes);
+  if (!text || !*text) {
+    if (!text)
+      llvm::consumeError(text.takeError());
+    return false;
+  }
+  json manifest = json::parse(**text, nullptr, false);
+  if (!manifest.is_object() || stringField(manifest, "key") != key)
+    return false;
+  std::string sha = sha256Hex(asBytes(bytes));
+  if (stringField(manifest, "artifact_sha256") != sha)
+    return false;
+  llvm::Expected<std::string> secret = loadSecret(root, /*create=*/false);
+  if (!secret) {
+    llvm::consumeError(secret.takeError());
+    return false;
+  }
+  return sameMac(stringField(manifest, "mac"),
+                 entryMac(*secret, key, sha, stringField(manifest, "io_signature")));
 }
 
 void ArtifactCache::touchEntry(std::string_view key) const {

@@ -77,11 +77,15 @@ def run_stats(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     directory = _directory(args)
     found = cache.entries(directory)
-    problems = cache.verify(directory)
-    for entry, problem in problems:
+    checked = cache.check(directory)
+    for entry, problem in checked.bad:
         print(f"BAD {entry.key} ({entry.graph_name}): {problem}")
-    print(f"{len(found)} entries checked, {len(problems)} bad")
-    return 1 if problems else 0
+    summary = f"{len(found)} entries checked, {len(checked.bad)} bad"
+    if checked.stale:
+        summary += (f", {len(checked.stale)} stale (written by another trnc: never served; "
+                    "`trnc cache prune` drops the least recently used first)")
+    print(summary)
+    return 1 if checked.bad else 0
 
 
 def _report(done: cache.Removal, what: str) -> int:

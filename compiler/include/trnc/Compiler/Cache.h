@@ -92,6 +92,10 @@ struct Lookup {
   Status status = Status::Miss;
   std::vector<uint8_t> artifact; // Hit
   std::string reason;            // Invalid: why the entry was rejected
+  /// Invalid only because another trnc wrote it (another compiler identity
+  /// or artifact format), and its manifest authenticates it as this cache's
+  /// own: stale, not corrupt. Never served either way.
+  bool stale = false;
 };
 
 /// Compiles on a miss: fills `artifact` and returns true, or returns false
@@ -152,6 +156,9 @@ public:
 
 private:
   void touchEntry(std::string_view key) const;
+  /// Whether `key`'s manifest authenticates `bytes` (its artifact) as an
+  /// entry this cache stored, whichever trnc wrote it.
+  bool ownEntry(std::string_view key, const std::string &bytes) const;
   std::string root, identity;
   unsigned foreignLockWait = kForeignLockWaitSeconds;
 };
