@@ -2,7 +2,7 @@
 
 Every sub-command takes ``--cache-dir`` (default: ``TRNC_CACHE_DIR``, else
 ``~/.cache/trnc``). ``verify`` exits with 1 when an entry is corrupt and names
-each one; ``prune`` and ``clear`` exit with 1 when a file could not be removed
+each one, and counts stale entries (another trnc's, never served) without failing; ``prune`` and ``clear`` exit with 1 when a file could not be removed
 (a read-only cache), counting only what they did remove. ``clear`` of the
 default cache (no ``--cache-dir``) asks first unless ``--yes`` or stdin is not a
 terminal. See docs/cache.md.
