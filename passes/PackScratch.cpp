@@ -230,8 +230,6 @@ private:
     std::stable_sort(order.begin(), order.end(),
                      [&](Buffer *a, Buffer *b) { return start(a) < start(b); });
     SmallVector<Buffer *> placed;
-    [[maybe_unused]] uint64_t arena = 0; // for the debug log
-    [[maybe_unused]] uint64_t declared = 0;
     for (Buffer *buffer : order) {
       SmallVector<std::pair<uint64_t, uint64_t>> taken; // [offset, end)
       for (Buffer *other : placed)
@@ -247,16 +245,13 @@ private:
       }
       buffer->offset = int64_t(at);
       placed.push_back(buffer);
-      arena = std::max(arena, at + size);
-      declared += size;
     }
 
     Builder b(&getContext());
     for (auto &[key, buffer] : buffers)
       for (DramAllocOp op : buffer.ops)
         op.setOffsetAttr(b.getI64IntegerAttr(buffer.offset));
-    LLVM_DEBUG(llvm::dbgs() << buffers.size() << " scratch buffers, " << declared
-                            << " bytes, packed into " << arena << "\n");
+    LLVM_DEBUG(llvm::dbgs() << buffers.size() << " scratch buffers placed\n");
   }
 };
 

@@ -542,8 +542,8 @@ def _remove_leftovers(directory: str, now: float, done: Removal) -> None:
             old = now - st.st_mtime >= STALE_TEMP_SECONDS  # a writer may still be renaming it
             if lock:
                 # A dead owner's lock goes at once; a live (or other host's)
-                # owner's lock stays; the unique "-XXXXXXXX" files a killed
-                # owner left go once stale.
+                # owner's lock stays; the uniquely suffixed lock files a
+                # killed owner left go once stale.
                 unique = lock.group(1) is not None
                 if not (_lock_owner_dead(path) or (unique and old)):
                     continue

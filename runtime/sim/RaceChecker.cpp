@@ -226,7 +226,11 @@ struct RaceChecker::Impl {
   /// The first bytes of [begin, end) of `region` this run has not written.
   std::optional<std::pair<uint64_t, uint64_t>>
   unwritten(uint32_t region, uint64_t begin, uint64_t end) const;
-  void checkScratch(const Instruction &inst, unsigned agent, uint32_t index);
+  /// Scratch operand `ap` of an instruction with exact HBM patterns, whose
+  /// byte runs are in `runs`: a write marks them written, a read reports
+  /// its first unwritten bytes.
+  void trackScratch(const AccessPattern &ap, bool write, unsigned agent,
+                    uint32_t index);
 
   void reset(const Program &p);
   void access(const Footprint &fp, unsigned agent, uint32_t index,
@@ -261,6 +265,10 @@ struct RaceChecker::Impl {
         access({space, 0, 1, base + uint64_t(r.first),
                 base + uint64_t(r.second), write},
                agent, index, clock);
+      // dma_indirect's runs are every row it could name: not tracked.
+      if (scratch && (inst.opcode == Opcode::DmaCopy ||
+                      inst.opcode == Opcode::Collective))
+        trackScratch(*ap, write, agent, index);
     }
   }
 };
@@ -292,35 +300,21 @@ RaceChecker::Impl::unwritten(uint32_t region, uint64_t begin,
   return std::make_pair(begin, stop);
 }
 
-void RaceChecker::Impl::checkScratch(const Instruction &inst, unsigned agent,
-                                     uint32_t index) {
-  // dma_indirect's HBM pattern spans every row the index tile could name,
-  // not the rows it reads or writes: neither checked nor counted.
-  if (inst.opcode != Opcode::DmaCopy && inst.opcode != Opcode::Collective)
-    return;
-  auto isScratch = [&](const AccessPattern &ap) {
-    return ap.present() && ap.mem == MemKind::HBM &&
-           program->regions[ap.region].kind == Region::Kind::Scratch;
-  };
-  if (isScratch(inst.src0)) {
-    hbmRuns(inst.src0, runs);
-    for (const Run &r : runs) {
-      auto gap = unwritten(inst.src0.region, uint64_t(r.first),
-                           uint64_t(r.second));
-      if (!gap)
-        continue;
-      if (unwrittenReads.size() < options.maxReported)
-        unwrittenReads.push_back(
-            {instructionOf(agent, index), inst.src0.region, gap->first,
-             gap->second});
-      ++numUnwrittenReads;
-      break; // one per instruction
+void RaceChecker::Impl::trackScratch(const AccessPattern &ap, bool write,
+                                     unsigned agent, uint32_t index) {
+  for (const Run &r : runs) {
+    if (write) {
+      markWritten(ap.region, uint64_t(r.first), uint64_t(r.second));
+      continue;
     }
-  }
-  if (isScratch(inst.dst)) {
-    hbmRuns(inst.dst, runs);
-    for (const Run &r : runs)
-      markWritten(inst.dst.region, uint64_t(r.first), uint64_t(r.second));
+    auto gap = unwritten(ap.region, uint64_t(r.first), uint64_t(r.second));
+    if (!gap)
+      continue;
+    if (unwrittenReads.size() < options.maxReported)
+      unwrittenReads.push_back(
+          {instructionOf(agent, index), ap.region, gap->first, gap->second});
+    ++numUnwrittenReads;
+    return; // one report per operand
   }
 }
 
@@ -566,7 +560,6 @@ void RaceChecker::onExecute(unsigned core, Engine engine, size_t index,
     for (unsigned w = 0; w < waits; ++w)
       s.wait(core, inst.waits[w], clock);
     s.accessAll(core, inst, e, i, clock);
-    s.checkScratch(inst, e, i);
     if (s.remaining[e])
       --s.remaining[e];
     return;
@@ -589,7 +582,6 @@ void RaceChecker::onExecute(unsigned core, Engine engine, size_t index,
   join(clock, issue);
   clock[a] = std::max(clock[a], pos);
   s.accessAll(core, inst, a, pos, clock);
-  s.checkScratch(inst, a, pos);
   if (signals) {
     Clock done = clock;
     done[a] = std::max(done[a], pos + 1);
