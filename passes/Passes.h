@@ -29,6 +29,7 @@ constexpr llvm::StringLiteral kEstimatedLiveAttr = "trnc.estimated_live";
 enum class CompilePhase {
   Group,    // trn ops computed together wrapped in trn.fusion_group regions
   Tile,     // trn -> nisa instructions over tiles, a group at a time
+  Unroll,   // the tile loops unrolled, their engines chosen
   Fuse,     // tiles handed from op to op on chip instead of through HBM
   Pipeline, // instruction order and engines, so DMA overlaps compute
   Allocate, // SBUF/PSUM addresses by liveness

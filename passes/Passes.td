@@ -94,7 +94,11 @@ def LowerToNisa : Pass<"trnc-tile-lower-to-nisa", "::mlir::ModuleOp"> {
     `nisa.strides`), intermediates live in HBM scratch (`nisa.dram_alloc`),
     views become access patterns instead of copies, and every computation is
     split into 128-partition tiles: matmul tiles with K <= 128, M <= 128,
-    N <= 512 accumulating in PSUM.
+    N <= 512 accumulating in PSUM. Where a lowering's tiles repeat (the same
+    shapes, each HBM buffer a constant step further on), they are one
+    `scf.for` over one iteration, its buffers walked through
+    `nisa.hbm_window` (passes/Tile/TileLoops.h); `trnc-unroll-tile-loops`
+    unrolls them.
 
     Before:
     ```mlir
@@ -124,7 +128,44 @@ def LowerToNisa : Pass<"trnc-tile-lower-to-nisa", "::mlir::ModuleOp"> {
            "Logical-core degree: a rank is `lnc` physical cores, so a collective's link span counts ranks per chip at that degree">,
   ];
   let dependentDialects = ["::trnc::nisa::NisaDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def UnrollTileLoops : Pass<"trnc-unroll-tile-loops", "::mlir::func::FuncOp"> {
+  let summary = "Unroll the tile phase's loops into straight-line instructions";
+  let description = [{
+    The tile phase emits a group's tiles as `scf.for` loops over one
+    iteration's instructions, the HBM buffers walked through
+    `nisa.hbm_window`. This pass unrolls every such loop (innermost first;
+    bounds must be constants) and folds each window into the access patterns
+    of the instructions that use it: offset + index * step. Then it chooses
+    the engines of each unrolled loop's instructions (EngineBalance: an
+    instruction several engines can run goes where it would end first,
+    iteration after iteration), which one body, emitted once, cannot.
+
+    Before:
+    ```mlir
+    scf.for %i = %c0 to %c2 step %c1 {
+      %w = nisa.hbm_window %arg0[%i * 65536] : memref<131072xf32>
+      %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+      nisa.dma_copy %t <0, [512, 1], [128, 512]>, %w <0, [512, 1], [128, 512]> ...
+    }
+    ```
+    After:
+    ```mlir
+    %t0 = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t0 <0, ...>, %arg0 <0, [512, 1], [128, 512]> ...
+    %t1 = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t1 <0, ...>, %arg0 <65536, [512, 1], [128, 512]> ...
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "NeuronCore target (default: the module's nisa.target, else trn2)">,
+  ];
+  let dependentDialects = ["::trnc::nisa::NisaDialect"];
 }
 
 //===----------------------------------------------------------------------===//

@@ -32,7 +32,10 @@ struct CompilePipelineOptions
           clEnumValN(CompilePhase::Group, "group",
                      "trn ops computed together in trn.fusion_group regions"),
           clEnumValN(CompilePhase::Tile, "tile",
-                     "trn -> nisa instructions over tiles, a group at a time"),
+                     "trn -> nisa instructions over tiles, a group at a time "
+                     "(elementwise groups as scf.for loops)"),
+          clEnumValN(CompilePhase::Unroll, "unroll",
+                     "the tile loops unrolled, their engines chosen"),
           clEnumValN(CompilePhase::Fuse, "fuse",
                      "tiles handed from op to op on chip"),
           clEnumValN(CompilePhase::Pipeline, "pipeline",
@@ -99,6 +102,10 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createLowerToNisa(lower));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // unroll: the tile loops become the instruction stream the later phases
+  // order, allocate and synchronise.
+  if (wanted(CompilePhase::Unroll))
+    pm.nest<func::FuncOp>().addPass(createUnrollTileLoops());
   // fuse: intermediates handed over on chip instead of through HBM.
   if (wanted(CompilePhase::Fuse))
     pm.nest<func::FuncOp>().addPass(createForwardStores());

@@ -9,8 +9,10 @@
 #include "dialects/Nisa/NisaOps.h"
 #include "dialects/Trn/TrnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -39,7 +41,8 @@ int main(int argc, char **argv) {
   hideLLVMOwnOptions();
   mlir::DialectRegistry registry;
   registry.insert<trnc::trn::TrnDialect, trnc::nisa::NisaDialect,
-                  mlir::func::FuncDialect, mlir::memref::MemRefDialect>();
+                  mlir::func::FuncDialect, mlir::memref::MemRefDialect,
+                  mlir::scf::SCFDialect, mlir::arith::ArithDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
 #ifdef TRNC_HAVE_PASSES

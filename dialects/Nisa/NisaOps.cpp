@@ -57,18 +57,39 @@ Engine trnc::nisa::detail::getExecutionEngine(Operation *op) {
   return Engine::scalar; // ActivationOp
 }
 
+/// The pattern attribute of each accessed operand, in operand order.
+static const char *const kAccessNames[] = {"dst_ap", "src0_ap", "src1_ap"};
+
 SmallVector<Access, 3> trnc::nisa::detail::getAccesses(Operation *op) {
   SmallVector<Access, 3> accesses;
-  static const char *const names[] = {"dst", "src0", "src1"};
   unsigned operandIndex = 0;
-  for (const char *name : names) {
-    auto ap = op->getAttrOfType<AccessPatternAttr>(std::string(name) + "_ap");
+  for (const char *name : kAccessNames) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
     if (!ap)
       continue;
     accesses.push_back({op->getOperand(operandIndex++), ap,
-                        /*isWrite=*/name == names[0]});
+                        /*isWrite=*/name == kAccessNames[0]});
   }
   return accesses;
+}
+
+LogicalResult trnc::nisa::shiftAccessOffset(Operation *op,
+                                            unsigned operandNumber,
+                                            int64_t delta) {
+  unsigned operandIndex = 0;
+  for (const char *name : kAccessNames) {
+    auto ap = op->getAttrOfType<AccessPatternAttr>(name);
+    if (!ap)
+      continue;
+    if (operandIndex++ != operandNumber)
+      continue;
+    op->setAttr(name, AccessPatternAttr::get(op->getContext(),
+                                             ap.getOffset() + delta,
+                                             ap.getStrides(), ap.getCounts()));
+    return success();
+  }
+  return op->emitOpError("operand ")
+         << operandNumber << " is not read or written through a pattern";
 }
 
 /// Checks one operand's pattern against its buffer. Compute engines also
@@ -205,6 +226,21 @@ LogicalResult DramAllocOp::verify() {
            << *offset << " is not a non-negative multiple of "
            << isa::kScratchAlignment << " bytes";
   return success();
+}
+
+LogicalResult HbmWindowOp::verify() {
+  if (getStep() == 0)
+    return emitOpError("step must be non-zero (a window that never moves is "
+                       "its source)");
+  return success();
+}
+
+OpFoldResult HbmWindowOp::fold(FoldAdaptor adaptor) {
+  // Iteration 0 sees the buffer itself (a loop of one trip, inlined).
+  if (auto index = dyn_cast_or_null<IntegerAttr>(adaptor.getIndex()))
+    if (index.getInt() == 0)
+      return getSource();
+  return {};
 }
 
 //===----------------------------------------------------------------------===//

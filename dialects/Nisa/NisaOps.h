@@ -57,4 +57,10 @@ namespace trnc::nisa {
 /// fixed. The list scheduler and the lowering's engine balance both ask.
 llvm::SmallVector<Engine, 3> equivalentEngines(mlir::Operation *op);
 
+/// Adds `delta` elements to the offset of the pattern through which the
+/// instruction `op` accesses its operand `operandNumber` (dst, src0, src1 in
+/// operand order): how a folded nisa.hbm_window moves an access.
+mlir::LogicalResult shiftAccessOffset(mlir::Operation *op,
+                                      unsigned operandNumber, int64_t delta);
+
 } // namespace trnc::nisa

@@ -56,6 +56,34 @@ def Nisa_DramAllocOp : Nisa_Op<"dram_alloc"> {
   let hasVerifier = 1;
 }
 
+def Nisa_HbmWindowOp : Nisa_Op<"hbm_window",
+    [Pure, AllTypesMatch<["source", "result"]>]> {
+  let summary = "an HBM buffer as one iteration of a tile loop sees it";
+  let description = [{
+    `source` advanced by `index * step` elements. The tile phase emits a
+    group's tiles as `scf.for` loops whose body is one iteration; the body's
+    loads and stores address the windows of the HBM buffers they walk, so
+    their access patterns are those of iteration 0. `trnc-unroll-tile-loops`
+    unrolls the loops and folds each window into the patterns of the
+    instructions that use it (offset + index * step); none is left in an
+    artifact.
+
+    ```mlir
+    scf.for %i = %c0 to %c8 step %c1 {
+      %w = nisa.hbm_window %arg0[%i * 65536] : memref<524288xf32>
+      nisa.dma_copy %t[0, [512, 1], [128, 512]], %w[0, [512, 1], [128, 512]]
+          : !nisa.tile<sbuf, 128, 512, f32>, memref<524288xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Nisa_Hbm:$source, Index:$index, I64Attr:$step);
+  let results = (outs Nisa_Hbm:$result);
+  let assemblyFormat =
+      "$source `[` $index `*` $step `]` attr-dict `:` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Instructions
 //===----------------------------------------------------------------------===//

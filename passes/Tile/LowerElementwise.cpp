@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/ElementwiseSteps.h"
 #include "passes/Tile/GroupFormation.h"
+#include "passes/Tile/TileLoops.h"
 #include "passes/TilePlacement.h"
 
 #include "dialects/Trn/TrnOps.h"
@@ -97,10 +98,15 @@ using TileBody = function_ref<SmallVector<Value>(
 /// to `dsts`. Loads cast to `loadTypes[i]`. `reuseLoads` is false when the
 /// body writes its input tiles (then no loaded tile may serve two tiles,
 /// and a broadcast source is widened to a whole tile first).
+///
+/// The tiles are emitted as loops (TileLoops.h) of `kind`: where the list
+/// of tiles repeats with each view a constant step further on, one scf.for
+/// whose body is one iteration, the views walked through nisa.hbm_window.
 void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                             ArrayRef<HbmView> dsts, ArrayRef<HbmView> srcs,
                             ArrayRef<Type> loadTypes, int64_t maxFree,
-                            TileBody body, bool reuseLoads = true) {
+                            TileBody body, bool reuseLoads = true,
+                            TileLoopKind kind = {}) {
   SmallVector<const HbmView *> all;
   for (const HbmView &d : dsts)
     all.push_back(&d);
@@ -111,64 +117,72 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
   // Any order visits the same elements: walk the first result row-major so
   // its stores (and sources laid out like it) move contiguous rows.
   space.orderByView(0);
+  SmallVector<TileTask> tasks;
+  forEachTile(space, ctx.partitions(), maxFree,
+              [&](const TileTask &task) { tasks.push_back(task); });
   // A source whose pattern repeats from tile to tile (a bias row broadcast
   // over the partitions and the looped dims) is loaded once per distinct
-  // pattern, unless the body writes its inputs.
-  std::map<std::tuple<size_t, int64_t, SmallVector<int64_t>,
-                      SmallVector<int64_t>>,
-           std::pair<Value, Ap>>
-      invariant;
-  forEachTile(space, ctx.partitions(), maxFree, [&](const TileTask &task) {
+  // pattern and buffer, before the loops it stays put in, unless the body
+  // writes its inputs. A loop body's own loads are per iteration: the map a
+  // body fills is dropped when its loop is closed.
+  using LoadKey = std::tuple<size_t, const void *, int64_t, SmallVector<int64_t>,
+                             SmallVector<int64_t>>;
+  using Loads = std::map<LoadKey, std::pair<Value, Ap>>;
+  SmallVector<bool> hoistable(all.size(), false);
+  for (size_t i = 0; i < srcs.size() && reuseLoads; ++i)
+    hoistable[first + i] = true;
+  std::vector<TileNestNode> nest = nestTileTasks(tasks, hoistable);
+
+  // Source i of `task`, read through buffer `root`: the tile it is loaded
+  // into and the pattern that reads that tile as [p, f] (null: whole).
+  auto loadSource = [&](Loads &loads, const TileTask &task, Value root,
+                        size_t i) -> std::pair<Value, Ap> {
+    int64_t p = task.partitions, f = task.freeElements;
+    size_t v = first + i;
+    LoadKey key{i, root.getAsOpaquePointer(), task.offsets[v], task.strides[v],
+                task.counts};
+    if (reuseLoads) {
+      auto it = loads.find(key);
+      if (it != loads.end())
+        return it->second;
+    }
+    // int64 reaches chip only as int32 (Isa.h DType): load an i32 tile,
+    // then cast on Vector if another type is wanted.
+    bool viaI32 = srcs[i].elementType().isInteger(64) &&
+                  !loadTypes[i].isInteger(64) && !loadTypes[i].isInteger(32);
+    if (!viaI32)
+      if (auto compact = loadBroadcast(ctx, loc, loadTypes[i], root,
+                                       task.offsets[v], task.strides[v],
+                                       task.counts)) {
+        // The engines read the compact tile through the stride-0 pattern
+        // (a per-row value becomes tensor_scalar's per-partition operand);
+        // a body that writes its inputs gets a whole tile.
+        if (reuseLoads)
+          return loads[key] = *compact;
+        Value t = ctx.allocSbuf(loc, p, f, loadTypes[i]);
+        ctx.copyOnVector(loc, t, ctx.tileAp(t), compact->first,
+                         compact->second);
+        return loads[key] = {t, Ap()};
+      }
+    Value t = ctx.allocSbuf(loc, p, f, viaI32 ? ctx.b.getI32Type() : loadTypes[i]);
+    ctx.load(loc, t, root, ctx.ap(task.offsets[v], task.strides[v], task.counts));
+    if (viaI32) {
+      Value c = ctx.allocSbuf(loc, p, f, loadTypes[i]);
+      ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
+      t = c;
+    }
+    return loads[key] = {t, Ap()};
+  };
+
+  auto emitTask = [&](Loads &loads, const TileTask &task,
+                      ArrayRef<Value> roots) {
     int64_t p = task.partitions, f = task.freeElements;
     SmallVector<Value> loaded;
     SmallVector<Ap> loadedAps;
-    auto use = [&](Value t, Ap ap) {
+    for (size_t i = 0; i < srcs.size(); ++i) {
+      auto [t, ap] = loadSource(loads, task, roots[first + i], i);
       loaded.push_back(t);
       loadedAps.push_back(ap ? ap : ctx.tileAp(t, p, f));
-      return std::make_pair(t, ap);
-    };
-    for (size_t i = 0; i < srcs.size(); ++i) {
-      size_t v = first + i;
-      auto key = std::make_tuple(i, task.offsets[v], task.strides[v],
-                                 task.counts);
-      if (reuseLoads) {
-        auto it = invariant.find(key);
-        if (it != invariant.end()) {
-          use(it->second.first, it->second.second);
-          continue;
-        }
-      }
-      // int64 reaches chip only as int32 (Isa.h DType): load an i32 tile,
-      // then cast on Vector if another type is wanted.
-      bool viaI32 = srcs[i].elementType().isInteger(64) &&
-                    !loadTypes[i].isInteger(64) && !loadTypes[i].isInteger(32);
-      if (!viaI32)
-        if (auto compact = loadBroadcast(ctx, loc, loadTypes[i], srcs[i].root,
-                                         task.offsets[v], task.strides[v],
-                                         task.counts)) {
-          // The engines read the compact tile through the stride-0 pattern
-          // (a per-row value becomes tensor_scalar's per-partition operand);
-          // a body that writes its inputs gets a whole tile.
-          if (reuseLoads) {
-            invariant[key] = use(compact->first, compact->second);
-            continue;
-          }
-          Value t = ctx.allocSbuf(loc, p, f, loadTypes[i]);
-          ctx.copyOnVector(loc, t, ctx.tileAp(t), compact->first,
-                           compact->second);
-          invariant[key] = use(t, Ap());
-          continue;
-        }
-      Value t =
-          ctx.allocSbuf(loc, p, f, viaI32 ? ctx.b.getI32Type() : loadTypes[i]);
-      ctx.load(loc, t, srcs[i].root,
-               ctx.ap(task.offsets[v], task.strides[v], task.counts));
-      if (viaI32) {
-        Value c = ctx.allocSbuf(loc, p, f, loadTypes[i]);
-        ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
-        t = c;
-      }
-      invariant[key] = use(t, Ap());
     }
     SmallVector<Value> outs = body(loc, p, f, loaded, loadedAps);
     for (auto [d, out] : llvm::enumerate(outs)) {
@@ -183,31 +197,58 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                          loadedAps[compact - loaded.begin()]);
         out = t;
       }
-      ctx.dma(loc, dsts[d].root,
+      ctx.dma(loc, roots[d],
               ctx.ap(task.offsets[d], task.strides[d], task.counts), out,
               ctx.tileAp(out));
     }
-  });
+  };
+
+  // A loop's body sees what was loaded before it; its own loads are per
+  // iteration, dropped when the loop closes.
+  SmallVector<Loads> scopes(1);
+  SmallVector<Value> roots;
+  for (const HbmView *view : all)
+    roots.push_back(view->root);
+  emitTileNest(
+      ctx.b, loc, nest, roots,
+      [&](int64_t t, ArrayRef<Value> roots) {
+        emitTask(scopes.back(), tasks[t], roots);
+      },
+      [&](const TileNestNode &loop, ArrayRef<Value> roots) {
+        // The sources that stay put in the loop are loaded before it.
+        SmallVector<int64_t> firsts;
+        loop.firstIterationTasks(firsts);
+        for (size_t i = 0; i < srcs.size(); ++i)
+          if (hoistable[first + i] && loop.steps[first + i] == 0)
+            for (int64_t t : firsts)
+              loadSource(scopes.back(), tasks[t], roots[first + i], i);
+        scopes.push_back(scopes.back());
+      },
+      [&] { scopes.pop_back(); }, kind);
 }
 
-/// trn.full: one tile filled once, stored to every tile of the result.
+/// trn.full: one tile filled once, stored to every tile of the result (in
+/// loops where the tiles repeat).
 void lowerFull(LoweringContext &ctx, Location loc, const HbmView &dst,
                double value) {
   JointSpace space = JointSpace::build({&dst});
+  int64_t maxFree = ctx.maxFree({dst.elementType()});
+  // The first tile is the largest in both axes.
   Value fill;
-  forEachTile(space, ctx.partitions(), ctx.maxFree({dst.elementType()}),
-              [&](const TileTask &task) {
-                // The first tile is the largest in both axes.
-                if (!fill) {
-                  fill = ctx.allocSbuf(loc, task.partitions,
-                                       task.freeElements, dst.elementType());
-                  ctx.memset(loc, fill, ctx.tileAp(fill), value);
-                }
-                ctx.dma(loc, dst.root,
-                        ctx.ap(task.offsets[0], task.strides[0], task.counts),
-                        fill,
-                        ctx.tileAp(fill, task.partitions, task.freeElements));
-              });
+  forEachTile(space, ctx.partitions(), maxFree, [&](const TileTask &task) {
+    if (fill)
+      return;
+    fill = ctx.allocSbuf(loc, task.partitions, task.freeElements,
+                         dst.elementType());
+    ctx.memset(loc, fill, ctx.tileAp(fill), value);
+  });
+  emitTileLoops(ctx.b, loc, space, ctx.partitions(), maxFree, {dst.root},
+                [&](const TileTask &task, ArrayRef<Value> roots) {
+                  ctx.dma(loc, roots[0],
+                          ctx.ap(task.offsets[0], task.strides[0], task.counts),
+                          fill,
+                          ctx.tileAp(fill, task.partitions, task.freeElements));
+                });
 }
 
 /// Unary ops that are one activation of the Scalar engine.
@@ -445,13 +486,14 @@ void trnc::tile::emitCopy(LoweringContext &ctx, Location loc,
     }
     JointSpace space = JointSpace::build({&dst, &src});
     space.orderByView(0);
-    forEachTile(space, ctx.partitions(), ctx.maxFree({elt}),
-                [&](const TileTask &task) {
-                  ctx.dma(loc, dst.root,
-                          ctx.ap(task.offsets[0], task.strides[0], task.counts),
-                          src.root,
-                          ctx.ap(task.offsets[1], task.strides[1], task.counts));
-                });
+    emitTileLoops(ctx.b, loc, space, ctx.partitions(), ctx.maxFree({elt}),
+                  {dst.root, src.root},
+                  [&](const TileTask &task, ArrayRef<Value> roots) {
+                    ctx.dma(loc, roots[0],
+                            ctx.ap(task.offsets[0], task.strides[0], task.counts),
+                            roots[1],
+                            ctx.ap(task.offsets[1], task.strides[1], task.counts));
+                  });
     return;
   }
   forEachElementwiseTile(
@@ -862,7 +904,9 @@ SmallVector<Value> ElementwiseGroupPlan::computeTile(
     }
     tileOf[result] = t;
   }
-  engines->placeSince(ctx.b, mark);
+  // A loop body's instructions are placed when it is unrolled.
+  if (engines && !insideTileLoop(ctx.b))
+    engines->placeSince(ctx.b, mark);
   SmallVector<Value> outs;
   for (Value v : outputs)
     outs.push_back(tileOf.lookup(v));
@@ -915,6 +959,7 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
           ArrayRef<Ap> loadedAps) {
         return plan->computeTile(ctx, loc, p, f, loaded, loadedAps);
       },
-      /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(ops.front()));
+      /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(ops.front()),
+      TileLoopKind{/*balanceEngines=*/true});
   return success();
 }

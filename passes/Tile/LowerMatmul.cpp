@@ -28,10 +28,20 @@
 // a bias row once per column block), and only the epilogue's outputs, and
 // the result when something else reads it, are stored.
 //
+// The tiles a plan sweeps (row tiles past a resident B block, column tiles
+// past a resident A block or streamed) are emitted as an scf.for over one
+// tile (emitIterations, TileLoops.h) once what a tile leaves for the next
+// (stores, a deferred epilogue) repeats: those values are the loop's
+// iter_args, a software-pipelined loop that unrolls to the same stream.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
 #include "passes/Tile/MatmulBlocking.h"
 #include "passes/Tile/MatmulEpilogue.h"
+#include "passes/Tile/TileLoops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -91,6 +101,48 @@ private:
   void applyDeferred();
   void flushStores();
 
+  /// One iteration of a tile loop: emits tile i's (sweep: the tile at
+  /// element i's) work with the operands' buffers as given (their own, or a
+  /// loop's windows of them).
+  using IterationFn =
+      function_ref<void(int64_t i, const KMajorOperand &a,
+                        const KMajorOperand &b, const HbmView &c)>;
+  /// Emits iterations 0..count-1 of `body`: iteration 0 as it is, then the
+  /// others as one scf.for whose body is iteration 1, A and B walked
+  /// through windows moving `stepA`, `stepB` elements per iteration and C
+  /// one moving `dm` rows and `dn` columns (TileLoops.h). A tile's store is emitted after the next
+  /// tile's matmuls (flushStores), so the stores iteration i leaves pending
+  /// are carried into iteration i + 1 as the loop's iter_args. Falls back
+  /// to emitting every iteration when the loop would not be exact: an
+  /// epilogue (its bias rows are shared across iterations), operands
+  /// sharing a buffer, or iterations whose pending stores differ.
+  void emitIterations(int64_t count, const KMajorOperand &a, int64_t stepA,
+                      const KMajorOperand &b, int64_t stepB, const HbmView &c,
+                      int64_t dm, int64_t dn, IterationFn body);
+  /// The tiles at 0, tile, 2 tile... of `extent`: the full ones as
+  /// emitIterations (A, B and C moving as given per tile), then the
+  /// narrower last one. `fn(at, a, b, c)` emits the tile at `at`.
+  void sweep(int64_t extent, int64_t tile, const KMajorOperand &a,
+             int64_t stepA, const KMajorOperand &b, int64_t stepB,
+             const HbmView &c, int64_t dm, int64_t dn, IterationFn fn) {
+    int64_t full = extent / tile;
+    emitIterations(full, a, stepA, b, stepB, c, dm, dn,
+                   [&](int64_t i, const KMajorOperand &a,
+                       const KMajorOperand &b,
+                       const HbmView &c) { fn(i * tile, a, b, c); });
+    if (full * tile < extent)
+      fn(full * tile, a, b, c);
+  }
+  /// Iterations first..count-1 as one loop after iteration first - 1 was
+  /// emitted (Emitted); else nothing is emitted: NotYet when a later first
+  /// iteration may do (the state a tile leaves has not settled), Never when
+  /// none will (the body loads a row the later tiles would share).
+  enum class LoopAttempt { Emitted, NotYet, Never };
+  LoopAttempt tryLoop(int64_t first, int64_t count, const KMajorOperand &a,
+               const KMajorOperand &b, const HbmView &c, int64_t dm,
+               int64_t dn, ArrayRef<std::pair<Value, int64_t>> moves,
+               IterationFn body);
+
   void stationaryResident(const KMajorOperand &a, const KMajorOperand &b,
                           const HbmView &c, int64_t m, int64_t k, int64_t n);
   void movingResident(const KMajorOperand &a, const KMajorOperand &b,
@@ -121,6 +173,13 @@ private:
   /// Epilogue inputs that are the same for every row tile (a bias row),
   /// by (source, n0, rows).
   DenseMap<std::tuple<unsigned, int64_t, int64_t>, Value> rowInvariant;
+  /// While a loop body is emitted: the window each moving buffer is read
+  /// and written through (emitIterations).
+  DenseMap<Value, Value> windowOf;
+  Value rootOf(Value root) const {
+    Value w = windowOf.lookup(root);
+    return w ? w : root;
+  }
 };
 
 /// Calls fn(i, tile) for the k tiles i = 0.. of X[k0:k1, f0:f0+w] in
@@ -277,7 +336,7 @@ SmallVector<Value> MatrixProductEmitter::loadEpilogueSources(int64_t m0,
         continue;
       }
     Value t = ctx.allocSbuf(loc, mt, nt, loadType);
-    ctx.dma(loc, t, ctx.tileAp(t), x.root,
+    ctx.dma(loc, t, ctx.tileAp(t), rootOf(x.root),
             ctx.ap(x.offset + m0 * x.strides[0] + n0 * x.strides[1],
                    {x.strides[0], x.strides[1]}, {mt, nt}));
     if (invariant)
@@ -294,7 +353,7 @@ void MatrixProductEmitter::flushStores() {
   for (const PendingStore &p : pending) {
     auto type = cast<nisa::TileType>(p.tile.getType());
     const HbmView &c = p.dst;
-    ctx.dma(loc, c.root,
+    ctx.dma(loc, rootOf(c.root),
             ctx.ap(c.offset + p.m0 * c.strides[0] + p.n0 * c.strides[1],
                    {c.strides[0], c.strides[1]},
                    {type.getPartitions(), type.getFreeSize()}),
@@ -310,7 +369,9 @@ void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
   for (int64_t mb0 = 0; mb0 < m; mb0 += plan.block) {
     int64_t mw = std::min(plan.block, m - mb0);
     SmallVector<Value> at = loadKTiles(a, 0, k, mb0, mw);
-    for (int64_t n0 = 0; n0 < n; n0 += plan.tileN) {
+    // B streams past the resident block, a column tile at a time.
+    auto columnTile = [&](int64_t n0, const KMajorOperand &, const KMajorOperand &b,
+                          const HbmView &c) {
       int64_t nt = std::min(plan.tileN, n - n0);
       SmallVector<Value> psums;
       for (int64_t mi = 0; mi < mw; mi += plan.tileM)
@@ -325,7 +386,9 @@ void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
       flushStores();
       for (auto [j, ps] : llvm::enumerate(psums))
         retire(ps, c, mb0 + j * plan.tileM, n0);
-    }
+    };
+    sweep(n, plan.tileN, a, 0, b, plan.tileN * b.strideF, c, 0, plan.tileN,
+          columnTile);
   }
 }
 
@@ -336,7 +399,9 @@ void MatrixProductEmitter::movingResident(const KMajorOperand &a,
   for (int64_t nb0 = 0; nb0 < n; nb0 += plan.block) {
     int64_t nw = std::min(plan.block, n - nb0);
     SmallVector<Value> bt = loadKTiles(b, 0, k, nb0, nw);
-    for (int64_t m0 = 0; m0 < m; m0 += plan.tileM) {
+    // The row tiles of A sweep past the resident block of B.
+    auto rowTile = [&](int64_t m0, const KMajorOperand &a,
+                       const KMajorOperand &, const HbmView &c) {
       int64_t mt = std::min(plan.tileM, m - m0);
       SmallVector<Value> at = loadKTiles(a, 0, k, m0, mt);
       for (int64_t n0 = nb0; n0 < nb0 + nw; n0 += plan.tileN) {
@@ -351,7 +416,9 @@ void MatrixProductEmitter::movingResident(const KMajorOperand &a,
         flushStores();
         retire(ps, c, m0, n0);
       }
-    }
+    };
+    sweep(m, plan.tileM, a, plan.tileM * a.strideF, b, 0, c, plan.tileM, 0,
+          rowTile);
   }
 }
 
@@ -360,7 +427,8 @@ void MatrixProductEmitter::streamed(const KMajorOperand &a,
                                     int64_t m, int64_t k, int64_t n) {
   for (int64_t m0 = 0; m0 < m; m0 += plan.tileM) {
     int64_t mt = std::min(plan.tileM, m - m0);
-    for (int64_t n0 = 0; n0 < n; n0 += plan.tileN) {
+    auto outputTile = [&](int64_t n0, const KMajorOperand &a,
+                          const KMajorOperand &b, const HbmView &c) {
       int64_t nt = std::min(plan.tileN, n - n0);
       Value ps = psumTile(mt, nt);
       for (int64_t c0 = 0; c0 < k; c0 += plan.kChunk) {
@@ -373,8 +441,166 @@ void MatrixProductEmitter::streamed(const KMajorOperand &a,
       }
       flushStores();
       retire(ps, c, m0, n0);
-    }
+    };
+    sweep(n, plan.tileN, a, 0, b, plan.tileN * b.strideF, c, 0, plan.tileN,
+          outputTile);
   }
+}
+
+void MatrixProductEmitter::emitIterations(int64_t count,
+                                          const KMajorOperand &a, int64_t stepA,
+                                          const KMajorOperand &b, int64_t stepB,
+                                          const HbmView &c, int64_t dm,
+                                          int64_t dn, IterationFn body) {
+  auto unrolled = [&](int64_t from) {
+    for (int64_t i = from; i < count; ++i)
+      body(i, a, b, c);
+  };
+  // Each buffer the tiles walk, with the elements it moves per iteration:
+  // A, B, C, and the epilogue's [M, N] inputs and outputs. A buffer walked
+  // through two views that move differently would need two windows.
+  SmallVector<std::pair<Value, int64_t>> moves{
+      {a.root, stepA}, {b.root, stepB},
+      {c.root, dm * c.strides[0] + dn * c.strides[1]}};
+  if (epilogue) {
+    for (auto [i, x] : llvm::enumerate(epilogue->sourceViews))
+      if (!epilogue->resultViews.contains(epilogue->plan.sources[i].first))
+        moves.push_back({x.root, dm * x.strides[0] + dn * x.strides[1]});
+    for (const HbmView &x : epilogue->outputViews)
+      moves.push_back({x.root, dm * x.strides[0] + dn * x.strides[1]});
+  }
+  llvm::DenseMap<Value, int64_t> stepOf;
+  bool shared = false;
+  for (auto [root, step] : moves) {
+    auto [it, fresh] = stepOf.try_emplace(root, step);
+    shared |= !fresh && it->second != step;
+  }
+  if (count < 3 || shared)
+    return unrolled(0);
+  // The first iterations run as they are until what one leaves for the
+  // next (pending stores, a deferred epilogue) is what every later one
+  // leaves: with an epilogue, iteration 0 leaves a deferred tile and no
+  // store yet, iteration 1 both.
+  body(0, a, b, c);
+  for (int64_t first = 1; count - first >= 2; ++first) {
+    LoopAttempt attempt = tryLoop(first, count, a, b, c, dm, dn, moves, body);
+    if (attempt == LoopAttempt::Emitted)
+      return;
+    if (attempt == LoopAttempt::Never)
+      return unrolled(first);
+    body(first, a, b, c);
+  }
+  unrolled(count - 1);
+}
+
+MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
+    int64_t first, int64_t count, const KMajorOperand &a,
+    const KMajorOperand &b, const HbmView &c, int64_t dm, int64_t dn,
+    ArrayRef<std::pair<Value, int64_t>> moves, IterationFn body) {
+  // Iteration first - 1 left stores pending and (with an epilogue) a tile
+  // whose epilogue is deferred; every loop iteration takes those of the
+  // previous one over as its iter_args (written through its own windows at
+  // iteration first - 1's positions) and leaves its own, one step on.
+  SmallVector<PendingStore> entryPending = pending;
+  SmallVector<DeferredTile> entryDeferred = deferred;
+  auto carriedValues = [&]() {
+    SmallVector<Value> values;
+    for (const PendingStore &p : pending)
+      values.push_back(p.tile);
+    for (const DeferredTile &t : deferred) {
+      values.push_back(t.out);
+      for (Value v : t.loaded)
+        if (v)
+          values.push_back(v);
+    }
+    return values;
+  };
+  SmallVector<Value> inits = carriedValues();
+  OpBuilder &bld = ctx.b;
+  Value lb = bld.create<arith::ConstantIndexOp>(loc, 0);
+  Value ub = bld.create<arith::ConstantIndexOp>(loc, count - first);
+  Value one = bld.create<arith::ConstantIndexOp>(loc, 1);
+  auto loop = bld.create<scf::ForOp>(loc, lb, ub, one, inits);
+  OpBuilder::InsertPoint after = bld.saveInsertionPoint();
+  bld.setInsertionPointToStart(loop.getBody());
+  for (auto [root, step] : moves) // in this order: the IR is deterministic
+    if (step != 0 && !windowOf.count(root))
+      windowOf[root] = bld.create<nisa::HbmWindowOp>(
+          loc, root.getType(), root, loop.getInductionVar(),
+          bld.getI64IntegerAttr(step));
+  auto windowed = [&](const KMajorOperand &x) {
+    KMajorOperand w = x;
+    w.root = rootOf(x.root);
+    return w;
+  };
+  auto args = loop.getRegionIterArgs().begin();
+  pending.clear();
+  for (const PendingStore &p : entryPending)
+    pending.push_back({*args++, p.dst, p.m0, p.n0});
+  deferred.clear();
+  for (const DeferredTile &t : entryDeferred) {
+    DeferredTile d{*args++, t.m0, t.n0, {}};
+    for (Value v : t.loaded)
+      d.loaded.push_back(v ? Value(*args++) : Value());
+    deferred.push_back(std::move(d));
+  }
+  auto invariantBefore = rowInvariant;
+  bool vectorBefore = nextOnVector;
+  // C's stores and the epilogue's loads and stores find their windows in
+  // windowOf (the pending stores keep C's own view).
+  body(first, windowed(a), windowed(b), c);
+  windowOf.clear();
+  // Exact only if the body left what iteration first - 1 did, one step on, and
+  // loaded no row the later tiles share (it would be the body's own).
+  bool same = pending.size() == entryPending.size() &&
+              deferred.size() == entryDeferred.size() &&
+              rowInvariant.size() == invariantBefore.size();
+  for (size_t i = 0; same && i < pending.size(); ++i)
+    same = pending[i].tile.getType() == entryPending[i].tile.getType() &&
+           pending[i].dst.root == entryPending[i].dst.root &&
+           pending[i].m0 == entryPending[i].m0 + dm &&
+           pending[i].n0 == entryPending[i].n0 + dn;
+  for (size_t i = 0; same && i < deferred.size(); ++i) {
+    const DeferredTile &t = deferred[i], &e = entryDeferred[i];
+    same = t.out.getType() == e.out.getType() && t.m0 == e.m0 + dm &&
+           t.n0 == e.n0 + dn && t.loaded.size() == e.loaded.size();
+    for (size_t j = 0; same && j < t.loaded.size(); ++j)
+      same = bool(t.loaded[j]) == bool(e.loaded[j]) &&
+             (!t.loaded[j] ||
+              t.loaded[j].getType() == e.loaded[j].getType());
+  }
+  SmallVector<Value> yielded = carriedValues();
+  bld.create<scf::YieldOp>(loc, yielded);
+  bld.restoreInsertionPoint(after);
+  if (!same) {
+    loop.erase();
+    for (Value bound : {one, ub, lb})
+      bound.getDefiningOp()->erase();
+    // A body that loads a shared row: so will every later tile's.
+    bool loadedShared = rowInvariant.size() > invariantBefore.size();
+    pending = std::move(entryPending);
+    deferred = std::move(entryDeferred);
+    rowInvariant = std::move(invariantBefore); // drop the erased body's
+    nextOnVector = vectorBefore;
+    return loadedShared ? LoopAttempt::Never : LoopAttempt::NotYet;
+  }
+  // After the loop: the last iteration's, on the buffers themselves.
+  int64_t last = count - 1 - first; // steps from the body's iteration on
+  auto results = loop.getResults().begin();
+  SmallVector<PendingStore> lastPending;
+  for (const PendingStore &p : pending)
+    lastPending.push_back(
+        {*results++, p.dst, p.m0 + last * dm, p.n0 + last * dn});
+  SmallVector<DeferredTile> lastDeferred;
+  for (const DeferredTile &t : deferred) {
+    DeferredTile d{*results++, t.m0 + last * dm, t.n0 + last * dn, {}};
+    for (Value v : t.loaded)
+      d.loaded.push_back(v ? Value(*results++) : Value());
+    lastDeferred.push_back(std::move(d));
+  }
+  pending = std::move(lastPending);
+  deferred = std::move(lastDeferred);
+  return LoopAttempt::Emitted;
 }
 
 void MatrixProductEmitter::emit(const KMajorOperand &a, const KMajorOperand &b,

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/BlockedReduction.h"
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/TileLoops.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -36,19 +37,18 @@ using namespace trnc;
 using namespace trnc::tile;
 
 namespace {
-/// Stores an fp32 [P, 1] (or [1, N]) SBUF/PSUM tile to `dst` with the cast
-/// to the output type on the Scalar engine when needed.
-void storeResult(LoweringContext &ctx, Location loc, Value acc,
-                 const HbmView &dst, nisa::AccessPatternAttr dstAp) {
+/// Stores an fp32 [P, 1] (or [1, N]) SBUF/PSUM tile to HBM buffer `dst`
+/// (of `dstType`) with the cast on the Scalar engine when needed.
+void storeResult(LoweringContext &ctx, Location loc, Value acc, Value dst,
+                 Type dstType, nisa::AccessPatternAttr dstAp) {
   auto type = cast<nisa::TileType>(acc.getType());
   Value out = acc;
-  if (type.getElementType() != dst.elementType() ||
+  if (type.getElementType() != dstType ||
       type.getSpace() == nisa::MemorySpace::psum) {
-    out = ctx.allocSbuf(loc, type.getPartitions(), type.getFreeSize(),
-                        dst.elementType());
+    out = ctx.allocSbuf(loc, type.getPartitions(), type.getFreeSize(), dstType);
     ctx.copyOnScalar(loc, out, ctx.tileAp(out), acc, ctx.tileAp(acc));
   }
-  ctx.dma(loc, dst.root, dstAp, out, ctx.tileAp(out));
+  ctx.dma(loc, dst, dstAp, out, ctx.tileAp(out));
 }
 
 /// sum over r of X[r, c] for a [R, C] view with C contiguous, on the Tensor
@@ -75,7 +75,7 @@ void lowerOuterSumOnTensorEngine(LoweringContext &ctx, Location loc,
       ctx.matmul(loc, psum, ctx.tileAp(psum), ones, ctx.tileAp(ones, rp, 1), t,
                  ctx.tileAp(t), /*accumulate=*/r0 > 0);
     }
-    storeResult(ctx, loc, psum, dst,
+    storeResult(ctx, loc, psum, dst.root, dst.elementType(),
                 ctx.ap(dst.offset + c0 * dstStride, {cn * dstStride, dstStride},
                        {1, cn}));
   }
@@ -89,23 +89,24 @@ void lowerFewRowsOnVector(LoweringContext &ctx, Location loc, nisa::AluOp alu,
                           Value inRoot, const JointSpace &keptSpace,
                           int64_t rows, int64_t rowStride, const HbmView &dst) {
   Type f32 = ctx.b.getF32Type();
-  forEachTile(keptSpace, ctx.partitions(), ctx.maxFree({f32}),
-              [&](const TileTask &task) {
-                int64_t p = task.partitions, f = task.freeElements;
-                Value acc = ctx.allocSbuf(loc, p, f, f32);
-                for (int64_t r = 0; r < rows; ++r) {
-                  Value t = r == 0 ? acc : ctx.allocSbuf(loc, p, f, f32);
-                  ctx.dma(loc, t, ctx.tileAp(t), inRoot,
-                          ctx.ap(task.offsets[0] + r * rowStride,
-                                 task.strides[0], task.counts));
-                  if (r > 0)
-                    ctx.tensorTensor(loc, alu, acc, ctx.tileAp(acc), acc,
-                                     ctx.tileAp(acc), t, ctx.tileAp(t));
-                }
-                storeResult(ctx, loc, acc, dst,
-                            ctx.ap(task.offsets[1], task.strides[1],
-                                   task.counts));
-              });
+  emitTileLoops(ctx.b, loc, keptSpace, ctx.partitions(), ctx.maxFree({f32}),
+                {inRoot, dst.root},
+                [&](const TileTask &task, ArrayRef<Value> roots) {
+                  int64_t p = task.partitions, f = task.freeElements;
+                  Value acc = ctx.allocSbuf(loc, p, f, f32);
+                  for (int64_t r = 0; r < rows; ++r) {
+                    Value t = r == 0 ? acc : ctx.allocSbuf(loc, p, f, f32);
+                    ctx.dma(loc, t, ctx.tileAp(t), roots[0],
+                            ctx.ap(task.offsets[0] + r * rowStride,
+                                   task.strides[0], task.counts));
+                    if (r > 0)
+                      ctx.tensorTensor(loc, alu, acc, ctx.tileAp(acc), acc,
+                                       ctx.tileAp(acc), t, ctx.tileAp(t));
+                  }
+                  storeResult(ctx, loc, acc, roots[1], dst.elementType(),
+                              ctx.ap(task.offsets[1], task.strides[1],
+                                     task.counts));
+                });
 }
 } // namespace
 
@@ -205,28 +206,27 @@ LogicalResult trnc::tile::lowerReduce(LoweringContext &ctx, Operation *op) {
                      totalBlocks += reductionBlockCount(f, block);
                    });
   // One kept element per partition (free size 1 over the kept space).
-  forEachTile(keptSpace, ctx.partitions(), /*maxFree=*/1,
-              [&](const TileTask &task) {
-                int64_t p = task.partitions;
-                BlockedReduction red(ctx, loc, alu, p, maxFree, totalBlocks);
-                forEachFreeChunk(
-                    reduced.shape, reduced.strides[0], maxFree,
-                    [&](int64_t off, ArrayRef<int64_t> strides,
-                        ArrayRef<int64_t> counts) {
-                      int64_t f = 1;
-                      for (int64_t c : counts)
-                        f *= c;
-                      SmallVector<int64_t> s{task.strides[0][0]}, cnt{p};
-                      s.append(strides.begin(), strides.end());
-                      cnt.append(counts.begin(), counts.end());
-                      Value t = ctx.allocSbuf(loc, p, f, in.elementType());
-                      ctx.dma(loc, t, ctx.tileAp(t), in.root,
-                              ctx.ap(task.offsets[0] + off, s, cnt));
-                      red.add(t, f);
-                    });
-                storeResult(ctx, loc, red.finish(), dst,
-                            ctx.ap(task.offsets[1], task.strides[1],
-                                   task.counts));
-              });
+  emitTileLoops(
+      ctx.b, loc, keptSpace, ctx.partitions(), /*maxFree=*/1,
+      {in.root, dst.root}, [&](const TileTask &task, ArrayRef<Value> roots) {
+        int64_t p = task.partitions;
+        BlockedReduction red(ctx, loc, alu, p, maxFree, totalBlocks);
+        forEachFreeChunk(reduced.shape, reduced.strides[0], maxFree,
+                         [&](int64_t off, ArrayRef<int64_t> strides,
+                             ArrayRef<int64_t> counts) {
+                           int64_t f = 1;
+                           for (int64_t c : counts)
+                             f *= c;
+                           SmallVector<int64_t> s{task.strides[0][0]}, cnt{p};
+                           s.append(strides.begin(), strides.end());
+                           cnt.append(counts.begin(), counts.end());
+                           Value t = ctx.allocSbuf(loc, p, f, in.elementType());
+                           ctx.dma(loc, t, ctx.tileAp(t), roots[0],
+                                   ctx.ap(task.offsets[0] + off, s, cnt));
+                           red.add(t, f);
+                         });
+        storeResult(ctx, loc, red.finish(), roots[1], dst.elementType(),
+                    ctx.ap(task.offsets[1], task.strides[1], task.counts));
+      });
   return success();
 }

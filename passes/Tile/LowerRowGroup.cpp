@@ -25,6 +25,7 @@
 #include "passes/Tile/BlockedReduction.h"
 #include "passes/Tile/ElementwiseSteps.h"
 #include "passes/Tile/LowerRowGroup.h"
+#include "passes/Tile/TileLoops.h"
 #include "passes/Tile/RowSpace.h"
 
 #include "dialects/Trn/TrnOps.h"
@@ -139,7 +140,10 @@ private:
   /// tasks).
   bool reusable(size_t i, Operation *op, Value v);
   void emit();
-  Value load(External &e, int64_t p, int64_t offset, int64_t partStride);
+  /// Loads `e`'s rows for a task of `p` partitions from `root` (its buffer,
+  /// or a tile loop's window of it).
+  Value load(External &e, Value root, int64_t p, int64_t offset,
+             int64_t partStride);
   Ap readAp(const RowTileValue &t, bool asFull, int64_t p);
 
   LoweringContext &ctx;
@@ -323,8 +327,8 @@ bool RowGroupLowering::fits() {
   return peak <= (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3;
 }
 
-Value RowGroupLowering::load(External &e, int64_t p, int64_t offset,
-                             int64_t partStride) {
+Value RowGroupLowering::load(External &e, Value root, int64_t p,
+                             int64_t offset, int64_t partStride) {
   int64_t f = e.full ? space.n() : 1;
   int64_t rowStride = e.full ? e.rowStride : 1;
   const HbmView &view = ctx.views.find(e.value)->second;
@@ -332,7 +336,7 @@ Value RowGroupLowering::load(External &e, int64_t p, int64_t offset,
   bool viaI32 = view.elementType().isInteger(64) &&
                 !e.loadType.isInteger(64) && !e.loadType.isInteger(32);
   Value t = ctx.allocSbuf(loc, p, f, viaI32 ? ctx.b.getI32Type() : e.loadType);
-  ctx.load(loc, t, view.root, ctx.ap(offset, {partStride, rowStride}, {p, f}));
+  ctx.load(loc, t, root, ctx.ap(offset, {partStride, rowStride}, {p, f}));
   if (viaI32) {
     Value c = ctx.allocSbuf(loc, p, f, e.loadType);
     ctx.copyOnVector(loc, c, ctx.tileAp(c), t, ctx.tileAp(t));
@@ -402,12 +406,10 @@ void RowGroupLowering::emit() {
   llvm::DenseMap<unsigned, Value> invariantTiles;
   bool firstTask = true;
   EngineBalance engines(ctx.machine);
-  auto forEachTask = [&](function_ref<void(const TileTask &)> fn) {
-    if (kept.shape.size() == 1)
-      return forEachTile(kept, ctx.partitions(), /*maxFree=*/1, fn);
-    forEachPartitionRun(kept, ctx.partitions(), fn);
-  };
-  forEachTask([&](const TileTask &task) {
+  // Tasks overlap only when two fit in the SBUF a group may use.
+  bool serial = 2 * taskBytes > (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3;
+  // One task, its buffers read through `roots` (one per view of `kept`).
+  auto emitTask = [&](const TileTask &task, ArrayRef<Value> roots) {
     EmitMark mark(ctx.b);
     int64_t p = task.partitions;
     auto partStride = [&](unsigned v) {
@@ -418,11 +420,21 @@ void RowGroupLowering::emit() {
     auto external = [&](Value v, Type loadType) -> RowTileValue {
       unsigned i = externalIndex.lookup({v, loadType});
       External &e = externals[i];
-      auto &cache = e.invariant ? invariantTiles : loaded;
+      // An invariant tile is kept from the first task (outside the loops);
+      // one a loop body has to load again stays in that body.
+      auto &cache =
+          e.invariant && !insideTileLoop(ctx.b) ? invariantTiles : loaded;
+      if (e.invariant) {
+        auto kept = invariantTiles.find(i);
+        if (kept != invariantTiles.end() &&
+            cast<nisa::TileType>(kept->second.getType()).getPartitions() >= p)
+          return {kept->second, e.full};
+      }
       auto it = cache.find(i);
       if (it == cache.end() ||
           cast<nisa::TileType>(it->second.getType()).getPartitions() < p)
-        it = cache.insert_or_assign(i, load(e, p, task.offsets[i], partStride(i)))
+        it = cache.insert_or_assign(
+                     i, load(e, roots[i], p, task.offsets[i], partStride(i)))
                  .first;
       return {it->second, e.full};
     };
@@ -544,16 +556,44 @@ void RowGroupLowering::emit() {
       Value tile = full ? asFullTile(t, tileType(v)) : t.tile;
       int64_t f = full ? n : 1;
       int64_t rowStride = full ? dst.strides.back() : 1;
-      ctx.dma(loc, dst.root,
+      ctx.dma(loc, roots[view],
               ctx.ap(task.offsets[view], {partStride(view), rowStride}, {p, f}),
               tile, ctx.tileAp(tile, p, f));
     }
+    // A loop body's instructions are placed when it is unrolled.
+    if (insideTileLoop(ctx.b))
+      return;
     engines.placeSince(ctx.b, mark);
-    // Tasks overlap only when two fit in the SBUF a group may use.
-    if (2 * taskBytes > (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3)
+    if (serial)
       engines.barrier();
+  };
+  SmallVector<TileTask> tasks;
+  auto collect = [&](const TileTask &task) { tasks.push_back(task); };
+  if (kept.shape.size() == 1)
+    forEachTile(kept, ctx.partitions(), /*maxFree=*/1, collect);
+  else
+    forEachPartitionRun(kept, ctx.partitions(), collect);
+  SmallVector<Value> roots; // the buffer of each view of `kept`
+  for (const External &e : externals)
+    roots.push_back(ctx.views.find(e.value)->second.root);
+  for (const HbmView &dst : outputViews)
+    roots.push_back(dst.root);
+  // The first task starts the sums over rows in PSUM (the others
+  // accumulate) and loads the invariant tiles: it is emitted alone, the
+  // others as loops where they repeat.
+  if (!tasks.empty()) {
+    emitTask(tasks.front(), roots);
     firstTask = false;
-  });
+    ArrayRef<TileTask> rest = ArrayRef<TileTask>(tasks).drop_front();
+    SmallVector<bool> hoistable;
+    for (unsigned v = 0; v < walks.size(); ++v)
+      hoistable.push_back(v < externals.size() && externals[v].invariant);
+    emitTileNest(
+        ctx.b, loc, nestTileTasks(rest, hoistable), roots,
+        [&](int64_t t, ArrayRef<Value> roots) { emitTask(rest[t], roots); },
+        /*enter=*/nullptr, /*exit=*/nullptr,
+        TileLoopKind{/*balanceEngines=*/true, /*serialIterations=*/serial});
+  }
 
   // The sums over rows: PSUM -> SBUF (with the cast) -> HBM.
   for (SumAcc &acc : accs) {

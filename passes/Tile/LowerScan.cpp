@@ -38,14 +38,15 @@ LogicalResult trnc::tile::lowerScan(LoweringContext &ctx, Operation *op) {
   Type f32 = ctx.b.getF32Type();
   int64_t n = in.shape[dim], chunk = ctx.maxFree({in.elementType(), f32});
   int64_t inStride = in.strides[dim], outStride = dst.strides[dim];
-  forEachRowTile(in, dst, dim, ctx.partitions(), [&](const RowTile &t) {
+  emitRowTiles(ctx.b, loc, in, dst, dim, ctx.partitions(),
+               [&](const RowTile &t, Value inRoot, Value outRoot) {
     int64_t p = t.partitions;
     Value prev;
     int64_t prevLen = 0;
     for (int64_t c0 = 0; c0 < n; c0 += chunk) {
       int64_t cn = std::min(chunk, n - c0);
       Value x = ctx.allocSbuf(loc, p, cn, in.elementType());
-      ctx.dma(loc, x, ctx.tileAp(x), in.root,
+      ctx.dma(loc, x, ctx.tileAp(x), inRoot,
               ctx.ap(t.inOffset + c0 * inStride, {t.inPartStride, inStride},
                      {p, cn}));
       Value s = ctx.allocSbuf(loc, p, cn, f32);
@@ -65,7 +66,7 @@ LogicalResult trnc::tile::lowerScan(LoweringContext &ctx, Operation *op) {
         stored = ctx.allocSbuf(loc, p, cn, dst.elementType());
         ctx.copyOnScalar(loc, stored, ctx.tileAp(stored), s, ctx.tileAp(s));
       }
-      ctx.dma(loc, dst.root,
+      ctx.dma(loc, outRoot,
               ctx.ap(t.outOffset + c0 * outStride, {t.outPartStride, outStride},
                      {p, cn}),
               stored, ctx.tileAp(stored));

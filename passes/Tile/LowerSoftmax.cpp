@@ -55,10 +55,11 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
   int64_t inStride = in.strides[dim], outStride = dst.strides[dim];
   bool log = softmax.getLog();
 
-  forEachRowTile(in, dst, dim, ctx.partitions(), [&](const RowTile &task) {
+  emitRowTiles(ctx.b, loc, in, dst, dim, ctx.partitions(),
+               [&](const RowTile &task, Value inRoot, Value outRoot) {
     int64_t p = task.partitions;
     Value x = ctx.allocSbuf(loc, p, n, in.elementType());
-    ctx.dma(loc, x, ctx.tileAp(x), in.root,
+    ctx.dma(loc, x, ctx.tileAp(x), inRoot,
             ctx.ap(task.inOffset, {task.inPartStride, inStride}, {p, n}));
     Value m = ctx.allocSbuf(loc, p, 1, f32);
     ctx.tensorReduce(loc, nisa::AluOp::max, m, ctx.tileAp(m), x,
@@ -90,7 +91,7 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
       ctx.tensorTensor(loc, nisa::AluOp::divide, out, ctx.tileAp(out), e,
                        ctx.tileAp(e), s, ctx.ap(0, {1, 0}, {p, n}));
     }
-    ctx.dma(loc, dst.root,
+    ctx.dma(loc, outRoot,
             ctx.ap(task.outOffset, {task.outPartStride, outStride}, {p, n}),
             out, ctx.tileAp(out));
   });

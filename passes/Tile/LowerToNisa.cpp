@@ -18,6 +18,8 @@
 #include "passes/Tile/LowerRowGroup.h"
 #include "passes/Tile/MatmulEpilogue.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/DenseSet.h"

@@ -1,10 +1,11 @@
 //===- RowTiling.cpp - rows along one dim, one row per partition ----------===//
 //
 // The kept dims of both views are walked jointly (merged where possible), one
-// kept element per partition; see RowTiling.h.
+// kept element per partition, as tile loops; see RowTiling.h.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/RowTiling.h"
+#include "passes/Tile/TileLoops.h"
 
 using namespace trnc::tile;
 
@@ -21,18 +22,21 @@ HbmView dropDim(const HbmView &v, int64_t dim) {
 }
 } // namespace
 
-void trnc::tile::forEachRowTile(const HbmView &in, const HbmView &out,
-                                int64_t dim, int64_t maxPartitions,
-                                llvm::function_ref<void(const RowTile &)> fn) {
+void trnc::tile::emitRowTiles(
+    mlir::OpBuilder &b, mlir::Location loc, const HbmView &in,
+    const HbmView &out, int64_t dim, int64_t maxPartitions,
+    llvm::function_ref<void(const RowTile &, mlir::Value, mlir::Value)> fn) {
   HbmView keptIn = dropDim(in, dim), keptOut = dropDim(out, dim);
   JointSpace kept = JointSpace::build({&keptIn, &keptOut});
-  forEachTile(kept, maxPartitions, /*maxFree=*/1, [&](const TileTask &task) {
-    RowTile t;
-    t.partitions = task.partitions;
-    t.inOffset = task.offsets[0];
-    t.outOffset = task.offsets[1];
-    t.inPartStride = task.strides[0].empty() ? 0 : task.strides[0][0];
-    t.outPartStride = task.strides[1].empty() ? 0 : task.strides[1][0];
-    fn(t);
-  });
+  emitTileLoops(b, loc, kept, maxPartitions, /*maxFree=*/1, {in.root, out.root},
+                [&](const TileTask &task, llvm::ArrayRef<mlir::Value> roots) {
+                  RowTile t;
+                  t.partitions = task.partitions;
+                  t.inOffset = task.offsets[0];
+                  t.outOffset = task.offsets[1];
+                  t.inPartStride = task.strides[0].empty() ? 0 : task.strides[0][0];
+                  t.outPartStride =
+                      task.strides[1].empty() ? 0 : task.strides[1][0];
+                  fn(t, roots[0], roots[1]);
+                });
 }

@@ -9,6 +9,7 @@
 
 #include "passes/Tile/HbmView.h"
 
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace trnc::tile {
@@ -22,9 +23,13 @@ struct RowTile {
   int64_t outOffset = 0, outPartStride = 0;
 };
 
-/// Visits the rows of `in` and `out` (same shape) along `dim`, in tiles.
-void forEachRowTile(const HbmView &in, const HbmView &out, int64_t dim,
-                    int64_t maxPartitions,
-                    llvm::function_ref<void(const RowTile &)> fn);
+/// Emits the rows of `in` and `out` (same shape) along `dim`, in tiles, as
+/// tile loops (TileLoops.h) where the tiles repeat: `fn(tile, inRoot,
+/// outRoot)` emits one, reading and writing through those buffers (the
+/// views' own, or a loop's windows of them).
+void emitRowTiles(
+    mlir::OpBuilder &b, mlir::Location loc, const HbmView &in,
+    const HbmView &out, int64_t dim, int64_t maxPartitions,
+    llvm::function_ref<void(const RowTile &, mlir::Value, mlir::Value)> fn);
 
 } // namespace trnc::tile

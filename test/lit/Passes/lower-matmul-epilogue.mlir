@@ -106,3 +106,35 @@ func.func @epilogue_output_without_mn_walk(%x: tensor<256x256xf32>, %w: tensor<2
   %3 = trn.add %1, %2 : tensor<2x128x512xf32>
   return %3 : tensor<2x128x512xf32>
 }
+
+// -----
+
+// Eight row tiles of a linear layer with bias and GELU, as a software-
+// pipelined loop: a tile's epilogue runs one tile late, so the steady state
+// starts at tile 2. Tiles 0 and 1 are emitted alone; tiles 2..7 are a loop
+// whose iter_args are what the previous iteration left: the GELU tile still
+// to store, the copied-out product whose epilogue is still to run, and the
+// bias row (loaded once, by tile 0). After the loop, the last tile's
+// epilogue and the two last stores.
+// CHECK-LABEL: func.func @linear_gelu_rows
+// CHECK: nisa.dma_copy %[[B:[0-9]+]] <0, [512, 1], [128, 512]>, %arg2 <0, [0, 1], [128, 512]>
+// CHECK: scf.for %[[I:[a-z0-9]+]] = %c0 to %c6 step %c1 iter_args(%[[G:[a-z0-9]+]] = %{{[0-9]+}}, %[[P:[a-z0-9]+]] = %{{[0-9]+}}, %[[BB:[a-z0-9]+]] = %[[B]])
+// CHECK: nisa.hbm_window %arg0[%[[I]] * 32768]
+// CHECK: %[[Y:[0-9]+]] = nisa.hbm_window %arg3[%[[I]] * 65536]
+// CHECK: nisa.dma_copy %[[Y]] <0, [512, 1], [128, 512]>, %[[G]]
+// CHECK: nisa.tensor_tensor add %{{[0-9]+}} {{.*}}, %[[P]] {{.*}}, %[[BB]]
+// CHECK: nisa.activation gelu
+// CHECK: scf.yield
+// CHECK: nisa.activation gelu
+// CHECK: nisa.dma_copy %arg3 <393216, [512, 1], [128, 512]>
+// CHECK: nisa.dma_copy %arg3 <458752, [512, 1], [128, 512]>
+// CHECK-NOT: nisa.dma_copy %arg3
+func.func @linear_gelu_rows(%x: tensor<1024x256xbf16>, %w: tensor<256x512xbf16>, %b: tensor<512xbf16>) -> tensor<1024x512xbf16> {
+  %0 = trn.matmul %x, %w : (tensor<1024x256xbf16>, tensor<256x512xbf16>) -> tensor<1024x512xbf16>
+  %2 = trn.broadcast %b : tensor<512xbf16> -> tensor<1024x512xbf16>
+  %3 = trn.add %0, %2 : tensor<1024x512xbf16>
+  %4 = trn.convert %3 : tensor<1024x512xbf16> -> tensor<1024x512xf32>
+  %5 = trn.gelu %4 : tensor<1024x512xf32>
+  %6 = trn.convert %5 : tensor<1024x512xf32> -> tensor<1024x512xbf16>
+  return %6 : tensor<1024x512xbf16>
+}

@@ -144,3 +144,19 @@ func.func @sum_channels(%x: tensor<8x96x1024xf32>) -> tensor<8x1024xf32> {
   %0 = trn.reduce_sum %x dims = [1] : tensor<8x96x1024xf32> -> tensor<8x1024xf32>
   return %0 : tensor<8x1024xf32>
 }
+
+// Four 128-row tiles of kept elements, each reduced on its own: one loop,
+// whose body reads a window of x moving 128 rows and writes a window of the
+// result moving 128 elements per iteration.
+// CHECK-LABEL: func.func @rows_sum_loop
+// CHECK: scf.for %[[I:[a-z0-9]+]] = %c0 to %c4 step %c1 {
+// CHECK-DAG: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 8192] : memref<32768xf32>
+// CHECK-DAG: %[[Y:[0-9]+]] = nisa.hbm_window %arg1[%[[I]] * 128] : memref<512xf32>
+// CHECK: nisa.dma_copy %{{.*}} <0, [64, 1], [128, 64]>, %[[X]] <0, [64, 1], [128, 64]>
+// CHECK: nisa.tensor_reduce add
+// CHECK: nisa.dma_copy %[[Y]] <0, [1, 1], [128, 1]>
+// CHECK-NEXT: }
+func.func @rows_sum_loop(%x: tensor<512x64xf32>) -> tensor<512xf32> {
+  %0 = trn.reduce_sum %x dims = [1] : tensor<512x64xf32> -> tensor<512xf32>
+  return %0 : tensor<512xf32>
+}

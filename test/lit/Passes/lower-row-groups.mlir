@@ -2,8 +2,10 @@
 // 128 rows each input is loaded once, the row reductions fold on Vector into
 // [P, 1] tiles that later ops read broadcast along the row (stride 0), sums
 // over the rows accumulate in PSUM across the tiles, and only values read
-// outside the group are stored.
-// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s
+// outside the group are stored. The checks read the loops unrolled
+// (trnc-unroll-tile-loops); LOOP shows one as the tile phase emits it.
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | FileCheck %s
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s --check-prefix=LOOP
 // The output must pass the nisa verifiers when read back.
 // RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
 
@@ -293,6 +295,18 @@ func.func @reshaped_rows(%x: tensor<256x64xf32>, %t: tensor<2x128x64xf32>) -> te
 // CHECK: nisa.dma_copy %{{.*}}, %arg1 <8192, [64, 1], [128, 64]>
 // CHECK: nisa.dma_copy %arg3 <384, [1, 1], [128, 1]>
 // CHECK: return
+// As loops: the first tile alone (it would start sums over rows in PSUM),
+// then tiles 2 and 3 as two iterations, the table's window moving back by
+// 8192 elements as x's moves on, then the last tile.
+// LOOP-LABEL: func.func @batch_broadcast
+// LOOP: nisa.dma_copy %{{.*}}, %arg0 <0, [64, 1], [128, 64]>
+// LOOP: scf.for %[[I:[a-z0-9]+]] =
+// LOOP-DAG: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 8192]
+// LOOP-DAG: %[[T:[0-9]+]] = nisa.hbm_window %arg1[%[[I]] * -8192]
+// LOOP: nisa.dma_copy %{{.*}}, %[[X]] <8192, [64, 1], [128, 64]>
+// LOOP: nisa.dma_copy %{{.*}}, %[[T]] <8192, [64, 1], [128, 64]>
+// LOOP: }
+// LOOP: nisa.dma_copy %{{.*}}, %arg0 <24576, [64, 1], [128, 64]>
 func.func @batch_broadcast(%x: tensor<2x256x64xf32>, %pos: tensor<256x64xf32>) -> (tensor<2x256x64xf32>, tensor<2x256xf32>) {
   %b = trn.broadcast %pos : tensor<256x64xf32> -> tensor<2x256x64xf32>
   %0 = trn.add %x, %b : tensor<2x256x64xf32>

@@ -250,3 +250,11 @@ func.func @dram_alloc_offset_negative() {
   %s = nisa.dram_alloc {offset = -64 : i64} : memref<16xf32>
   return
 }
+
+// -----
+
+func.func @hbm_window_still(%b: memref<1024xf32>, %i: index) {
+  // expected-error @+1 {{step must be non-zero}}
+  %w = nisa.hbm_window %b[%i * 0] : memref<1024xf32>
+  return
+}

@@ -13,6 +13,11 @@ func.func @kernel(%in: memref<1024xf32> {nisa.input = 0 : i64}, %out: memref<102
   %b = nisa.alloc : !nisa.tile<sbuf, 128, 1, f32>
   // CHECK: nisa.dram_alloc : memref<64xf32>
   %s = nisa.dram_alloc : memref<64xf32>
+  %c2 = arith.constant 2 : index
+  // CHECK: nisa.hbm_window %{{.*}}[%{{.*}} * 128] : memref<1024xf32>
+  %w = nisa.hbm_window %in[%c2 * 128] : memref<1024xf32>
+  // CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [16, 8]>, %{{.*}} <0, [8, 1], [16, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
+  nisa.dma_copy %t <0, [8, 1], [16, 8]>, %w <0, [8, 1], [16, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
   // CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [128, 8]>, %{{.*}} <0, [8, 1], [128, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
   nisa.dma_copy %t <0, [8, 1], [128, 8]>, %in <0, [8, 1], [128, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
   // CHECK: nisa.activation relu {{.*}} bias %{{.*}} <0, [1, 1], [128, 1]> {signal = 2 : i64, waits = array<i64: 4, 1>}

@@ -1,0 +1,182 @@
+//===- TileLoops.cpp - a group's tiles as scf.for loops over one body ------===//
+//
+// The search for repeats in a task list (nestTileTasks) and the loop a
+// repeat becomes (TileLoopScope). See TileLoops.h.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Tile/TileLoops.h"
+
+#include "dialects/Nisa/NisaOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace trnc::tile;
+
+namespace {
+
+/// Longest stretch of tasks one loop iteration may hold: the tiles of one
+/// row of a group's space (its free-axis chunks) repeat at most this often
+/// in practice; bounding it bounds the search (positions x stretches).
+constexpr int64_t kMaxStretch = 1024;
+
+bool sameShape(const TileTask &a, const TileTask &b) {
+  return a.partitions == b.partitions && a.freeElements == b.freeElements &&
+         a.counts == b.counts && a.strides == b.strides;
+}
+
+/// Whether repeat `n` of the stretch [at, at + len) is repeat 0 moved by
+/// n * steps.
+bool repeats(ArrayRef<TileTask> tasks, int64_t at, int64_t len, int64_t n,
+             ArrayRef<int64_t> steps) {
+  for (int64_t j = 0; j < len; ++j) {
+    const TileTask &a = tasks[at + j], &b = tasks[at + n * len + j];
+    if (!sameShape(a, b))
+      return false;
+    for (size_t v = 0; v < steps.size(); ++v)
+      if (b.offsets[v] != a.offsets[v] + n * steps[v])
+        return false;
+  }
+  return true;
+}
+
+struct Nester {
+  ArrayRef<TileTask> tasks;
+  ArrayRef<bool> hoistable;
+
+  std::vector<TileNestNode> nest(int64_t lo, int64_t hi,
+                                 ArrayRef<bool> pinned) {
+    std::vector<TileNestNode> nodes;
+    int64_t at = lo;
+    while (at < hi) {
+      int64_t bestCover = 0, bestLen = 0;
+      SmallVector<int64_t> bestSteps;
+      int64_t maxLen = std::min(kMaxStretch, (hi - at) / 2);
+      for (int64_t len = 1; len <= maxLen && bestCover < hi - at; ++len) {
+        const TileTask &a = tasks[at], &b = tasks[at + len];
+        if (!sameShape(a, b))
+          continue;
+        SmallVector<int64_t> steps;
+        bool ok = true;
+        for (size_t v = 0; v < a.offsets.size(); ++v) {
+          steps.push_back(b.offsets[v] - a.offsets[v]);
+          ok &= !pinned[v] || steps.back() == 0;
+        }
+        if (!ok || llvm::all_of(steps, [](int64_t s) { return s == 0; }))
+          continue; // a loop must move some view (else it recomputes a tile)
+        int64_t n = 1;
+        while (at + (n + 1) * len <= hi && repeats(tasks, at, len, n, steps))
+          ++n;
+        if (n >= 2 && n * len > bestCover) {
+          bestCover = n * len;
+          bestLen = len;
+          bestSteps = std::move(steps);
+        }
+      }
+      if (bestCover == 0) {
+        TileNestNode leaf;
+        leaf.task = at++;
+        nodes.push_back(std::move(leaf));
+        continue;
+      }
+      TileNestNode loop;
+      loop.trips = bestCover / bestLen;
+      // A reused view that stays put in this loop is loaded before it; no
+      // loop inside may move it.
+      SmallVector<bool> inner(pinned.begin(), pinned.end());
+      for (size_t v = 0; v < inner.size(); ++v)
+        inner[v] = inner[v] || (hoistable[v] && bestSteps[v] == 0);
+      loop.steps = std::move(bestSteps);
+      loop.body = nest(at, at + bestLen, inner);
+      nodes.push_back(std::move(loop));
+      at += bestCover;
+    }
+    return nodes;
+  }
+};
+
+} // namespace
+
+void TileNestNode::firstIterationTasks(SmallVectorImpl<int64_t> &out) const {
+  if (!isLoop()) {
+    out.push_back(task);
+    return;
+  }
+  for (const TileNestNode &n : body)
+    n.firstIterationTasks(out);
+}
+
+std::vector<TileNestNode> trnc::tile::nestTileTasks(ArrayRef<TileTask> tasks,
+                                                    ArrayRef<bool> hoistable) {
+  if (tasks.empty())
+    return {};
+  Nester nester{tasks, hoistable};
+  SmallVector<bool> none(tasks.front().offsets.size(), false);
+  return nester.nest(0, tasks.size(), none);
+}
+
+bool trnc::tile::insideTileLoop(OpBuilder &b) {
+  Block *block = b.getInsertionBlock();
+  return block && isa_and_nonnull<scf::ForOp>(block->getParentOp());
+}
+
+TileLoopScope::TileLoopScope(OpBuilder &b, Location loc, int64_t trips,
+                             ArrayRef<int64_t> steps, ArrayRef<Value> roots,
+                             TileLoopKind kind)
+    : b(b), saved(b.saveInsertionPoint()) {
+  Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value ub = b.create<arith::ConstantIndexOp>(loc, trips);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto loop = b.create<scf::ForOp>(loc, lb, ub, one);
+  if (kind.balanceEngines)
+    loop->setAttr(kBalanceEnginesAttr, b.getUnitAttr());
+  if (kind.serialIterations)
+    loop->setAttr(kSerialIterationsAttr, b.getUnitAttr());
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  // The builder's position after the loop, once the body is emitted.
+  saved = OpBuilder::InsertPoint(loop->getBlock(),
+                                 std::next(Block::iterator(loop)));
+  Value iv = loop.getInductionVar();
+  for (auto [root, step] : llvm::zip(roots, steps))
+    windows.push_back(step == 0 ? root
+                                : b.create<nisa::HbmWindowOp>(
+                                       loc, root.getType(), root, iv,
+                                       b.getI64IntegerAttr(step))
+                                      .getResult());
+}
+
+TileLoopScope::~TileLoopScope() { b.restoreInsertionPoint(saved); }
+
+void trnc::tile::emitTileNest(
+    OpBuilder &b, Location loc, ArrayRef<TileNestNode> nodes,
+    ArrayRef<Value> roots, function_ref<void(int64_t, ArrayRef<Value>)> leaf,
+    function_ref<void(const TileNestNode &, ArrayRef<Value>)> enter,
+    function_ref<void()> exit, TileLoopKind kind) {
+  for (const TileNestNode &node : nodes) {
+    if (!node.isLoop()) {
+      leaf(node.task, roots);
+      continue;
+    }
+    if (enter)
+      enter(node, roots);
+    {
+      TileLoopScope loop(b, loc, node.trips, node.steps, roots, kind);
+      emitTileNest(b, loc, node.body, loop.roots(), leaf, enter, exit, kind);
+    }
+    if (exit)
+      exit();
+  }
+}
+
+void trnc::tile::emitTileLoops(
+    OpBuilder &b, Location loc, const JointSpace &space, int64_t maxPartitions,
+    int64_t maxFree, ArrayRef<Value> roots,
+    function_ref<void(const TileTask &, ArrayRef<Value>)> fn) {
+  SmallVector<TileTask> tasks;
+  forEachTile(space, maxPartitions, maxFree,
+              [&](const TileTask &task) { tasks.push_back(task); });
+  SmallVector<bool> none(roots.size(), false);
+  emitTileNest(b, loc, nestTileTasks(tasks, none), roots,
+               [&](int64_t t, ArrayRef<Value> r) { fn(tasks[t], r); });
+}

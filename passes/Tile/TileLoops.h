@@ -1,0 +1,113 @@
+//===- TileLoops.h - a group's tiles as scf.for loops over one body -*- C++ -*-===//
+//
+// forEachTile lists a group's tiles one by one. Most of that list repeats:
+// the same tile shape, each HBM view a constant number of elements further
+// on. nestTileTasks finds those repeats and returns them as a loop nest, so
+// the tile phase emits one iteration of each loop (scf.for, the HBM views
+// walked through nisa.hbm_window) instead of every tile;
+// trnc-unroll-tile-loops (passes/UnrollTileLoops.cpp) unrolls it later.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "passes/Tile/HbmView.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <vector>
+
+namespace trnc::tile {
+
+/// On a tile loop nest of a fusion group (elementwise, rows): the engines of
+/// its instructions (which the body names as Vector) are chosen as it is
+/// unrolled, iteration by iteration (trnc-unroll-tile-loops,
+/// EngineBalance). Other lowerings' loops keep the engines they name.
+constexpr llvm::StringLiteral kBalanceEnginesAttr = "trnc.balance_engines";
+/// On a tile loop: its iterations cannot overlap (the next one's tiles do
+/// not fit SBUF beside this one's), so trnc-unroll-tile-loops places each
+/// iteration's instructions from idle engines (EngineBalance::barrier).
+constexpr llvm::StringLiteral kSerialIterationsAttr = "trnc.serial_iterations";
+
+/// How trnc-unroll-tile-loops treats a loop (the attributes above).
+struct TileLoopKind {
+  bool balanceEngines = false;
+  bool serialIterations = false;
+};
+
+/// Whether the builder emits into a tile loop's body: its instructions'
+/// engines are chosen when the loop is unrolled, not by the lowering.
+bool insideTileLoop(mlir::OpBuilder &b);
+
+/// A leaf (one task, emitted as it is) or a loop of `trips` iterations of
+/// `body`, in which view v moves `steps[v]` elements per iteration.
+struct TileNestNode {
+  int64_t task = -1; // leaf: index into the task list; loop: -1
+  int64_t trips = 0;
+  llvm::SmallVector<int64_t> steps;
+  std::vector<TileNestNode> body; // std::vector: of its own (incomplete) type
+
+  bool isLoop() const { return task < 0; }
+  /// The leaves of the first iteration of every loop inside (the tasks the
+  /// body's code is emitted from), in order.
+  void firstIterationTasks(llvm::SmallVectorImpl<int64_t> &out) const;
+};
+
+/// Covers `tasks` (in order) with leaves and loops: a loop is a run of two or
+/// more repeats of a stretch of tasks, each repeat the previous one with
+/// every task of the same shape and each view's offset moved by the same
+/// step. At each position the loop covering the most tasks is taken (the
+/// shortest stretch among equals); loops nest. A `hoistable` view is one
+/// whose tiles a body may reuse from outside its loop (a bias row loaded
+/// once, before the loop): inside a loop whose step for it is 0, no inner
+/// loop may move it.
+std::vector<TileNestNode> nestTileTasks(llvm::ArrayRef<TileTask> tasks,
+                                              llvm::ArrayRef<bool> hoistable);
+
+/// Opens an `scf.for` of `trips` iterations at the builder's position and
+/// moves the builder into its body; the destructor puts it back after the
+/// loop. In the body, `roots()[v]` is the buffer view v is walked through:
+/// a nisa.hbm_window of `roots[v]` at the induction variable when the view
+/// moves (`steps[v]` != 0), `roots[v]` itself otherwise.
+class TileLoopScope {
+public:
+  TileLoopScope(mlir::OpBuilder &b, mlir::Location loc, int64_t trips,
+                llvm::ArrayRef<int64_t> steps, llvm::ArrayRef<mlir::Value> roots,
+                TileLoopKind kind = {});
+  ~TileLoopScope();
+  TileLoopScope(const TileLoopScope &) = delete;
+  TileLoopScope &operator=(const TileLoopScope &) = delete;
+
+  llvm::ArrayRef<mlir::Value> roots() const { return windows; }
+
+private:
+  mlir::OpBuilder &b;
+  mlir::OpBuilder::InsertPoint saved;
+  llvm::SmallVector<mlir::Value> windows;
+};
+
+/// Emits `nodes` at the builder's position: each leaf by `leaf(task, roots)`,
+/// each loop as an scf.for (TileLoopScope) whose body is emitted the same
+/// way with the body's roots. `enter(loop, roots)` runs before a loop is
+/// opened, with the roots outside it (to emit what the loop reads from
+/// outside), and `exit()` after it is closed. Every loop is of `kind`.
+void emitTileNest(
+    mlir::OpBuilder &b, mlir::Location loc,
+    llvm::ArrayRef<TileNestNode> nodes, llvm::ArrayRef<mlir::Value> roots,
+    llvm::function_ref<void(int64_t, llvm::ArrayRef<mlir::Value>)> leaf,
+    llvm::function_ref<void(const TileNestNode &, llvm::ArrayRef<mlir::Value>)>
+        enter = nullptr,
+    llvm::function_ref<void()> exit = nullptr, TileLoopKind kind = {});
+
+/// forEachTile emitted as loops: `fn(task, roots)` emits one tile of
+/// `space`, its views read and written through `roots[v]` (view v's buffer,
+/// or a loop's window of it). For lowerings whose tiles share nothing
+/// across tiles but what they allocate before.
+void emitTileLoops(
+    mlir::OpBuilder &b, mlir::Location loc, const JointSpace &space,
+    int64_t maxPartitions, int64_t maxFree, llvm::ArrayRef<mlir::Value> roots,
+    llvm::function_ref<void(const TileTask &, llvm::ArrayRef<mlir::Value>)> fn);
+
+} // namespace trnc::tile

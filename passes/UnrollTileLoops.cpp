@@ -1,0 +1,150 @@
+//===- UnrollTileLoops.cpp - tile loops into straight-line instructions ---===//
+//
+// `trnc-unroll-tile-loops`: the tile phase emits a group's tiles as scf.for
+// loops whose body is one iteration (passes/Tile/TileLoops.h), HBM buffers
+// walked through nisa.hbm_window. The later phases (forwarding, the list
+// scheduler, allocation, semaphores) work on the instruction stream, so this
+// pass unrolls each loop nest, folds the windows into the instructions'
+// access patterns, and, for the nests of fusion groups, chooses the engines
+// of the unrolled instructions (EngineBalance): an instruction that Vector,
+// Scalar or GpSimd could run goes where it would end first in program
+// order, so consecutive iterations spread over the engines, which one
+// body, emitted once, cannot.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "passes/TargetModel.h"
+#include "passes/Tile/EngineBalance.h"
+#include "passes/Tile/TileLoops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+namespace trnc {
+#define GEN_PASS_DEF_UNROLLTILELOOPS
+#include "passes/Passes.h.inc"
+} // namespace trnc
+
+using namespace mlir;
+using namespace trnc;
+
+namespace {
+
+/// Replaces `loop` by its iterations in order and, given `balance`, places
+/// each iteration's instructions on engines (in program order; an inner
+/// loop is unrolled and placed where it stands). After each iteration of a
+/// loop marked kSerialIterationsAttr, the next one starts once every engine
+/// is free (EngineBalance::barrier). Iter_args (tiles a software-pipelined
+/// body carries to the next iteration) become the values the previous
+/// iteration yielded; the loop's results, the last iteration's. Fails on a
+/// loop whose bounds are not constants (the tile phase emits none).
+LogicalResult unroll(scf::ForOp loop, tile::EngineBalance *balance) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0)
+    return loop.emitOpError("a tile loop needs constant bounds and a "
+                            "positive step");
+  bool serial = loop->hasAttr(tile::kSerialIterationsAttr);
+  OpBuilder b(loop);
+  // What each iteration's iter_args are: the inits, then what the previous
+  // iteration yielded (a tile whose store the next iteration emits).
+  SmallVector<Value> carried(loop.getInitArgs());
+  for (int64_t i = *lb; i < *ub; i += *step) {
+    IRMapping map;
+    map.map(loop.getInductionVar(),
+            b.create<arith::ConstantIndexOp>(loop.getLoc(), i).getResult());
+    map.map(loop.getRegionIterArgs(), carried);
+    SmallVector<Operation *> copies;
+    for (Operation &op : loop.getBody()->without_terminator())
+      copies.push_back(b.clone(op, map));
+    // The yield, cloned until the inner loops are gone (their results,
+    // yielded, are replaced as they are unrolled), then read and dropped.
+    Operation *yield = b.clone(*loop.getBody()->getTerminator(), map);
+    // Straight-line stretches are placed as they are; inner loops first
+    // become their own iterations.
+    Block::iterator from(copies.empty() ? yield : copies.front());
+    for (Operation *op : copies) {
+      auto inner = dyn_cast<scf::ForOp>(op);
+      if (!inner)
+        continue;
+      if (balance)
+        balance->place(from, Block::iterator(inner));
+      from = std::next(Block::iterator(inner));
+      if (failed(unroll(inner, balance)))
+        return failure();
+    }
+    if (balance)
+      balance->place(from, Block::iterator(yield));
+    if (balance && serial)
+      balance->barrier();
+    carried.assign(yield->operand_begin(), yield->operand_end());
+    yield->erase();
+  }
+  loop.replaceAllUsesWith(carried);
+  loop.erase();
+  return success();
+}
+
+/// Folds every nisa.hbm_window of `func` (their indices constants now) into
+/// the patterns of the instructions using it. Later windows first: a window
+/// of a window then points at the outer one before that one is folded.
+LogicalResult foldWindows(func::FuncOp func) {
+  SmallVector<nisa::HbmWindowOp> windows;
+  func.walk([&](nisa::HbmWindowOp w) { windows.push_back(w); });
+  for (nisa::HbmWindowOp w : llvm::reverse(windows)) {
+    std::optional<int64_t> index = getConstantIntValue(w.getIndex());
+    if (!index)
+      return w.emitOpError("index is not a constant after unrolling");
+    int64_t delta = *index * w.getStep();
+    for (OpOperand &use : llvm::make_early_inc_range(w->getUses())) {
+      Operation *user = use.getOwner();
+      if (auto outer = dyn_cast<nisa::HbmWindowOp>(user))
+        return outer.emitOpError("window of a window not yet folded");
+      if (failed(nisa::shiftAccessOffset(user, use.getOperandNumber(), delta)))
+        return failure();
+      use.set(w.getSource());
+    }
+    w.erase();
+  }
+  return success();
+}
+
+struct UnrollTileLoopsPass
+    : public trnc::impl::UnrollTileLoopsBase<UnrollTileLoopsPass> {
+  using UnrollTileLoopsBase::UnrollTileLoopsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    std::optional<MachineModel> model = targetModel(func, target);
+    if (!model)
+      return signalPassFailure();
+    if (func.isExternal())
+      return;
+    // The instructions of a nest marked kBalanceEnginesAttr are placed from
+    // idle engines (a nest is one group's tiles); other lowerings chose
+    // their engines themselves (a matmul alternates its PSUM copy-outs).
+    SmallVector<scf::ForOp> loops;
+    for (Operation &op : func.getBody().front())
+      if (auto loop = dyn_cast<scf::ForOp>(op))
+        loops.push_back(loop);
+    for (scf::ForOp loop : loops) {
+      std::optional<tile::EngineBalance> balance;
+      if (loop->hasAttr(tile::kBalanceEnginesAttr))
+        balance.emplace(*model);
+      if (failed(unroll(loop, balance ? &*balance : nullptr)))
+        return signalPassFailure();
+    }
+    if (failed(foldWindows(func)))
+      return signalPassFailure();
+    // The induction constants the windows were folded from.
+    func.walk([](arith::ConstantOp c) {
+      if (c->use_empty())
+        c->erase();
+    });
+  }
+};
+
+} // namespace

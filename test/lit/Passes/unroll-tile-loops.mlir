@@ -1,0 +1,142 @@
+// RUN: trnc-opt %s -split-input-file --trnc-unroll-tile-loops | FileCheck %s
+// RUN: trnc-opt %s -split-input-file --trnc-unroll-tile-loops | trnc-opt -split-input-file > /dev/null
+// A one-trip window (a loop canonicalize inlined) folds to its buffer.
+// RUN: trnc-opt %s -split-input-file -canonicalize | FileCheck %s --check-prefix=FOLD
+// The lowering's own loops, unrolled: lower-to-nisa-elementwise.mlir.
+
+// A nest of two loops, windows of windows: each instruction's pattern is
+// iteration 0's moved by i * 2048 + j * 512 elements; every iteration has
+// its own tiles; nothing of the loops is left.
+// CHECK-LABEL: func.func @nest
+// CHECK-NOT: scf.for
+// CHECK-NOT: hbm_window
+// CHECK-NOT: arith.constant
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [1, 1], [128, 4]>
+// CHECK: nisa.dma_copy %arg1 <0, [1, 1], [128, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <512, [1, 1], [128, 4]>
+// CHECK: nisa.dma_copy %arg1 <512, [1, 1], [128, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <2048, [1, 1], [128, 4]>
+// CHECK: nisa.dma_copy %arg1 <2048, [1, 1], [128, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <2560, [1, 1], [128, 4]>
+// CHECK: nisa.dma_copy %arg1 <2560, [1, 1], [128, 4]>
+// CHECK-NOT: nisa.dma_copy
+func.func @nest(%x: memref<4096xf32>, %y: memref<4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 2048] : memref<4096xf32>
+    %yi = nisa.hbm_window %y[%i * 2048] : memref<4096xf32>
+    scf.for %j = %c0 to %c2 step %c1 {
+      %xj = nisa.hbm_window %xi[%j * 512] : memref<4096xf32>
+      %yj = nisa.hbm_window %yi[%j * 512] : memref<4096xf32>
+      %t = nisa.alloc : !nisa.tile<sbuf, 128, 4, f32>
+      nisa.dma_copy %t <0, [4, 1], [128, 4]>, %xj <0, [1, 1], [128, 4]> : !nisa.tile<sbuf, 128, 4, f32>, memref<4096xf32>
+      nisa.dma_copy %yj <0, [1, 1], [128, 4]>, %t <0, [4, 1], [128, 4]> : memref<4096xf32>, !nisa.tile<sbuf, 128, 4, f32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Four iterations of a multiply that Vector, Scalar and GpSimd can all run,
+// in a fusion group's loop (trnc.balance_engines): the body says Vector;
+// unrolled, consecutive iterations go to whichever engine would end first,
+// so not all stay on Vector.
+// CHECK-LABEL: func.func @engines
+// CHECK: nisa.tensor_scalar {{.*}} on scalar
+// CHECK: nisa.tensor_scalar {{.*}} on gpsimd
+// CHECK: nisa.tensor_scalar {{.*}} on vector
+// CHECK: nisa.tensor_scalar {{.*}} on scalar
+func.func @engines(%x: memref<8192xf32>, %y: memref<8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 2048] : memref<8192xf32>
+    %yi = nisa.hbm_window %y[%i * 2048] : memref<8192xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 16, f32>
+    nisa.dma_copy %t <0, [16, 1], [128, 16]>, %xi <0, [16, 1], [128, 16]> : !nisa.tile<sbuf, 128, 16, f32>, memref<8192xf32>
+    %u = nisa.alloc : !nisa.tile<sbuf, 128, 16, f32>
+    nisa.tensor_scalar %u <0, [16, 1], [128, 16]>, %t <0, [16, 1], [128, 16]> multiply 2.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 16, f32>, !nisa.tile<sbuf, 128, 16, f32>
+    nisa.dma_copy %yi <0, [16, 1], [128, 16]>, %u <0, [16, 1], [128, 16]> : memref<8192xf32>, !nisa.tile<sbuf, 128, 16, f32>
+  } {trnc.balance_engines}
+  return
+}
+
+// -----
+
+// The same kind of chain in a loop also marked trnc.serial_iterations (its
+// iterations' tiles do not fit SBUF together, so they never overlap): each
+// iteration is placed from idle engines, where Vector ends first; without
+// the mark the second iteration would go to GpSimd and Scalar, to overlap
+// the first.
+// CHECK-LABEL: func.func @serial
+// CHECK-NOT: on gpsimd
+// CHECK-NOT: on scalar
+// CHECK: return
+func.func @serial(%x: memref<65536xf32>, %y: memref<65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 16384] : memref<65536xf32>
+    %yi = nisa.hbm_window %y[%i * 16384] : memref<65536xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 128, f32>
+    nisa.dma_copy %t <0, [128, 1], [128, 128]>, %xi <0, [128, 1], [128, 128]> : !nisa.tile<sbuf, 128, 128, f32>, memref<65536xf32>
+    %u = nisa.alloc : !nisa.tile<sbuf, 128, 128, f32>
+    nisa.tensor_tensor add %u <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]> on vector : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
+    %v = nisa.alloc : !nisa.tile<sbuf, 128, 128, f32>
+    nisa.tensor_scalar %v <0, [128, 1], [128, 128]>, %u <0, [128, 1], [128, 128]> multiply 2.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
+    nisa.dma_copy %yi <0, [128, 1], [128, 128]>, %v <0, [128, 1], [128, 128]> : memref<65536xf32>, !nisa.tile<sbuf, 128, 128, f32>
+  } {trnc.balance_engines, trnc.serial_iterations}
+  return
+}
+
+// -----
+
+// FOLD-LABEL: func.func @one_trip
+// FOLD-NOT: hbm_window
+// FOLD: nisa.dma_copy %{{.*}}, %arg0 <16, [1, 1], [128, 4]>
+func.func @one_trip(%x: memref<4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %w = nisa.hbm_window %x[%c0 * 2048] : memref<4096xf32>
+  %t = nisa.alloc : !nisa.tile<sbuf, 128, 4, f32>
+  nisa.dma_copy %t <0, [4, 1], [128, 4]>, %w <16, [1, 1], [128, 4]> : !nisa.tile<sbuf, 128, 4, f32>, memref<4096xf32>
+  return
+}
+
+// -----
+
+// A loop without trnc.balance_engines (a matmul's) keeps the engines its
+// body names, and carries a tile to the next iteration: each iteration
+// stores the tile the previous one computed (iter_args), the loop's result
+// is the last iteration's tile, stored after it.
+// CHECK-LABEL: func.func @carried
+// CHECK: %[[T0:[0-9]+]] = nisa.alloc
+// CHECK: nisa.tensor_scalar %[[T0]] {{.*}} on vector
+// CHECK: %[[T1:[0-9]+]] = nisa.alloc
+// CHECK: nisa.tensor_scalar %[[T1]] {{.*}} on vector
+// CHECK: nisa.dma_copy %arg1 <0, [16, 1], [128, 16]>, %[[T0]]
+// CHECK: %[[T2:[0-9]+]] = nisa.alloc
+// CHECK: nisa.tensor_scalar %[[T2]] {{.*}} on vector
+// CHECK: nisa.dma_copy %arg1 <2048, [16, 1], [128, 16]>, %[[T1]]
+// CHECK: nisa.dma_copy %arg1 <4096, [16, 1], [128, 16]>, %[[T2]]
+// CHECK-NOT: nisa.dma_copy
+func.func @carried(%x: memref<8192xf32>, %y: memref<8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %t0 = nisa.alloc : !nisa.tile<sbuf, 128, 16, f32>
+  nisa.tensor_scalar %t0 <0, [16, 1], [128, 16]>, %t0 <0, [16, 1], [128, 16]> multiply 2.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 16, f32>, !nisa.tile<sbuf, 128, 16, f32>
+  %last = scf.for %i = %c0 to %c2 step %c1 iter_args(%prev = %t0) -> (!nisa.tile<sbuf, 128, 16, f32>) {
+    %yi = nisa.hbm_window %y[%i * 2048] : memref<8192xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 16, f32>
+    nisa.tensor_scalar %t <0, [16, 1], [128, 16]>, %t <0, [16, 1], [128, 16]> multiply 2.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 16, f32>, !nisa.tile<sbuf, 128, 16, f32>
+    nisa.dma_copy %yi <0, [16, 1], [128, 16]>, %prev <0, [16, 1], [128, 16]> : memref<8192xf32>, !nisa.tile<sbuf, 128, 16, f32>
+    scf.yield %t : !nisa.tile<sbuf, 128, 16, f32>
+  }
+  nisa.dma_copy %y <4096, [16, 1], [128, 16]>, %last <0, [16, 1], [128, 16]> : memref<8192xf32>, !nisa.tile<sbuf, 128, 16, f32>
+  return
+}
