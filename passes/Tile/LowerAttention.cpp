@@ -36,13 +36,19 @@
 // are loaded as rows and transposed on the Tensor Engine; PSUM is copied
 // out alternately on the Scalar and Vector engines.
 //
+// The groups of heads after the first (every batch element, every group of
+// heads) are tile loops (TileLoops.h) over one group, each operand and
+// result walked through a window moving a group per iteration.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/TileLoops.h"
 
 #include "dialects/Trn/TrnOps.h"
 
 #include "llvm/ADT/APFloat.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -901,6 +907,52 @@ std::optional<HbmView> concatWindow(LoweringContext &ctx, Location loc,
   return std::nullopt;
 }
 
+/// The Heads of one operand or result for heads [h0, h0 + g) of batch
+/// element n.
+using HeadsOf = std::function<Heads(int64_t n, int64_t h0, int64_t g)>;
+
+/// Calls fn(the heads of every view) for each group of heads of each batch
+/// element. The first group is emitted as it is (it builds what every group
+/// shares: the identity, the causal mask); the others as tile loops where
+/// they repeat (the same head count, each view a constant step further on),
+/// their views walked through the loops' windows.
+void forEachHeadGroup(LoweringContext &ctx, Location loc, int64_t batch,
+                      int64_t heads, int64_t group, ArrayRef<HeadsOf> views,
+                      function_ref<void(ArrayRef<Heads>)> fn) {
+  SmallVector<SmallVector<Heads>> groups;
+  SmallVector<TileTask> tasks;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t h0 = 0; h0 < heads; h0 += group) {
+      int64_t g = std::min(group, heads - h0);
+      SmallVector<Heads> hs;
+      TileTask task;
+      task.partitions = g;
+      task.counts = {g};
+      for (const HeadsOf &view : views) {
+        hs.push_back(view(n, h0, g));
+        task.offsets.push_back(hs.back().offset);
+        task.strides.emplace_back();
+      }
+      groups.push_back(std::move(hs));
+      tasks.push_back(std::move(task));
+    }
+  if (groups.empty())
+    return;
+  fn(groups.front());
+  SmallVector<Value> roots;
+  for (const Heads &h : groups.front())
+    roots.push_back(h.root);
+  ArrayRef<TileTask> rest = ArrayRef<TileTask>(tasks).drop_front();
+  SmallVector<bool> none(views.size(), false);
+  emitTileNest(ctx.b, loc, nestTileTasks(rest, none), roots,
+               [&](int64_t t, ArrayRef<Value> buffers) {
+                 SmallVector<Heads> hs = groups[t + 1];
+                 for (auto [h, buffer] : llvm::zip(hs, buffers))
+                   h.root = buffer;
+                 fn(hs);
+               });
+}
+
 } // namespace
 
 LogicalResult trnc::tile::lowerAttention(LoweringContext &ctx, Operation *op) {
@@ -938,13 +990,17 @@ LogicalResult trnc::tile::lowerAttention(LoweringContext &ctx, Operation *op) {
     int64_t group = headGroup(heads, *budget, [&](int64_t g) {
       return residentBytes(l, s, e, ev, eltBytes, p, /*forward=*/true, g);
     });
-    for (int64_t n = 0; n < q->shape[0]; ++n)
-      for (int64_t h0 = 0; h0 < heads; h0 += group) {
-        int64_t g = std::min(group, heads - h0);
-        em.forwardGroup(headMajor(*q, n, h0, g), headMajor(*k, n, h0, g),
-                        headMajor(*v, n, h0, g), seqMajor(out, n, h0, g),
-                        lseHeads(lse, n, h0, g));
-      }
+    auto major = [](const HbmView &x) -> HeadsOf {
+      return [x](int64_t n, int64_t h0, int64_t g) { return headMajor(x, n, h0, g); };
+    };
+    HeadsOf views[] = {
+        major(*q), major(*k), major(*v),
+        [&](int64_t n, int64_t h0, int64_t g) { return seqMajor(out, n, h0, g); },
+        [&](int64_t n, int64_t h0, int64_t g) { return lseHeads(lse, n, h0, g); }};
+    forEachHeadGroup(ctx, loc, q->shape[0], heads, group, views,
+                     [&](ArrayRef<Heads> h) {
+                       em.forwardGroup(h[0], h[1], h[2], h[3], h[4]);
+                     });
     return success();
   }
   auto grad = cast<trn::AttentionGradOp>(op);
@@ -982,14 +1038,20 @@ LogicalResult trnc::tile::lowerAttention(LoweringContext &ctx, Operation *op) {
   int64_t group = headGroup(heads, *budget, [&](int64_t g) {
     return residentBytes(l, s, e, ev, eltBytes, p, /*forward=*/false, g);
   });
-  for (int64_t n = 0; n < in[1].shape[0]; ++n)
-    for (int64_t h0 = 0; h0 < heads; h0 += group) {
-      int64_t g = std::min(group, heads - h0);
-      em.backwardGroup(headMajor(in[0], n, h0, g), headMajor(in[1], n, h0, g),
-                       headMajor(in[2], n, h0, g), headMajor(in[3], n, h0, g),
-                       headMajor(in[4], n, h0, g), lseHeads(in[5], n, h0, g),
-                       seqMajor(dq, n, h0, g), seqMajor(dk, n, h0, g),
-                       seqMajor(dv, n, h0, g));
-    }
+  auto major = [](const HbmView &x) -> HeadsOf {
+    return [x](int64_t n, int64_t h0, int64_t g) { return headMajor(x, n, h0, g); };
+  };
+  auto sequence = [](const HbmView &x) -> HeadsOf {
+    return [x](int64_t n, int64_t h0, int64_t g) { return seqMajor(x, n, h0, g); };
+  };
+  HeadsOf views[] = {
+      major(in[0]), major(in[1]), major(in[2]), major(in[3]), major(in[4]),
+      [&](int64_t n, int64_t h0, int64_t g) { return lseHeads(in[5], n, h0, g); },
+      sequence(dq), sequence(dk), sequence(dv)};
+  forEachHeadGroup(ctx, loc, in[1].shape[0], heads, group, views,
+                   [&](ArrayRef<Heads> h) {
+                     em.backwardGroup(h[0], h[1], h[2], h[3], h[4], h[5], h[6],
+                                      h[7], h[8]);
+                   });
   return success();
 }

@@ -247,3 +247,23 @@ func.func @gradient_into_concat(%do: tensor<1x2x128x32xbf16>, %q: tensor<1x2x128
   %cat = trn.concat %a, %b, %c dim = 2 : tensor<1x128x64xbf16>, tensor<1x128x64xbf16>, tensor<1x128x64xbf16> -> tensor<1x128x192xbf16>
   return %cat : tensor<1x128x192xbf16>
 }
+
+// Three batch elements of two heads (one group each): the first group is
+// emitted as it is (it builds the identity and the causal mask every group
+// shares), the other two are one loop over a group whose q, k, v, out and
+// lse are windows moving one batch element per iteration; the body builds
+// no identity or mask of its own.
+// CHECK-LABEL: func.func @batch_loop
+// CHECK-COUNT-2: nisa.affine_select
+// CHECK: scf.for %[[I:[a-z0-9]+]] = %c0 to %c2 step %c1 {
+// CHECK-NEXT: nisa.hbm_window %arg0[%[[I]] * 8192] : memref<24576xf32>
+// CHECK-NEXT: nisa.hbm_window %arg1[%[[I]] * 8192] : memref<24576xf32>
+// CHECK-NEXT: nisa.hbm_window %arg2[%[[I]] * 8192] : memref<24576xf32>
+// CHECK-NEXT: nisa.hbm_window %arg3[%[[I]] * 8192] : memref<24576xf32>
+// CHECK-NEXT: nisa.hbm_window %arg4[%[[I]] * 256] : memref<768xf32>
+// CHECK-NOT: nisa.affine_select
+// CHECK: return
+func.func @batch_loop(%q: tensor<3x2x128x32xf32>, %k: tensor<3x2x128x32xf32>, %v: tensor<3x2x128x32xf32>) -> (tensor<3x128x2x32xf32>, tensor<3x2x128xf32>) {
+  %o, %lse = trn.attention %q, %k, %v {scale = 0.25 : f64, causal} : (tensor<3x2x128x32xf32>, tensor<3x2x128x32xf32>, tensor<3x2x128x32xf32>) -> (tensor<3x128x2x32xf32>, tensor<3x2x128xf32>)
+  return %o, %lse : tensor<3x128x2x32xf32>, tensor<3x2x128xf32>
+}
