@@ -113,7 +113,7 @@ void AllocatePass::reportOverflow(PlacedTile tile, TileArena &arena,
 void AllocatePass::runOnOperation() {
   func::FuncOp func = getOperation();
   std::optional<MachineModel> model = targetModel(getOperation(), target);
-  if (!model)
+  if (!model || failed(requireUnrolled(func, getArgument())))
     return signalPassFailure();
   TilePlacement placement(*model);
   bool placed = true;

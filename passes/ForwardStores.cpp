@@ -116,6 +116,8 @@ void ForwardStoresPass::runOnOperation() {
     return signalPassFailure();
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return;
+  if (failed(requireUnrolled(func, getArgument())))
+    return signalPassFailure();
 
   // Positions, tile accesses and HBM writes in program order.
   SmallVector<Operation *> insts;

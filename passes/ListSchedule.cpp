@@ -1038,6 +1038,8 @@ struct ListSchedulePass
       return signalPassFailure();
     if (func.isExternal() || !func.getBody().hasOneBlock())
       return;
+    if (failed(requireUnrolled(func, getArgument())))
+      return signalPassFailure();
     ListScheduler scheduler(func, *model);
     if (!scheduler.build())
       return;

@@ -141,6 +141,8 @@ struct PackScratchPass : public trnc::impl::PackScratchBase<PackScratchPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(requireUnrolled(module, getArgument())))
+      return signalPassFailure();
     // LNC=2: the two physical cores' functions share one arena; otherwise
     // each function is a program of its own.
     auto lnc = module->getAttrOfType<IntegerAttr>("trnc.lnc");

@@ -25,6 +25,11 @@ namespace trnc {
 /// access in the scheduler's estimated timeline.
 constexpr llvm::StringLiteral kEstimatedLiveAttr = "trnc.estimated_live";
 
+/// The passes after `unroll` work on straight-line instructions: an error on
+/// the first tile loop (scf.for) or window left in `root`, naming `pass`
+/// and the pass that unrolls them (trnc-unroll-tile-loops).
+mlir::LogicalResult requireUnrolled(mlir::Operation *root, llvm::StringRef pass);
+
 /// The phases of the compiler, in order.
 enum class CompilePhase {
   Group,    // trn ops computed together wrapped in trn.fusion_group regions

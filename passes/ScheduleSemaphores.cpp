@@ -268,6 +268,8 @@ void SchedulePass::scheduleBarrier(Operation *op) {
 }
 
 void SchedulePass::runOnOperation() {
+  if (failed(requireUnrolled(getOperation(), getArgument())))
+    return signalPassFailure();
   // Scheduling is recomputed from scratch: earlier wait-only nops go.
   for (std::vector<Record> &stream : streams)
     stream.clear();

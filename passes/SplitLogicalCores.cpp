@@ -913,6 +913,8 @@ void SplitLogicalCoresPass::runOnOperation() {
     module.emitError("the module is already split over logical cores");
     return signalPassFailure();
   }
+  if (failed(requireUnrolled(module, getArgument())))
+    return signalPassFailure();
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.getBody().getBlocks().size() != 1) {
     module.emitError("the split over logical cores needs a func.func @main "

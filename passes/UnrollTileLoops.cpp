@@ -112,6 +112,26 @@ LogicalResult foldWindows(func::FuncOp func) {
   return success();
 }
 
+} // namespace
+
+LogicalResult trnc::requireUnrolled(Operation *root, StringRef pass) {
+  Operation *loop = nullptr;
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<scf::ForOp, nisa::HbmWindowOp>(op)) {
+      loop = op;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (!loop)
+    return success();
+  return loop->emitOpError()
+         << (isa<scf::ForOp>(loop) ? "is a tile loop; " : "is a tile loop's window; ")
+         << pass << " works on instructions: run trnc-unroll-tile-loops first";
+}
+
+namespace {
+
 struct UnrollTileLoopsPass
     : public trnc::impl::UnrollTileLoopsBase<UnrollTileLoopsPass> {
   using UnrollTileLoopsBase::UnrollTileLoopsBase;

@@ -22,3 +22,4 @@ func.func @window_outside_loop(%x: memref<4096xf32>, %i: index) {
   nisa.dma_copy %t <0, [4, 1], [128, 4]>, %w <0, [1, 1], [128, 4]> : !nisa.tile<sbuf, 128, 4, f32>, memref<4096xf32>
   return
 }
+
