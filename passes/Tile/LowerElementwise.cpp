@@ -15,6 +15,8 @@
 // 0); per [partition, free] tile each input is loaded once by DMA (casting
 // in the DMA where a group convert reads it), every op computes on tiles,
 // and only the outputs are stored: the chain's intermediates never reach HBM.
+// The tiles are emitted as tile loops where they repeat (TileLoops.h), an
+// input that stays put in a loop loaded once before it.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/ElementwiseSteps.h"

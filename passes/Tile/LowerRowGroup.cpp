@@ -13,7 +13,9 @@
 // one partition, the row reductions are Vector folds into [P, 1] tiles that
 // later ops read broadcast (stride 0) along the row, the sums over rows
 // accumulate on the Tensor Engine (ones^T @ tile) in PSUM across the tiles,
-// and only values read outside the group are stored.
+// and only values read outside the group are stored. The first tile is
+// emitted alone (it starts the PSUM sums and loads what every tile shares),
+// the others as tile loops where they repeat (TileLoops.h).
 //
 // The groups are formed on trn (RowGroupFormation.cpp) and arrive here as
 // `trn.fusion_group "rows"` regions. When a group does not fit SBUF (its
