@@ -46,6 +46,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/TileLoops.h"
 #include "passes/Tile/MatmulBlocking.h"
 
 #include "dialects/Trn/TrnOps.h"
@@ -132,14 +133,15 @@ struct ConvGeom {
 };
 
 /// The window in[b, c0 + p * pstride, (y0 + y)*s + i*d, (x0 + x)*s + j*d]
-/// for p < parts, y < r, x < cl, as a fresh SBUF tile [parts, r * cl].
+/// for p < parts, y < r, x < cl, as a fresh SBUF tile [parts, r * cl], read
+/// from `xRoot` (the input's buffer, or a batch loop's window of it).
 Value loadWindow(LoweringContext &ctx, Location loc, const ConvGeom &g,
-                 int64_t b, int64_t c0, int64_t pstride, int64_t parts,
-                 int64_t y0, int64_t x0, int64_t i, int64_t j, int64_t r,
-                 int64_t cl) {
+                 Value xRoot, int64_t b, int64_t c0, int64_t pstride,
+                 int64_t parts, int64_t y0, int64_t x0, int64_t i, int64_t j,
+                 int64_t r, int64_t cl) {
   const HbmView &x = g.x;
   Value t = ctx.allocSbuf(loc, parts, r * cl, g.elt);
-  ctx.load(loc, t, x.root,
+  ctx.load(loc, t, xRoot,
            ctx.ap(x.offset + b * x.strides[0] + c0 * x.strides[1] +
                       (y0 * g.s[0] + i * g.d[0]) * x.strides[2] +
                       (x0 * g.s[1] + j * g.d[1]) * x.strides[3],
@@ -149,12 +151,13 @@ Value loadWindow(LoweringContext &ctx, Location loc, const ConvGeom &g,
   return t;
 }
 
-/// Stores `res` [parts, r * cl] at out[b, c0 + p, y0 + y, x0 + x].
+/// Stores `res` [parts, r * cl] at out[b, c0 + p, y0 + y, x0 + x] through
+/// `outRoot` (the result's buffer, or a batch loop's window of it).
 void storeOutput(LoweringContext &ctx, Location loc, const ConvGeom &g,
-                 Value res, int64_t b, int64_t c0, int64_t parts, int64_t y0,
-                 int64_t x0, int64_t r, int64_t cl) {
+                 Value outRoot, Value res, int64_t b, int64_t c0, int64_t parts,
+                 int64_t y0, int64_t x0, int64_t r, int64_t cl) {
   const HbmView &out = g.out;
-  ctx.dma(loc, out.root,
+  ctx.dma(loc, outRoot,
           ctx.ap(out.offset + b * out.strides[0] + c0 * out.strides[1] +
                      y0 * out.strides[2] + x0 * out.strides[3],
                  {out.strides[1], out.strides[2], out.strides[3]},
@@ -276,8 +279,9 @@ bool weightsResident(LoweringContext &ctx, const ConvGeom &g,
 /// (group, output-channel chunk) the `products` stationary tiles
 /// (weight(oc, mt, p, resident)) are loaded once when they fit a quarter
 /// of SBUF (`resident`); per output tile each product's moving tile
-/// (window(gi, b, y0, x0, r, cl, p)) accumulates into one PSUM tile, which
-/// is cast on the Scalar engine and stored.
+/// (window(xRoot, gi, b, y0, x0, r, cl, p)) accumulates into one PSUM tile,
+/// which is cast on the Scalar engine and stored. The batch elements after
+/// the first are a tile loop (TileLoops.h).
 template <typename Weight, typename Window>
 void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
                int64_t products, Weight weight, Window window) {
@@ -291,7 +295,9 @@ void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
       if (keep)
         for (int64_t p = 0; p < products; ++p)
           weights.push_back(weight(oc, mt, p, /*resident=*/true));
-      for (int64_t b = 0; b < g.n; ++b)
+      // One batch element's output tiles, its input read through xRoot and
+      // its result written through outRoot.
+      auto image = [&](int64_t b, Value xRoot, Value outRoot) {
         for (int64_t y0 = 0; y0 < g.oh; y0 += rows)
           for (int64_t x0 = 0; x0 < g.ow; x0 += cols) {
             int64_t r = std::min(rows, g.oh - y0), cl = std::min(cols, g.ow - x0);
@@ -300,15 +306,30 @@ void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
             for (int64_t p = 0; p < products; ++p) {
               TileOperand stat =
                   keep ? weights[p] : weight(oc, mt, p, /*resident=*/false);
-              TileOperand mov = window(gi, b, y0, x0, r, cl, p);
+              TileOperand mov = window(xRoot, gi, b, y0, x0, r, cl, p);
               ctx.matmul(loc, psum, ctx.tileAp(psum), stat.tile, stat.ap,
                          mov.tile, mov.ap, /*accumulate=*/p > 0);
             }
             Value res = ctx.allocSbuf(loc, mt, r * cl, g.outElt);
             ctx.copyOnScalar(loc, res, ctx.tileAp(res), psum,
                              ctx.tileAp(psum));
-            storeOutput(ctx, loc, g, res, b, oc, mt, y0, x0, r, cl);
+            storeOutput(ctx, loc, g, outRoot, res, b, oc, mt, y0, x0, r, cl);
           }
+      };
+      // The first image loads what the others share (a transposed weight
+      // block); the others are a tile loop over the batch, the input and
+      // the result windows moving one image per iteration.
+      if (g.n > 0)
+        image(0, g.x.root, g.out.root);
+      if (g.n < 3) {
+        for (int64_t b = 1; b < g.n; ++b)
+          image(b, g.x.root, g.out.root);
+        continue;
+      }
+      TileLoopScope loop(ctx.b, loc, g.n - 1,
+                         {g.x.strides[0], g.out.strides[0]},
+                         {g.x.root, g.out.root});
+      image(1, loop.roots()[0], loop.roots()[1]);
     }
 }
 
@@ -433,21 +454,23 @@ void lowerChannelGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
   bool slabs = channelGemmSlabs(ctx, g);
   std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> slabKey{-1, 0, 0, 0, 0};
   Value slab;
-  auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
-                    int64_t cl, int64_t p) {
+  auto window = [&](Value xRoot, int64_t gi, int64_t b, int64_t y0,
+                    int64_t x0, int64_t r, int64_t cl, int64_t p) {
     auto [i, j, c0, cc] = product(p);
     if (!slabs) {
-      Value t = loadWindow(ctx, loc, g, b, gi * g.cg + c0, 1, cc, y0, x0, i,
-                           j, r, cl);
+      Value t = loadWindow(ctx, loc, g, xRoot, b, gi * g.cg + c0, 1, cc, y0,
+                           x0, i, j, r, cl);
       return TileOperand{t, ctx.tileAp(t)};
     }
     auto [slabRows, slabCols] = slabExtent(g, r, cl);
     std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> key{gi, b, y0, x0,
                                                                 c0};
-    if (key != slabKey) {
+    // A slab of another block (a batch loop's body, closed since) is not
+    // reused: its key names the body's image, not one here.
+    if (key != slabKey || slab.getParentBlock() != ctx.b.getInsertionBlock()) {
       slabKey = key;
       slab = ctx.allocSbuf(loc, cc, slabRows * slabCols, g.elt);
-      ctx.dma(loc, slab, ctx.tileAp(slab), x.root,
+      ctx.dma(loc, slab, ctx.tileAp(slab), xRoot,
               ctx.ap(x.offset + b * x.strides[0] +
                          (gi * g.cg + c0) * x.strides[1] +
                          y0 * g.s[0] * x.strides[2] +
@@ -483,11 +506,11 @@ void lowerPackedGemm(LoweringContext &ctx, Location loc, const ConvGeom &g) {
                    {cc, g.kh, g.kw, mt}));
     return TileOperand{t, ctx.tileAp(t)};
   };
-  auto window = [&](int64_t gi, int64_t b, int64_t y0, int64_t x0, int64_t r,
-                    int64_t cl, int64_t q) {
+  auto window = [&](Value xRoot, int64_t gi, int64_t b, int64_t y0,
+                    int64_t x0, int64_t r, int64_t cl, int64_t q) {
     auto [c0, cc] = channels(q);
     Value t = ctx.allocSbuf(loc, cc * taps, r * cl, g.elt);
-    ctx.load(loc, t, x.root,
+    ctx.load(loc, t, xRoot,
              ctx.ap(x.offset + b * x.strides[0] +
                         (gi * g.cg + c0) * x.strides[1] +
                         y0 * s[0] * x.strides[2] + x0 * s[1] * x.strides[3],
@@ -588,7 +611,7 @@ void lowerDepthwise(LoweringContext &ctx, Location loc, const ConvGeom &g) {
           for (int64_t c = 0; c < g.cg; ++c)
             for (int64_t i = 0; i < g.kh; ++i)
               for (int64_t j = 0; j < g.kw; ++j) {
-                Value mov = loadWindow(ctx, loc, g, b, g0 * g.cg + c, g.cg, gc,
+                Value mov = loadWindow(ctx, loc, g, g.x.root, b, g0 * g.cg + c, g.cg, gc,
                                        y0, x0, i, j, r, cl);
                 int64_t tap = (c * g.kh + g.wIndexI(i)) * g.kw + g.wIndexJ(j);
                 auto column = ctx.ap(tap, {taps, 0}, {gc, r * cl});
@@ -606,7 +629,7 @@ void lowerDepthwise(LoweringContext &ctx, Location loc, const ConvGeom &g) {
             res = ctx.allocSbuf(loc, gc, r * cl, g.outElt);
             ctx.copyOnVector(loc, res, ctx.tileAp(res), acc, ctx.tileAp(acc));
           }
-          storeOutput(ctx, loc, g, res, b, g0, gc, y0, x0, r, cl);
+          storeOutput(ctx, loc, g, g.out.root, res, b, g0, gc, y0, x0, r, cl);
         }
   }
 }
@@ -670,7 +693,7 @@ void lowerDepthwiseDot(LoweringContext &ctx, Location loc, const ConvGeom &g) {
         res = ctx.allocSbuf(loc, gc, spatial, g.outElt);
         ctx.copyOnVector(loc, res, ctx.tileAp(res), acc, ctx.tileAp(acc));
       }
-      storeOutput(ctx, loc, g, res, b, g0, gc, 0, 0, g.oh, g.ow);
+      storeOutput(ctx, loc, g, g.out.root, res, b, g0, gc, 0, 0, g.oh, g.ow);
     }
   }
 }

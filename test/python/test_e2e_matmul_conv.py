@@ -64,6 +64,11 @@ CONV2D = [
     ((2, 8, 25, 25), (8, 1, 3, 3), 2, 2, 2, 8),  # depthwise, strided + dilated; dot weight grad
     ((1, 8, 24, 24), (4, 2, 3, 3), 1, 1, 1, 4),  # one output channel per group, 2 inputs
     ((2, 3, 40, 40), (8, 3, 7, 7), 2, 3, 1, 1),  # stem: packed GEMM, K = (c, 7, 7) chunks
+    # Batches of 3+: the images after the first are a tile loop (windows of
+    # the input and the result), in the forward and the input gradient.
+    ((4, 4, 9, 7), (6, 4, 3, 2), 2, 1, 1, 1),  # channel GEMM, padded input scratch
+    ((3, 130, 5, 5), (3, 130, 1, 1), 1, 0, 1, 1),  # two input-channel chunks
+    ((4, 3, 20, 20), (8, 3, 7, 7), 2, 3, 1, 1),  # packed stem
 ]
 
 

@@ -96,3 +96,25 @@ func.func @bmm(%a: tensor<2x4x5xf32>, %b: tensor<2x5x3xf32>) -> tensor<2x4x3xf32
   %0 = trn.matmul %a, %b : (tensor<2x4x5xf32>, tensor<2x5x3xf32>) -> tensor<2x4x3xf32>
   return %0 : tensor<2x4x3xf32>
 }
+
+// A batch of 4: the first image is emitted as it is (it loads and transposes
+// the resident weight), the other three are one loop whose body is image 1,
+// the input and the result read through windows moving one image (128 x 8 x
+// 8 and 8 x 6 x 6 elements) per iteration; the weight is not loaded again.
+// CHECK-LABEL: func.func @conv_batch_loop
+// CHECK: nisa.dma_copy %{{.*}}, %arg1 <0, [1152, 1], [8, 1152]>
+// CHECK: nisa.dma_copy %arg2 <0, [36, 6, 1], [8, 6, 6]>
+// CHECK: scf.for %[[I:[a-z0-9]+]] = %c0 to %c3 step %c1 {
+// CHECK-NEXT: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 8192] : memref<32768xf32>
+// CHECK-NEXT: %[[Y:[0-9]+]] = nisa.hbm_window %arg2[%[[I]] * 288] : memref<1152xf32>
+// CHECK-NOT: %arg1
+// CHECK: nisa.dma_copy %{{.*}} <0, [64, 1], [128, 64]>, %[[X]] <8192, [64, 8, 1], [128, 8, 8]>
+// CHECK: nisa.dma_copy %[[Y]] <288, [36, 6, 1], [8, 6, 6]>
+// CHECK-NEXT: }
+func.func @conv_batch_loop(%x: tensor<4x128x8x8xf32>, %w: tensor<8x128x3x3xf32>) -> tensor<4x8x6x6xf32> {
+  %0 = trn.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+         dilation = array<i64: 1, 1>, lhs_dilation = array<i64: 1, 1>,
+         groups = 1 : i64, flip = false}
+       : (tensor<4x128x8x8xf32>, tensor<8x128x3x3xf32>) -> tensor<4x8x6x6xf32>
+  return %0 : tensor<4x8x6x6xf32>
+}
