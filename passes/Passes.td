@@ -141,9 +141,11 @@ def UnrollTileLoops : Pass<"trnc-unroll-tile-loops", "::mlir::func::FuncOp"> {
     `nisa.hbm_window`. This pass unrolls every such loop (innermost first;
     bounds must be constants) and folds each window into the access patterns
     of the instructions that use it: offset + index * step. Then it chooses
-    the engines of each unrolled loop's instructions (EngineBalance: an
-    instruction several engines can run goes where it would end first,
-    iteration after iteration), which one body, emitted once, cannot.
+    the engines of the fusion groups' instructions the lowerings marked
+    (`trnc.engine_group`, `trnc.engine_free`, `trnc.engine_barrier`;
+    EngineBalance.h): a free instruction several engines can run goes where
+    it would end first, tile after tile, which one body, emitted once,
+    cannot. The marks are removed.
 
     Before:
     ```mlir

@@ -5,17 +5,16 @@
 // walked through nisa.hbm_window. The later phases (forwarding, the list
 // scheduler, allocation, semaphores) work on the instruction stream, so this
 // pass unrolls each loop nest, folds the windows into the instructions'
-// access patterns, and, for the nests of fusion groups, chooses the engines
-// of the unrolled instructions (EngineBalance): an instruction that Vector,
-// Scalar or GpSimd could run goes where it would end first in program
-// order, so consecutive iterations spread over the engines, which one
-// body, emitted once, cannot.
+// access patterns, and then chooses the engines of the fusion groups'
+// instructions the lowerings marked (EngineBalance.h): an instruction that
+// Vector, Scalar or GpSimd could run goes where it would end first in
+// program order, so consecutive iterations spread over the engines, which
+// one body, emitted once, cannot.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 #include "passes/Tile/EngineBalance.h"
-#include "passes/Tile/TileLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -32,54 +31,35 @@ using namespace trnc;
 
 namespace {
 
-/// Replaces `loop` by its iterations in order and, given `balance`, places
-/// each iteration's instructions on engines (in program order; an inner
-/// loop is unrolled and placed where it stands). After each iteration of a
-/// loop marked kSerialIterationsAttr, the next one starts once every engine
-/// is free (EngineBalance::barrier). Iter_args (tiles a software-pipelined
-/// body carries to the next iteration) become the values the previous
-/// iteration yielded; the loop's results, the last iteration's. Fails on a
-/// loop whose bounds are not constants (the tile phase emits none).
-LogicalResult unroll(scf::ForOp loop, tile::EngineBalance *balance) {
+/// Replaces `loop` by its iterations in order, inner loops unrolled where
+/// they stand. Iter_args (tiles a software-pipelined body carries to the
+/// next iteration) become the values the previous iteration yielded; the
+/// loop's results, the last iteration's. Fails on a loop whose bounds are
+/// not constants (the tile phase emits none).
+LogicalResult unroll(scf::ForOp loop) {
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
   if (!lb || !ub || !step || *step <= 0)
     return loop.emitOpError("a tile loop needs constant bounds and a "
                             "positive step");
-  bool serial = loop->hasAttr(tile::kSerialIterationsAttr);
   OpBuilder b(loop);
-  // What each iteration's iter_args are: the inits, then what the previous
-  // iteration yielded (a tile whose store the next iteration emits).
   SmallVector<Value> carried(loop.getInitArgs());
   for (int64_t i = *lb; i < *ub; i += *step) {
     IRMapping map;
     map.map(loop.getInductionVar(),
             b.create<arith::ConstantIndexOp>(loop.getLoc(), i).getResult());
     map.map(loop.getRegionIterArgs(), carried);
-    SmallVector<Operation *> copies;
+    SmallVector<scf::ForOp> inner;
     for (Operation &op : loop.getBody()->without_terminator())
-      copies.push_back(b.clone(op, map));
+      if (auto nested = dyn_cast<scf::ForOp>(b.clone(op, map)))
+        inner.push_back(nested);
     // The yield, cloned until the inner loops are gone (their results,
     // yielded, are replaced as they are unrolled), then read and dropped.
     Operation *yield = b.clone(*loop.getBody()->getTerminator(), map);
-    // Straight-line stretches are placed as they are; inner loops first
-    // become their own iterations.
-    Block::iterator from(copies.empty() ? yield : copies.front());
-    for (Operation *op : copies) {
-      auto inner = dyn_cast<scf::ForOp>(op);
-      if (!inner)
-        continue;
-      if (balance)
-        balance->place(from, Block::iterator(inner));
-      from = std::next(Block::iterator(inner));
-      if (failed(unroll(inner, balance)))
+    for (scf::ForOp nested : inner)
+      if (failed(unroll(nested)))
         return failure();
-    }
-    if (balance)
-      balance->place(from, Block::iterator(yield));
-    if (balance && serial)
-      balance->barrier();
     carried.assign(yield->operand_begin(), yield->operand_end());
     yield->erase();
   }
@@ -143,20 +123,13 @@ struct UnrollTileLoopsPass
       return signalPassFailure();
     if (func.isExternal())
       return;
-    // The instructions of a nest marked kBalanceEnginesAttr are placed from
-    // idle engines (a nest is one group's tiles); other lowerings chose
-    // their engines themselves (a matmul alternates its PSUM copy-outs).
     SmallVector<scf::ForOp> loops;
     for (Operation &op : func.getBody().front())
       if (auto loop = dyn_cast<scf::ForOp>(op))
         loops.push_back(loop);
-    for (scf::ForOp loop : loops) {
-      std::optional<tile::EngineBalance> balance;
-      if (loop->hasAttr(tile::kBalanceEnginesAttr))
-        balance.emplace(*model);
-      if (failed(unroll(loop, balance ? &*balance : nullptr)))
+    for (scf::ForOp loop : loops)
+      if (failed(unroll(loop)))
         return signalPassFailure();
-    }
     if (failed(foldWindows(func)))
       return signalPassFailure();
     // The induction constants the windows were folded from.
@@ -164,6 +137,8 @@ struct UnrollTileLoopsPass
       if (c->use_empty())
         c->erase();
     });
+    // The fusion groups' engines, tile after tile (EngineBalance.h).
+    tile::placeEngineGroups(func.getBody().front(), *model);
   }
 };
 

@@ -104,10 +104,9 @@ struct ElementwiseGroupPlan {
   /// Inputs read in more than one type, loaded once in their own (their
   /// casts are computed on chip).
   llvm::DenseSet<mlir::Value> ownType;
-  /// Spreads the tiles' instructions over the engines (shared by the
-  /// plan's copies: one account for the whole group). Tiles computed in a
-  /// tile loop's body are left to trnc-unroll-tile-loops.
-  std::shared_ptr<EngineBalance> engines;
+  /// Whether each tile's computation is marked free to move between
+  /// engines (EngineBalance.h: the `unroll` phase places it).
+  bool balanceEngines = true;
 
   static mlir::FailureOr<ElementwiseGroupPlan>
   build(LoweringContext &ctx, llvm::ArrayRef<mlir::Operation *> ops);
@@ -122,7 +121,7 @@ struct ElementwiseGroupPlan {
   /// Computes one task on [p, f] tiles, `loaded[i]` holding source i (read
   /// through `loadedAps[i]` when given: a compact broadcast tile's stride-0
   /// pattern); returns the outputs' tiles, each a loaded tile or a whole
-  /// [p, f] tile. Its instructions are placed by `engines` (outside loops).
+  /// [p, f] tile. Its instructions are marked free (`balanceEngines`).
   llvm::SmallVector<mlir::Value>
   computeTile(LoweringContext &ctx, mlir::Location loc, int64_t p, int64_t f,
               llvm::ArrayRef<mlir::Value> loaded,

@@ -32,62 +32,101 @@ double EngineBalance::costNs(Operation &op, unsigned engine) {
   return double(cycles) / sim::engineClockGHz(machine, inst.engine);
 }
 
-void EngineBalance::visit(Block::iterator from, Block::iterator to,
-                          bool move) {
-  // A predicated copy reads its destination, which the IR records only as
-  // a write: the instruction writing that tile first stays on the copy's
-  // engine, so program order on one engine keeps the two in order.
-  llvm::DenseSet<Value> predicatedDsts;
-  for (Operation &op : llvm::make_range(from, to))
-    if (auto cp = dyn_cast<CopyPredicatedOp>(op))
-      predicatedDsts.insert(cp.getDst());
-  for (Operation &op : llvm::make_range(from, to)) {
-    seen = &op;
-    auto inst = dyn_cast<InstructionOpInterface>(op);
-    if (!inst || op.getNumOperands() == 0)
-      continue;
-    unsigned own = static_cast<unsigned>(inst.getExecutionEngine());
-    Value dst = op.getOperand(0);
-    if (own >= freeAtNs.size()) {
-      readyAtNs.erase(dst); // a load: its data's time is not modelled
-      continue;
-    }
-    // Each engine runs its stream in order: the instruction starts when
-    // its engine is free and its operands are written.
-    double ready = 0.0;
-    for (Value v : op.getOperands().drop_front())
-      ready = std::max(ready, readyAtNs.lookup(v));
-    auto endOn = [&](unsigned e) {
-      return std::max(freeAtNs[e], ready) + costNs(op, e);
-    };
-    unsigned best = own;
-    double bestEnd = endOn(own);
-    bool movable = move && op.hasAttr("engine") && !predicatedDsts.contains(dst);
-    if (movable)
-      for (Engine alternative : equivalentEngines(&op)) {
-        unsigned e = static_cast<unsigned>(alternative);
-        double end = endOn(e);
-        if (end < bestEnd) {
-          best = e;
-          bestEnd = end;
-        }
-      }
-    if (best != own)
-      op.setAttr("engine",
-                 EngineAttr::get(op.getContext(), static_cast<Engine>(best)));
-    busyNs[best] += costNs(op, best);
-    freeAtNs[best] = bestEnd;
-    readyAtNs[dst] = std::max(readyAtNs.lookup(dst), bestEnd);
+void EngineBalance::visit(Operation &op, bool move) {
+  auto inst = dyn_cast<InstructionOpInterface>(op);
+  if (!inst || op.getNumOperands() == 0)
+    return;
+  unsigned own = static_cast<unsigned>(inst.getExecutionEngine());
+  Value dst = op.getOperand(0);
+  if (own >= freeAtNs.size()) {
+    readyAtNs.erase(dst); // a load: its data's time is not modelled
+    return;
   }
+  // Each engine runs its stream in order: the instruction starts when its
+  // engine is free and its operands are written.
+  double ready = 0.0;
+  for (Value v : op.getOperands().drop_front())
+    ready = std::max(ready, readyAtNs.lookup(v));
+  auto endOn = [&](unsigned e) {
+    return std::max(freeAtNs[e], ready) + costNs(op, e);
+  };
+  unsigned best = own;
+  double bestEnd = endOn(own);
+  bool movable = move && op.hasAttr("engine") && !pinned.contains(dst);
+  if (movable)
+    for (Engine alternative : equivalentEngines(&op)) {
+      unsigned e = static_cast<unsigned>(alternative);
+      double end = endOn(e);
+      if (end < bestEnd) {
+        best = e;
+        bestEnd = end;
+      }
+    }
+  if (best != own)
+    op.setAttr("engine",
+               EngineAttr::get(op.getContext(), static_cast<Engine>(best)));
+  busyNs[best] += costNs(op, best);
+  freeAtNs[best] = bestEnd;
+  readyAtNs[dst] = std::max(readyAtNs.lookup(dst), bestEnd);
 }
 
-void EngineBalance::placeSince(OpBuilder &b, const EmitMark &mark) {
-  if (seen && seen->getBlock() == mark.block && seen != mark.last)
-    visit(std::next(Block::iterator(seen)), mark.begin(), /*move=*/false);
-  place(mark.begin(), b.getInsertionPoint());
+void EngineBalance::pinPredicatedDestinations(Block::iterator from,
+                                              Block::iterator to) {
+  for (Operation &op : llvm::make_range(from, to))
+    if (auto cp = dyn_cast<CopyPredicatedOp>(op))
+      pinned.insert(cp.getDst());
 }
 
 void EngineBalance::barrier() {
   double all = *std::max_element(freeAtNs.begin(), freeAtNs.end());
   freeAtNs.fill(all);
+}
+
+static void markRange(Block::iterator from, Block::iterator to,
+                      function_ref<void(Operation *)> mark) {
+  for (Operation &op : llvm::make_range(from, to))
+    op.walk([&](InstructionOpInterface inst) { mark(inst); });
+}
+
+void trnc::tile::markEngineGroup(Block::iterator from, Block::iterator to,
+                                 int64_t id) {
+  markRange(from, to, [&](Operation *op) {
+    op->setAttr(kEngineGroupAttr,
+                IntegerAttr::get(IntegerType::get(op->getContext(), 64), id));
+  });
+}
+
+void trnc::tile::markEngineFree(Block::iterator from, Block::iterator to) {
+  markRange(from, to, [](Operation *op) {
+    op->setAttr(kEngineFreeAttr, UnitAttr::get(op->getContext()));
+  });
+}
+
+void trnc::tile::placeEngineGroups(Block &block, const MachineModel &machine) {
+  // Per group: its account, once its first free instruction has come (the
+  // lowering's account began with the first tile's computation).
+  llvm::DenseMap<int64_t, std::unique_ptr<EngineBalance>> groups;
+  llvm::DenseSet<Value> predicated; // EngineBalance::pinned, for every group
+  for (Operation &op : block)
+    if (auto cp = dyn_cast<CopyPredicatedOp>(op))
+      predicated.insert(cp.getDst());
+  for (Operation &op : block) {
+    auto id = op.getAttrOfType<IntegerAttr>(kEngineGroupAttr);
+    if (!id)
+      continue;
+    bool free = op.hasAttr(kEngineFreeAttr), barrier = op.hasAttr(kEngineBarrierAttr);
+    op.removeAttr(kEngineGroupAttr);
+    op.removeAttr(kEngineFreeAttr);
+    op.removeAttr(kEngineBarrierAttr);
+    std::unique_ptr<EngineBalance> &balance = groups[id.getInt()];
+    if (!balance) {
+      if (!free)
+        continue;
+      balance = std::make_unique<EngineBalance>(machine);
+      balance->pinned = predicated;
+    }
+    balance->visit(op, free);
+    if (barrier)
+      balance->barrier();
+  }
 }

@@ -5,7 +5,10 @@
 // multiplies and adds, GpSimd never touches PSUM). A fusion group lowered
 // with every ALU op on Vector leaves the other two idle; EngineBalance
 // places each such instruction, in program order, on the engine where it
-// would end first, modelling what the simulator does with the program:
+// would end first. The lowerings only mark their groups' instructions (a
+// loop body is one iteration: its engines cannot be chosen per tile there);
+// the `unroll` phase places them once the loops are unrolled
+// (placeEngineGroups), modelling what the simulator does with the program:
 // each engine runs its stream in order, an instruction starts once its
 // engine is free and its operand tiles are written, and takes the
 // simulator's own cost (sim/CostModel.h, as the list scheduler asks it).
@@ -20,13 +23,14 @@
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <array>
 
 namespace trnc::tile {
 
 /// Where the builder's next instruction goes, so that the instructions
-/// emitted between two marks can be placed: `begin` is the first op after
+/// emitted between two marks can be marked: `begin` is the first op after
 /// the mark (the builder inserts before its insertion point).
 struct EmitMark {
   explicit EmitMark(mlir::OpBuilder &b)
@@ -41,6 +45,24 @@ struct EmitMark {
   }
 };
 
+/// What a lowering marks on the instructions it emits, for the `unroll`
+/// phase to place them on engines once the tile loops are unrolled
+/// (placeEngineGroups): every instruction of a fusion group carries the
+/// group's id; those whose engine is free to choose (a group's computation
+/// on its tiles) are also marked free; after an instruction marked barrier
+/// (the end of a row group's task that cannot overlap the next), the
+/// group's next instructions start from idle engines.
+constexpr llvm::StringLiteral kEngineGroupAttr = "trnc.engine_group";
+constexpr llvm::StringLiteral kEngineFreeAttr = "trnc.engine_free";
+constexpr llvm::StringLiteral kEngineBarrierAttr = "trnc.engine_barrier";
+
+/// Marks every instruction in [from, to) (and in the bodies of tile loops
+/// there) as one of group `id`.
+void markEngineGroup(mlir::Block::iterator from, mlir::Block::iterator to,
+                     int64_t id);
+/// Marks every instruction in [from, to) free to move between engines.
+void markEngineFree(mlir::Block::iterator from, mlir::Block::iterator to);
+
 class EngineBalance {
 public:
   explicit EngineBalance(const MachineModel &machine) : machine(machine) {}
@@ -49,13 +71,22 @@ public:
   /// instruction with a choice goes to the engine where it would end first;
   /// every instruction advances its engine's clock.
   void place(mlir::Block::iterator from, mlir::Block::iterator to) {
-    visit(from, to, /*move=*/true);
+    pinPredicatedDestinations(from, to);
+    for (mlir::Operation &op : llvm::make_range(from, to))
+      visit(op, /*move=*/true);
   }
 
-  /// Places the instructions emitted since `mark`, after adding the time of
-  /// those emitted between the previous call's and `mark` (the group's
-  /// loads, a matmul's PSUM copies) to their own engines.
-  void placeSince(mlir::OpBuilder &b, const EmitMark &mark);
+  /// Accounts `op` on its engine, or (`move`) places it first.
+  void visit(mlir::Operation &op, bool move);
+
+  /// Keeps the writers of a predicated copy's destination in [from, to) on
+  /// their engine: the copy reads the destination, which the IR records
+  /// only as a write, so program order on one engine keeps the two in
+  /// order.
+  void pinPredicatedDestinations(mlir::Block::iterator from,
+                                 mlir::Block::iterator to);
+  /// Destinations whose writers stay where they are.
+  llvm::DenseSet<mlir::Value> pinned;
 
   /// The next instructions start only after every engine is free: the
   /// group's next task cannot overlap this one (its tiles do not fit SBUF
@@ -69,7 +100,6 @@ public:
 private:
   /// Adds `op`'s time on `engine`; returns it (0 for DMA and unknowns).
   double costNs(mlir::Operation &op, unsigned engine);
-  void visit(mlir::Block::iterator from, mlir::Block::iterator to, bool move);
 
   const MachineModel &machine;
   std::array<double, 4> busyNs{};
@@ -77,7 +107,13 @@ private:
   /// last write ends.
   std::array<double, 4> freeAtNs{};
   llvm::DenseMap<mlir::Value, double> readyAtNs;
-  mlir::Operation *seen = nullptr; // the last op placed or accounted
 };
+
+/// Places the marked instructions of `block` (straight-line: the loops
+/// unrolled) group by group, in program order, as each group's lowering
+/// would have placed them tile after tile: a group's account starts at its
+/// first free instruction, free instructions go where they would end
+/// first, the others only advance their engine's clock. Drops the marks.
+void placeEngineGroups(mlir::Block &block, const MachineModel &machine);
 
 } // namespace trnc::tile

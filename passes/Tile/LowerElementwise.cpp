@@ -101,14 +101,13 @@ using TileBody = function_ref<SmallVector<Value>(
 /// body writes its input tiles (then no loaded tile may serve two tiles,
 /// and a broadcast source is widened to a whole tile first).
 ///
-/// The tiles are emitted as loops (TileLoops.h) of `kind`: where the list
-/// of tiles repeats with each view a constant step further on, one scf.for
-/// whose body is one iteration, the views walked through nisa.hbm_window.
+/// The tiles are emitted as loops (TileLoops.h): where the list of tiles
+/// repeats with each view a constant step further on, one scf.for whose
+/// body is one iteration, the views walked through nisa.hbm_window.
 void forEachElementwiseTile(LoweringContext &ctx, Location loc,
                             ArrayRef<HbmView> dsts, ArrayRef<HbmView> srcs,
                             ArrayRef<Type> loadTypes, int64_t maxFree,
-                            TileBody body, bool reuseLoads = true,
-                            TileLoopKind kind = {}) {
+                            TileBody body, bool reuseLoads = true) {
   SmallVector<const HbmView *> all;
   for (const HbmView &d : dsts)
     all.push_back(&d);
@@ -124,9 +123,10 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
               [&](const TileTask &task) { tasks.push_back(task); });
   // A source whose pattern repeats from tile to tile (a bias row broadcast
   // over the partitions and the looped dims) is loaded once per distinct
-  // pattern and buffer, before the loops it stays put in, unless the body
-  // writes its inputs. A loop body's own loads are per iteration: the map a
-  // body fills is dropped when its loop is closed.
+  // pattern and buffer (in a loop's first iteration, emitted before it),
+  // unless the body writes its inputs; no loop inside one it stays put in
+  // may move it (nestTileTasks). A loop body's own loads are per iteration:
+  // the map a body fills is dropped when its loop is closed.
   using LoadKey = std::tuple<size_t, const void *, int64_t, SmallVector<int64_t>,
                              SmallVector<int64_t>>;
   using Loads = std::map<LoadKey, std::pair<Value, Ap>>;
@@ -205,28 +205,20 @@ void forEachElementwiseTile(LoweringContext &ctx, Location loc,
     }
   };
 
-  // A loop's body sees what was loaded before it; its own loads are per
+  // Each loop's first iteration is emitted as it is, so the loads later
+  // iterations reuse come where they did tile by tile, outside the loop. A
+  // loop's body sees what was loaded before it; its own loads are per
   // iteration, dropped when the loop closes.
   SmallVector<Loads> scopes(1);
   SmallVector<Value> roots;
   for (const HbmView *view : all)
     roots.push_back(view->root);
-  emitTileNest(
+  emitPeeledTileNest(
       ctx.b, loc, nest, roots,
       [&](int64_t t, ArrayRef<Value> roots) {
         emitTask(scopes.back(), tasks[t], roots);
       },
-      [&](const TileNestNode &loop, ArrayRef<Value> roots) {
-        // The sources that stay put in the loop are loaded before it.
-        SmallVector<int64_t> firsts;
-        loop.firstIterationTasks(firsts);
-        for (size_t i = 0; i < srcs.size(); ++i)
-          if (hoistable[first + i] && loop.steps[first + i] == 0)
-            for (int64_t t : firsts)
-              loadSource(scopes.back(), tasks[t], roots[first + i], i);
-        scopes.push_back(scopes.back());
-      },
-      [&] { scopes.pop_back(); }, kind);
+      [&] { scopes.push_back(scopes.back()); }, [&] { scopes.pop_back(); });
 }
 
 /// trn.full: one tile filled once, stored to every tile of the result (in
@@ -755,7 +747,6 @@ Type ElementwiseGroupPlan::loadType(const ElementwiseStep &step,
 FailureOr<ElementwiseGroupPlan>
 ElementwiseGroupPlan::build(LoweringContext &ctx, ArrayRef<Operation *> ops) {
   ElementwiseGroupPlan plan;
-  plan.engines = std::make_shared<EngineBalance>(ctx.machine);
   plan.members.insert(ops.begin(), ops.end());
   for (Operation *op : ops) {
     FailureOr<ElementwiseStep> step = elementwiseStep(ctx, op);
@@ -906,9 +897,9 @@ SmallVector<Value> ElementwiseGroupPlan::computeTile(
     }
     tileOf[result] = t;
   }
-  // A loop body's instructions are placed when it is unrolled.
-  if (engines && !insideTileLoop(ctx.b))
-    engines->placeSince(ctx.b, mark);
+  // Their engines are chosen once the loops are unrolled (EngineBalance.h).
+  if (balanceEngines)
+    markEngineFree(mark.begin(), ctx.b.getInsertionPoint());
   SmallVector<Value> outs;
   for (Value v : outputs)
     outs.push_back(tileOf.lookup(v));
@@ -927,6 +918,7 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
   FailureOr<ElementwiseGroupPlan> plan = ElementwiseGroupPlan::build(ctx, ops);
   if (failed(plan))
     return failure();
+  EmitMark groupStart(ctx.b); // the group's instructions, for their engines
   SmallVector<HbmView> srcs;
   SmallVector<Type> loadTypes;
   for (auto [v, t] : plan->sources) {
@@ -961,7 +953,8 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
           ArrayRef<Ap> loadedAps) {
         return plan->computeTile(ctx, loc, p, f, loaded, loadedAps);
       },
-      /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(ops.front()),
-      TileLoopKind{/*balanceEngines=*/true});
+      /*reuseLoads=*/!isa<trn::ThresholdBackwardOp>(ops.front()));
+  markEngineGroup(groupStart.begin(), ctx.b.getInsertionPoint(),
+                  ctx.nextEngineGroup++);
   return success();
 }

@@ -663,6 +663,7 @@ LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op,
   MatmulPlan plan = planMatmul(ctx.machine, problem);
 
   MatrixProductEmitter emitter(ctx, op->getLoc(), plan, epilogue);
+  EmitMark start(ctx.b); // with an epilogue: one group for the engines
   for (int64_t i = 0; i < batches; ++i) {
     HbmView ai = slice(a, i), bi = slice(b, i), ci = slice(c, i);
     KMajorOperand at{ai.root, ai.offset, ai.strides[1], ai.strides[0],
@@ -671,5 +672,10 @@ LogicalResult trnc::tile::lowerMatmul(LoweringContext &ctx, Operation *op,
                      bi.elementType(), plan.transposeB};
     emitter.emit(at, bk, ci, m, k, n);
   }
+  // The epilogue's computation is free to move between engines
+  // (ElementwiseGroupPlan::computeTile); the rest is accounted where it is.
+  if (epilogue)
+    markEngineGroup(start.begin(), ctx.b.getInsertionPoint(),
+                    ctx.nextEngineGroup++);
   return success();
 }

@@ -355,6 +355,7 @@ Ap RowGroupLowering::readAp(const RowTileValue &t, bool asFull, int64_t p) {
 }
 
 void RowGroupLowering::emit() {
+  EmitMark groupStart(ctx.b); // the group's instructions, for their engines
   int64_t n = space.n();
   Type f32 = ctx.b.getF32Type();
   int64_t maxN = ctx.machine.matmulMaxN;
@@ -407,7 +408,6 @@ void RowGroupLowering::emit() {
 
   llvm::DenseMap<unsigned, Value> invariantTiles;
   bool firstTask = true;
-  EngineBalance engines(ctx.machine);
   // Tasks overlap only when two fit in the SBUF a group may use.
   bool serial = 2 * taskBytes > (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3;
   // One task, its buffers read through `roots` (one per view of `kept`).
@@ -562,12 +562,18 @@ void RowGroupLowering::emit() {
               ctx.ap(task.offsets[view], {partStride(view), rowStride}, {p, f}),
               tile, ctx.tileAp(tile, p, f));
     }
-    // A loop body's instructions are placed when it is unrolled.
-    if (insideTileLoop(ctx.b))
+    // The task's engines are chosen once the loops are unrolled
+    // (EngineBalance.h); a task that cannot overlap the next ends with a
+    // barrier.
+    markEngineFree(mark.begin(), ctx.b.getInsertionPoint());
+    if (!serial)
       return;
-    engines.placeSince(ctx.b, mark);
-    if (serial)
-      engines.barrier();
+    for (Operation &op : llvm::reverse(
+             llvm::make_range(mark.begin(), ctx.b.getInsertionPoint())))
+      if (isa<nisa::InstructionOpInterface>(op)) {
+        op.setAttr(kEngineBarrierAttr, ctx.b.getUnitAttr());
+        break;
+      }
   };
   SmallVector<TileTask> tasks;
   auto collect = [&](const TileTask &task) { tasks.push_back(task); };
@@ -593,8 +599,7 @@ void RowGroupLowering::emit() {
     emitTileNest(
         ctx.b, loc, nestTileTasks(rest, hoistable), roots,
         [&](int64_t t, ArrayRef<Value> roots) { emitTask(rest[t], roots); },
-        /*enter=*/nullptr, /*exit=*/nullptr,
-        TileLoopKind{/*balanceEngines=*/true, /*serialIterations=*/serial});
+        /*enter=*/nullptr, /*exit=*/nullptr);
   }
 
   // The sums over rows: PSUM -> SBUF (with the cast) -> HBM.
@@ -621,6 +626,8 @@ void RowGroupLowering::emit() {
               out, ctx.tileAp(out));
     }
   }
+  markEngineGroup(groupStart.begin(), ctx.b.getInsertionPoint(),
+                  ctx.nextEngineGroup++);
 }
 
 FailureOr<bool> RowGroupLowering::run() {

@@ -36,6 +36,8 @@ struct LoweringContext {
   llvm::DenseMap<mlir::Value, HbmView> resultDest;
   /// The identity tiles built so far (one per element type; identity()).
   llvm::DenseMap<mlir::Type, mlir::Value> identities;
+  /// The next fusion group's id for the engine marks (EngineBalance.h).
+  int64_t nextEngineGroup = 0;
 
   // --- Limits ---------------------------------------------------------------
   int64_t partitions() const { return machine.numPartitions; }

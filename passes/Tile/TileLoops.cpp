@@ -82,6 +82,7 @@ struct Nester {
       }
       TileNestNode loop;
       loop.trips = bestCover / bestLen;
+      loop.stretch = bestLen;
       // A reused view that stays put in this loop is loaded before it; no
       // loop inside may move it.
       SmallVector<bool> inner(pinned.begin(), pinned.end());
@@ -122,17 +123,12 @@ bool trnc::tile::insideTileLoop(OpBuilder &b) {
 }
 
 TileLoopScope::TileLoopScope(OpBuilder &b, Location loc, int64_t trips,
-                             ArrayRef<int64_t> steps, ArrayRef<Value> roots,
-                             TileLoopKind kind)
+                             ArrayRef<int64_t> steps, ArrayRef<Value> roots)
     : b(b), saved(b.saveInsertionPoint()) {
   Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
   Value ub = b.create<arith::ConstantIndexOp>(loc, trips);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   auto loop = b.create<scf::ForOp>(loc, lb, ub, one);
-  if (kind.balanceEngines)
-    loop->setAttr(kBalanceEnginesAttr, b.getUnitAttr());
-  if (kind.serialIterations)
-    loop->setAttr(kSerialIterationsAttr, b.getUnitAttr());
   b.setInsertionPoint(loop.getBody()->getTerminator());
   // The builder's position after the loop, once the body is emitted.
   saved = OpBuilder::InsertPoint(loop->getBlock(),
@@ -152,7 +148,7 @@ void trnc::tile::emitTileNest(
     OpBuilder &b, Location loc, ArrayRef<TileNestNode> nodes,
     ArrayRef<Value> roots, function_ref<void(int64_t, ArrayRef<Value>)> leaf,
     function_ref<void(const TileNestNode &, ArrayRef<Value>)> enter,
-    function_ref<void()> exit, TileLoopKind kind) {
+    function_ref<void()> exit) {
   for (const TileNestNode &node : nodes) {
     if (!node.isLoop()) {
       leaf(node.task, roots);
@@ -161,12 +157,47 @@ void trnc::tile::emitTileNest(
     if (enter)
       enter(node, roots);
     {
-      TileLoopScope loop(b, loc, node.trips, node.steps, roots, kind);
-      emitTileNest(b, loc, node.body, loop.roots(), leaf, enter, exit, kind);
+      TileLoopScope loop(b, loc, node.trips, node.steps, roots);
+      emitTileNest(b, loc, node.body, loop.roots(), leaf, enter, exit);
     }
     if (exit)
       exit();
   }
+}
+
+static void emitPeeled(
+    OpBuilder &b, Location loc, ArrayRef<TileNestNode> nodes,
+    ArrayRef<Value> roots, int64_t offset,
+    function_ref<void(int64_t, ArrayRef<Value>)> leaf,
+    function_ref<void()> enter, function_ref<void()> exit) {
+  for (const TileNestNode &node : nodes) {
+    if (!node.isLoop()) {
+      leaf(node.task + offset, roots);
+      continue;
+    }
+    emitPeeled(b, loc, node.body, roots, offset, leaf, enter, exit);
+    if (node.trips == 2) {
+      emitPeeled(b, loc, node.body, roots, offset + node.stretch, leaf, enter,
+                 exit);
+      continue;
+    }
+    // Iterations 1.. : the body is iteration 1's tiles, the windows at the
+    // induction variable moving on from there.
+    enter();
+    {
+      TileLoopScope loop(b, loc, node.trips - 1, node.steps, roots);
+      emitPeeled(b, loc, node.body, loop.roots(), offset + node.stretch, leaf,
+                 enter, exit);
+    }
+    exit();
+  }
+}
+
+void trnc::tile::emitPeeledTileNest(
+    OpBuilder &b, Location loc, ArrayRef<TileNestNode> nodes,
+    ArrayRef<Value> roots, function_ref<void(int64_t, ArrayRef<Value>)> leaf,
+    function_ref<void()> enter, function_ref<void()> exit) {
+  emitPeeled(b, loc, nodes, roots, /*offset=*/0, leaf, enter, exit);
 }
 
 void trnc::tile::emitTileLoops(

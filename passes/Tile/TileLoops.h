@@ -13,7 +13,6 @@
 #include "passes/Tile/HbmView.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -21,24 +20,8 @@
 
 namespace trnc::tile {
 
-/// On a tile loop nest of a fusion group (elementwise, rows): the engines of
-/// its instructions (which the body names as Vector) are chosen as it is
-/// unrolled, iteration by iteration (trnc-unroll-tile-loops,
-/// EngineBalance). Other lowerings' loops keep the engines they name.
-constexpr llvm::StringLiteral kBalanceEnginesAttr = "trnc.balance_engines";
-/// On a tile loop: its iterations cannot overlap (the next one's tiles do
-/// not fit SBUF beside this one's), so trnc-unroll-tile-loops places each
-/// iteration's instructions from idle engines (EngineBalance::barrier).
-constexpr llvm::StringLiteral kSerialIterationsAttr = "trnc.serial_iterations";
-
-/// How trnc-unroll-tile-loops treats a loop (the attributes above).
-struct TileLoopKind {
-  bool balanceEngines = false;
-  bool serialIterations = false;
-};
-
-/// Whether the builder emits into a tile loop's body: its instructions'
-/// engines are chosen when the loop is unrolled, not by the lowering.
+/// Whether the builder emits into a tile loop's body (whose values do not
+/// outlive the loop).
 bool insideTileLoop(mlir::OpBuilder &b);
 
 /// A leaf (one task, emitted as it is) or a loop of `trips` iterations of
@@ -46,6 +29,7 @@ bool insideTileLoop(mlir::OpBuilder &b);
 struct TileNestNode {
   int64_t task = -1; // leaf: index into the task list; loop: -1
   int64_t trips = 0;
+  int64_t stretch = 0; // tasks per iteration
   llvm::SmallVector<int64_t> steps;
   std::vector<TileNestNode> body; // std::vector: of its own (incomplete) type
 
@@ -74,8 +58,7 @@ std::vector<TileNestNode> nestTileTasks(llvm::ArrayRef<TileTask> tasks,
 class TileLoopScope {
 public:
   TileLoopScope(mlir::OpBuilder &b, mlir::Location loc, int64_t trips,
-                llvm::ArrayRef<int64_t> steps, llvm::ArrayRef<mlir::Value> roots,
-                TileLoopKind kind = {});
+                llvm::ArrayRef<int64_t> steps, llvm::ArrayRef<mlir::Value> roots);
   ~TileLoopScope();
   TileLoopScope(const TileLoopScope &) = delete;
   TileLoopScope &operator=(const TileLoopScope &) = delete;
@@ -92,14 +75,26 @@ private:
 /// each loop as an scf.for (TileLoopScope) whose body is emitted the same
 /// way with the body's roots. `enter(loop, roots)` runs before a loop is
 /// opened, with the roots outside it (to emit what the loop reads from
-/// outside), and `exit()` after it is closed. Every loop is of `kind`.
+/// outside), and `exit()` after it is closed.
 void emitTileNest(
     mlir::OpBuilder &b, mlir::Location loc,
     llvm::ArrayRef<TileNestNode> nodes, llvm::ArrayRef<mlir::Value> roots,
     llvm::function_ref<void(int64_t, llvm::ArrayRef<mlir::Value>)> leaf,
     llvm::function_ref<void(const TileNestNode &, llvm::ArrayRef<mlir::Value>)>
         enter = nullptr,
-    llvm::function_ref<void()> exit = nullptr, TileLoopKind kind = {});
+    llvm::function_ref<void()> exit = nullptr);
+
+/// emitTileNest, each loop's first iteration emitted as it is, before a
+/// loop over the others (or alone, or with a second copy, when it has one
+/// or two iterations): what later iterations reuse (a bias row, a per-row
+/// statistic, each loaded at its first use) is then loaded in the order the
+/// tiles come, outside the loop. `leaf` gets the task's index in the list
+/// the nest was built from.
+void emitPeeledTileNest(
+    mlir::OpBuilder &b, mlir::Location loc,
+    llvm::ArrayRef<TileNestNode> nodes, llvm::ArrayRef<mlir::Value> roots,
+    llvm::function_ref<void(int64_t, llvm::ArrayRef<mlir::Value>)> leaf,
+    llvm::function_ref<void()> enter, llvm::function_ref<void()> exit);
 
 /// forEachTile emitted as loops: `fn(task, roots)` emits one tile of
 /// `space`, its views read and written through `roots[v]` (view v's buffer,

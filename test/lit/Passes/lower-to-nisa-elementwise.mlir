@@ -1,8 +1,11 @@
-// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
+// The instructions, the tile loops unrolled (trnc-unroll-tile-loops) and the
+// engines placed, as the later phases see them; the LOOP prefix: the loops
+// as the tile phase emits them.
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | FileCheck %s
 // The output must pass the nisa verifiers when read back.
-// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
-// The loops unrolled (trnc-unroll-tile-loops), as the later phases see them.
-// RUN: trnc-opt %s --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | FileCheck %s --check-prefix=UNROLLED
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | trnc-opt | FileCheck %s
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s --check-prefix=LOOP
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt > /dev/null
 
 // A unary op is one Scalar-engine activation per tile.
 // CHECK-LABEL: func.func @unary
@@ -75,20 +78,28 @@ func.func @add_batch_broadcast(%x: tensor<4x256x512xbf16>, %p: tensor<256x512xbf
 // channels walk 64 partitions (each two maps' 1024-element runs per tile),
 // not 8 partitions (one per image) per tile. The per-channel mean is one
 // value per partition: loaded as a [64, 1] tile and read as tensor_scalar's
-// per-partition operand, never widened to [64, 2048]. The four tiles are
-// one scf.for: the mean, the same for every tile, is loaded before it; the
-// body walks windows of x and of the result, 131072 elements (two maps of
-// 64 channels) per iteration.
+// per-partition operand, never widened to [64, 2048].
 // CHECK-LABEL: func.func @sub_channel_mean
+// CHECK: nisa.dma_copy %{{.*}} <0, [2048, 1], [64, 2048]>, %arg0 <0, [1024, 65536, 1024, 1], [64, 2, 1, 1024]>
 // CHECK: nisa.dma_copy %[[M:[0-9]+]] <0, [1, 1], [64, 1]>, %arg1 <0, [1, 1], [64, 1]>
-// CHECK: scf.for %[[I:.*]] = %c0 to %c4 step %c1 {
-// CHECK-DAG: %[[Y:[0-9]+]] = nisa.hbm_window %arg2[%[[I]] * 131072] : memref<524288xf32>
-// CHECK-DAG: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 131072] : memref<524288xf32>
-// CHECK: nisa.dma_copy %{{.*}} <0, [2048, 1], [64, 2048]>, %[[X]] <0, [1024, 65536, 1024, 1], [64, 2, 1, 1024]>
-// CHECK-NEXT: nisa.alloc
-// CHECK-NEXT: nisa.tensor_scalar {{.*}} <0, [2048, 1], [64, 2048]> subtract 0.000000e+00 per_partition %[[M]] <0, [1, 1], [64, 1]>
-// CHECK-NEXT: nisa.dma_copy %[[Y]] <0, [1024, 65536, 1024, 1], [64, 2, 1, 1024]>
-// CHECK-NEXT: }
+// CHECK: nisa.tensor_scalar {{.*}} <0, [2048, 1], [64, 2048]> subtract 0.000000e+00 per_partition %[[M]] <0, [1, 1], [64, 1]>
+// CHECK-COUNT-3: nisa.tensor_scalar {{.*}} <0, [2048, 1], [64, 2048]> subtract 0.000000e+00 per_partition %[[M]]
+// CHECK-NOT: nisa.tensor_tensor
+// CHECK-NOT: nisa.tensor_copy
+// As the tile phase emits them, the four tiles are the first as it is (it
+// loads the mean, the same for every tile) and a loop over the other three,
+// whose body is tile 1 reading windows of x and of the result that move
+// 131072 elements (two maps of 64 channels) per iteration.
+// LOOP-LABEL: func.func @sub_channel_mean
+// LOOP: nisa.dma_copy %[[M:[0-9]+]] <0, [1, 1], [64, 1]>, %arg1 <0, [1, 1], [64, 1]>
+// LOOP: scf.for %[[I:.*]] = %c0 to %c3 step %c1 {
+// LOOP-DAG: %[[Y:[0-9]+]] = nisa.hbm_window %arg2[%[[I]] * 131072] : memref<524288xf32>
+// LOOP-DAG: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 131072] : memref<524288xf32>
+// LOOP: nisa.dma_copy %{{.*}} <0, [2048, 1], [64, 2048]>, %[[X]] <131072, [1024, 65536, 1024, 1], [64, 2, 1, 1024]>
+// LOOP-NEXT: nisa.alloc
+// LOOP-NEXT: nisa.tensor_scalar {{.*}} <0, [2048, 1], [64, 2048]> subtract 0.000000e+00 per_partition %[[M]] <0, [1, 1], [64, 1]>
+// LOOP-NEXT: nisa.dma_copy %[[Y]] <131072, [1024, 65536, 1024, 1], [64, 2, 1, 1024]>
+// LOOP-NEXT: {{^ +}$}}
 // CHECK-NOT: nisa.tensor_tensor
 // CHECK-NOT: nisa.tensor_copy
 func.func @sub_channel_mean(%x: tensor<8x64x32x32xf32>, %m: tensor<64x1x1xf32>) -> tensor<8x64x32x32xf32> {
@@ -139,62 +150,69 @@ func.func @stride_five_slice(%x: tensor<128x40xf32>) -> tensor<128x8xf32> {
 
 // An elementwise group of 4 tiles, lowered as a loop and unrolled: each
 // load and store at its tile's offset, as if emitted one by one.
-// UNROLLED-LABEL: func.func @lowered
-// UNROLLED-NOT: scf.for
-// UNROLLED: nisa.dma_copy %{{.*}}, %arg0 <0, [2048, 1], [128, 2048]>
-// UNROLLED: nisa.dma_copy %arg1 <0, [2048, 1], [128, 2048]>
-// UNROLLED: nisa.dma_copy %{{.*}}, %arg0 <262144, [2048, 1], [128, 2048]>
-// UNROLLED: nisa.dma_copy %arg1 <262144, [2048, 1], [128, 2048]>
-// UNROLLED: nisa.dma_copy %{{.*}}, %arg0 <524288, [2048, 1], [128, 2048]>
-// UNROLLED: nisa.dma_copy %arg1 <524288, [2048, 1], [128, 2048]>
-// UNROLLED: nisa.dma_copy %{{.*}}, %arg0 <786432, [2048, 1], [128, 2048]>
-// UNROLLED: nisa.dma_copy %arg1 <786432, [2048, 1], [128, 2048]>
-// UNROLLED-NOT: nisa.dma_copy
+// CHECK-LABEL: func.func @lowered
+// CHECK-NOT: scf.for
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [2048, 1], [128, 2048]>
+// CHECK: nisa.dma_copy %arg1 <0, [2048, 1], [128, 2048]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <262144, [2048, 1], [128, 2048]>
+// CHECK: nisa.dma_copy %arg1 <262144, [2048, 1], [128, 2048]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <524288, [2048, 1], [128, 2048]>
+// CHECK: nisa.dma_copy %arg1 <524288, [2048, 1], [128, 2048]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <786432, [2048, 1], [128, 2048]>
+// CHECK: nisa.dma_copy %arg1 <786432, [2048, 1], [128, 2048]>
+// CHECK-NOT: nisa.dma_copy
 func.func @lowered(%x: tensor<512x2048xf32>) -> tensor<512x2048xf32> {
   %0 = trn.exp %x : tensor<512x2048xf32>
   return %0 : tensor<512x2048xf32>
 }
 
-// Rows of 5000 of a 6000-wide input: per 128-row block two 2048-wide tiles
-// and a 904-wide one. Two nested loops: the blocks (windows moving 128 rows
-// of each view), and inside, the two full tiles (windows of those windows
-// moving 2048 elements); the narrow tile follows in the block's body.
+// Rows of 10000 of a 12000-wide input: per 128-row block four 2048-wide
+// tiles and a 1808-wide one. Each loop's first iteration is emitted as it
+// is, then a loop over the others: the first row block (its first column
+// tile, a loop over the three others, the narrow tile), then a loop over the
+// three other row blocks (windows moving 128 rows of each view), whose body
+// is row block 1 with the same column structure inside (windows of those
+// windows moving 2048 elements).
+// LOOP-LABEL: func.func @ragged
+// LOOP: nisa.dma_copy %{{.*}} <0, [2048, 1], [128, 2048]>, %arg0 <0, [12000, 1], [128, 2048]>
+// LOOP: scf.for %{{[a-z0-9]+}} = %c0 to %c3 step %c1 {
+// LOOP: nisa.dma_copy %{{.*}} <0, [1808, 1], [128, 1808]>, %arg0 <8192, [12000, 1], [128, 1808]>
+// LOOP: scf.for %[[I:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// LOOP-DAG: %[[Y:[0-9]+]] = nisa.hbm_window %arg1[%[[I]] * 1280000]
+// LOOP-DAG: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 1536000]
+// LOOP: nisa.dma_copy %{{.*}} <0, [2048, 1], [128, 2048]>, %[[X]] <1536000, [12000, 1], [128, 2048]>
+// LOOP: scf.for %[[J:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// LOOP-DAG: %[[YJ:[0-9]+]] = nisa.hbm_window %[[Y]][%[[J]] * 2048]
+// LOOP-DAG: %[[XJ:[0-9]+]] = nisa.hbm_window %[[X]][%[[J]] * 2048]
+// LOOP: nisa.dma_copy %{{.*}} <0, [2048, 1], [128, 2048]>, %[[XJ]] <1538048, [12000, 1], [128, 2048]>
+// LOOP: nisa.activation exp
+// LOOP: nisa.dma_copy %[[YJ]] <1282048, [10000, 1], [128, 2048]>
+// LOOP-NEXT: {{^ +}$}}
+// LOOP: nisa.dma_copy %{{.*}} <0, [1808, 1], [128, 1808]>, %[[X]] <1544192, [12000, 1], [128, 1808]>
+// LOOP: nisa.dma_copy %[[Y]] <1288192, [10000, 1], [128, 1808]>
+// LOOP-NEXT: {{^ +}$}}
 // CHECK-LABEL: func.func @ragged
-// CHECK: scf.for %[[I:[a-z0-9]+]] = %c0 to %c2 step %c1 {
-// CHECK-DAG: %[[Y:[0-9]+]] = nisa.hbm_window %arg1[%[[I]] * 640000]
-// CHECK-DAG: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 768000]
-// CHECK: scf.for %[[J:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-DAG: %[[YJ:[0-9]+]] = nisa.hbm_window %[[Y]][%[[J]] * 2048]
-// CHECK-DAG: %[[XJ:[0-9]+]] = nisa.hbm_window %[[X]][%[[J]] * 2048]
-// CHECK: nisa.dma_copy %{{.*}} <0, [2048, 1], [128, 2048]>, %[[XJ]] <0, [6000, 1], [128, 2048]>
-// CHECK: nisa.activation exp
-// CHECK: nisa.dma_copy %[[YJ]] <0, [5000, 1], [128, 2048]>
-// CHECK-NEXT: }
-// CHECK: nisa.dma_copy %{{.*}} <0, [904, 1], [128, 904]>, %[[X]] <4096, [6000, 1], [128, 904]>
-// CHECK: nisa.activation exp
-// CHECK: nisa.dma_copy %[[Y]] <4096, [5000, 1], [128, 904]>
-// CHECK-NEXT: }
-// UNROLLED-LABEL: func.func @ragged
-// UNROLLED-COUNT-6: nisa.activation exp
-// UNROLLED-NOT: nisa.activation
-func.func @ragged(%x: tensor<256x6000xf32>) -> tensor<256x5000xf32> {
-  %s = trn.slice %x starts = [0, 0] steps = [1, 1] : tensor<256x6000xf32> -> tensor<256x5000xf32>
-  %0 = trn.exp %s : tensor<256x5000xf32>
-  return %0 : tensor<256x5000xf32>
+// CHECK-COUNT-20: nisa.activation exp
+// CHECK-NOT: nisa.activation
+func.func @ragged(%x: tensor<512x12000xf32>) -> tensor<512x10000xf32> {
+  %s = trn.slice %x starts = [0, 0] steps = [1, 1] : tensor<512x12000xf32> -> tensor<512x10000xf32>
+  %0 = trn.exp %s : tensor<512x10000xf32>
+  return %0 : tensor<512x10000xf32>
 }
 
 // A bias row broadcast over 512 rows, two 2048-wide chunks per row block:
-// both chunks of the bias are loaded once, before the loop over the four
-// row blocks, which reads them from outside (its body is the two chunks).
-// CHECK-LABEL: func.func @bias_rows
-// CHECK: nisa.dma_copy %[[B0:[0-9]+]] <0, [2048, 1], [128, 2048]>, %arg1 <0, [0, 1], [128, 2048]>
-// CHECK: nisa.dma_copy %[[B1:[0-9]+]] <0, [2048, 1], [128, 2048]>, %arg1 <2048, [0, 1], [128, 2048]>
-// CHECK: scf.for
-// CHECK-NOT: %arg1
-// CHECK: nisa.tensor_tensor add {{.*}}, %[[B0]]
-// CHECK-NOT: %arg1
-// CHECK: nisa.tensor_tensor add {{.*}}, %[[B1]]
-// CHECK: }
+// the first row block, emitted as it is, loads both chunks of the bias;
+// the loop over the three other row blocks reads them from outside (its
+// body is the two chunks).
+// LOOP-LABEL: func.func @bias_rows
+// LOOP: nisa.dma_copy %[[B0:[0-9]+]] <0, [2048, 1], [128, 2048]>, %arg1 <0, [0, 1], [128, 2048]>
+// LOOP: nisa.dma_copy %[[B1:[0-9]+]] <0, [2048, 1], [128, 2048]>, %arg1 <2048, [0, 1], [128, 2048]>
+// LOOP: scf.for %{{.*}} = %c0 to %c3 step %c1 {
+// LOOP-NOT: %arg1
+// LOOP: nisa.tensor_tensor add {{.*}}, %[[B0]]
+// LOOP-NOT: %arg1
+// LOOP: nisa.tensor_tensor add {{.*}}, %[[B1]]
+// LOOP: }
 func.func @bias_rows(%x: tensor<512x4096xf32>, %b: tensor<4096xf32>) -> tensor<512x4096xf32> {
   %bb = trn.broadcast %b : tensor<4096xf32> -> tensor<512x4096xf32>
   %0 = trn.add %x, %bb : tensor<512x4096xf32>

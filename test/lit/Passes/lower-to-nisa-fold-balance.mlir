@@ -1,8 +1,8 @@
 // Immediate arithmetic folded into the instruction reading it (foldSteps,
 // ElementwiseSteps.h) and the group's instructions spread over Vector,
 // Scalar and GpSimd by the simulator's costs (EngineBalance.h).
-// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s
-// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | FileCheck %s
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | trnc-opt -split-input-file > /dev/null
 
 // A bf16 GELU gradient as a matmul epilogue: 11 fp32 ops become 7
 // instructions. x * 0.7071 is erf's input scale; (+1) * 0.5 one two-op

@@ -1,6 +1,6 @@
-// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | FileCheck %s
 // The output must pass the nisa verifiers when read back.
-// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | trnc-opt | FileCheck %s
 
 // One tile: stationary A^T loaded by a DMA walking A transposed, fp32 PSUM,
 // PSUM -> SBUF on the Scalar engine, stored into the output argument.

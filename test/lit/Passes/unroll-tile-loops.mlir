@@ -41,14 +41,17 @@ func.func @nest(%x: memref<4096xf32>, %y: memref<4096xf32>) {
 // -----
 
 // Four iterations of a multiply that Vector, Scalar and GpSimd can all run,
-// in a fusion group's loop (trnc.balance_engines): the body says Vector;
-// unrolled, consecutive iterations go to whichever engine would end first,
-// so not all stay on Vector.
+// marked as a fusion group's (trnc.engine_group) and free to move
+// (trnc.engine_free): the body says Vector; unrolled, consecutive iterations
+// go to whichever engine would end first, so not all stay on Vector. The
+// marks are gone afterwards.
 // CHECK-LABEL: func.func @engines
+// CHECK-NOT: trnc.engine
 // CHECK: nisa.tensor_scalar {{.*}} on scalar
 // CHECK: nisa.tensor_scalar {{.*}} on gpsimd
 // CHECK: nisa.tensor_scalar {{.*}} on vector
 // CHECK: nisa.tensor_scalar {{.*}} on scalar
+// CHECK-NOT: trnc.engine
 func.func @engines(%x: memref<8192xf32>, %y: memref<8192xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -57,21 +60,21 @@ func.func @engines(%x: memref<8192xf32>, %y: memref<8192xf32>) {
     %xi = nisa.hbm_window %x[%i * 2048] : memref<8192xf32>
     %yi = nisa.hbm_window %y[%i * 2048] : memref<8192xf32>
     %t = nisa.alloc : !nisa.tile<sbuf, 128, 16, f32>
-    nisa.dma_copy %t <0, [16, 1], [128, 16]>, %xi <0, [16, 1], [128, 16]> : !nisa.tile<sbuf, 128, 16, f32>, memref<8192xf32>
+    nisa.dma_copy %t <0, [16, 1], [128, 16]>, %xi <0, [16, 1], [128, 16]> {trnc.engine_group = 0 : i64} : !nisa.tile<sbuf, 128, 16, f32>, memref<8192xf32>
     %u = nisa.alloc : !nisa.tile<sbuf, 128, 16, f32>
-    nisa.tensor_scalar %u <0, [16, 1], [128, 16]>, %t <0, [16, 1], [128, 16]> multiply 2.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 16, f32>, !nisa.tile<sbuf, 128, 16, f32>
-    nisa.dma_copy %yi <0, [16, 1], [128, 16]>, %u <0, [16, 1], [128, 16]> : memref<8192xf32>, !nisa.tile<sbuf, 128, 16, f32>
-  } {trnc.balance_engines}
+    nisa.tensor_scalar %u <0, [16, 1], [128, 16]>, %t <0, [16, 1], [128, 16]> multiply 2.0, bypass 0.0 on vector {trnc.engine_group = 0 : i64, trnc.engine_free} : !nisa.tile<sbuf, 128, 16, f32>, !nisa.tile<sbuf, 128, 16, f32>
+    nisa.dma_copy %yi <0, [16, 1], [128, 16]>, %u <0, [16, 1], [128, 16]> {trnc.engine_group = 0 : i64} : memref<8192xf32>, !nisa.tile<sbuf, 128, 16, f32>
+  }
   return
 }
 
 // -----
 
-// The same kind of chain in a loop also marked trnc.serial_iterations (its
-// iterations' tiles do not fit SBUF together, so they never overlap): each
-// iteration is placed from idle engines, where Vector ends first; without
-// the mark the second iteration would go to GpSimd and Scalar, to overlap
-// the first.
+// The same kind of chain, each iteration's last instruction marked
+// trnc.engine_barrier (a row group's task whose tiles do not fit SBUF beside
+// the next one's, so they never overlap): each iteration is placed from
+// idle engines, where Vector ends first; without the mark the second
+// iteration would go to GpSimd and Scalar, to overlap the first.
 // CHECK-LABEL: func.func @serial
 // CHECK-NOT: on gpsimd
 // CHECK-NOT: on scalar
@@ -84,13 +87,31 @@ func.func @serial(%x: memref<65536xf32>, %y: memref<65536xf32>) {
     %xi = nisa.hbm_window %x[%i * 16384] : memref<65536xf32>
     %yi = nisa.hbm_window %y[%i * 16384] : memref<65536xf32>
     %t = nisa.alloc : !nisa.tile<sbuf, 128, 128, f32>
-    nisa.dma_copy %t <0, [128, 1], [128, 128]>, %xi <0, [128, 1], [128, 128]> : !nisa.tile<sbuf, 128, 128, f32>, memref<65536xf32>
+    nisa.dma_copy %t <0, [128, 1], [128, 128]>, %xi <0, [128, 1], [128, 128]> {trnc.engine_group = 3 : i64, trnc.engine_free} : !nisa.tile<sbuf, 128, 128, f32>, memref<65536xf32>
     %u = nisa.alloc : !nisa.tile<sbuf, 128, 128, f32>
-    nisa.tensor_tensor add %u <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]> on vector : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
+    nisa.tensor_tensor add %u <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]> on vector {trnc.engine_group = 3 : i64, trnc.engine_free} : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
     %v = nisa.alloc : !nisa.tile<sbuf, 128, 128, f32>
-    nisa.tensor_scalar %v <0, [128, 1], [128, 128]>, %u <0, [128, 1], [128, 128]> multiply 2.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
-    nisa.dma_copy %yi <0, [128, 1], [128, 128]>, %v <0, [128, 1], [128, 128]> : memref<65536xf32>, !nisa.tile<sbuf, 128, 128, f32>
-  } {trnc.balance_engines, trnc.serial_iterations}
+    nisa.tensor_scalar %v <0, [128, 1], [128, 128]>, %u <0, [128, 1], [128, 128]> multiply 2.0, bypass 0.0 on vector {trnc.engine_group = 3 : i64, trnc.engine_free} : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
+    nisa.dma_copy %yi <0, [128, 1], [128, 128]>, %v <0, [128, 1], [128, 128]> {trnc.engine_group = 3 : i64, trnc.engine_free, trnc.engine_barrier} : memref<65536xf32>, !nisa.tile<sbuf, 128, 128, f32>
+  }
+  return
+}
+
+// -----
+
+// Marks outside any loop (a group's tiles emitted one by one) are placed
+// the same way. The add, not marked free (a lowering's own choice), stays on
+// Vector although Vector is busy with the first multiply (marked free, it
+// would move); the second multiply goes to Scalar.
+// CHECK-LABEL: func.func @straight_line
+// CHECK: nisa.tensor_scalar {{.*}} multiply 2.000000e+00, {{.*}} on vector
+// CHECK: nisa.tensor_tensor add {{.*}} on vector
+// CHECK: nisa.tensor_scalar {{.*}} multiply 3.000000e+00, {{.*}} on scalar
+// CHECK-NOT: trnc.engine
+func.func @straight_line(%t: !nisa.tile<sbuf, 128, 128, f32>, %u: !nisa.tile<sbuf, 128, 128, f32>, %v: !nisa.tile<sbuf, 128, 128, f32>, %w: !nisa.tile<sbuf, 128, 128, f32>) {
+  nisa.tensor_scalar %v <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]> multiply 2.0, bypass 0.0 on vector {trnc.engine_group = 1 : i64, trnc.engine_free} : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
+  nisa.tensor_tensor add %u <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]> on vector {trnc.engine_group = 1 : i64} : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
+  nisa.tensor_scalar %w <0, [128, 1], [128, 128]>, %t <0, [128, 1], [128, 128]> multiply 3.0, bypass 0.0 on vector {trnc.engine_group = 1 : i64, trnc.engine_free} : !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 128, f32>
   return
 }
 
@@ -109,8 +130,8 @@ func.func @one_trip(%x: memref<4096xf32>) {
 
 // -----
 
-// A loop without trnc.balance_engines (a matmul's) keeps the engines its
-// body names, and carries a tile to the next iteration: each iteration
+// A loop whose instructions carry no marks (a matmul's) keeps the engines
+// its body names, and carries a tile to the next iteration: each iteration
 // stores the tile the previous one computed (iter_args), the loop's result
 // is the last iteration's tile, stored after it.
 // CHECK-LABEL: func.func @carried
