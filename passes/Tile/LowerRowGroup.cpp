@@ -598,8 +598,7 @@ void RowGroupLowering::emit() {
       hoistable.push_back(v < externals.size() && externals[v].invariant);
     emitTileNest(
         ctx.b, loc, nestTileTasks(rest, hoistable), roots,
-        [&](int64_t t, ArrayRef<Value> roots) { emitTask(rest[t], roots); },
-        /*enter=*/nullptr, /*exit=*/nullptr);
+        [&](int64_t t, ArrayRef<Value> roots) { emitTask(rest[t], roots); });
   }
 
   // The sums over rows: PSUM -> SBUF (with the cast) -> HBM.

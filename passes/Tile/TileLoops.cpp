@@ -99,15 +99,6 @@ struct Nester {
 
 } // namespace
 
-void TileNestNode::firstIterationTasks(SmallVectorImpl<int64_t> &out) const {
-  if (!isLoop()) {
-    out.push_back(task);
-    return;
-  }
-  for (const TileNestNode &n : body)
-    n.firstIterationTasks(out);
-}
-
 std::vector<TileNestNode> trnc::tile::nestTileTasks(ArrayRef<TileTask> tasks,
                                                     ArrayRef<bool> hoistable) {
   if (tasks.empty())
@@ -146,22 +137,14 @@ TileLoopScope::~TileLoopScope() { b.restoreInsertionPoint(saved); }
 
 void trnc::tile::emitTileNest(
     OpBuilder &b, Location loc, ArrayRef<TileNestNode> nodes,
-    ArrayRef<Value> roots, function_ref<void(int64_t, ArrayRef<Value>)> leaf,
-    function_ref<void(const TileNestNode &, ArrayRef<Value>)> enter,
-    function_ref<void()> exit) {
+    ArrayRef<Value> roots, function_ref<void(int64_t, ArrayRef<Value>)> leaf) {
   for (const TileNestNode &node : nodes) {
     if (!node.isLoop()) {
       leaf(node.task, roots);
       continue;
     }
-    if (enter)
-      enter(node, roots);
-    {
-      TileLoopScope loop(b, loc, node.trips, node.steps, roots);
-      emitTileNest(b, loc, node.body, loop.roots(), leaf, enter, exit);
-    }
-    if (exit)
-      exit();
+    TileLoopScope loop(b, loc, node.trips, node.steps, roots);
+    emitTileNest(b, loc, node.body, loop.roots(), leaf);
   }
 }
 

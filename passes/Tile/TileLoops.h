@@ -34,9 +34,6 @@ struct TileNestNode {
   std::vector<TileNestNode> body; // std::vector: of its own (incomplete) type
 
   bool isLoop() const { return task < 0; }
-  /// The leaves of the first iteration of every loop inside (the tasks the
-  /// body's code is emitted from), in order.
-  void firstIterationTasks(llvm::SmallVectorImpl<int64_t> &out) const;
 };
 
 /// Covers `tasks` (in order) with leaves and loops: a loop is a run of two or
@@ -73,23 +70,19 @@ private:
 
 /// Emits `nodes` at the builder's position: each leaf by `leaf(task, roots)`,
 /// each loop as an scf.for (TileLoopScope) whose body is emitted the same
-/// way with the body's roots. `enter(loop, roots)` runs before a loop is
-/// opened, with the roots outside it (to emit what the loop reads from
-/// outside), and `exit()` after it is closed.
+/// way with the body's roots.
 void emitTileNest(
     mlir::OpBuilder &b, mlir::Location loc,
     llvm::ArrayRef<TileNestNode> nodes, llvm::ArrayRef<mlir::Value> roots,
-    llvm::function_ref<void(int64_t, llvm::ArrayRef<mlir::Value>)> leaf,
-    llvm::function_ref<void(const TileNestNode &, llvm::ArrayRef<mlir::Value>)>
-        enter = nullptr,
-    llvm::function_ref<void()> exit = nullptr);
+    llvm::function_ref<void(int64_t, llvm::ArrayRef<mlir::Value>)> leaf);
 
 /// emitTileNest, each loop's first iteration emitted as it is, before a
-/// loop over the others (or alone, or with a second copy, when it has one
-/// or two iterations): what later iterations reuse (a bias row, a per-row
+/// loop over the others (or followed by a second copy, for a loop of two
+/// iterations): what later iterations reuse (a bias row, a per-row
 /// statistic, each loaded at its first use) is then loaded in the order the
 /// tiles come, outside the loop. `leaf` gets the task's index in the list
-/// the nest was built from.
+/// the nest was built from; `enter()` runs before a loop is opened and
+/// `exit()` after it is closed.
 void emitPeeledTileNest(
     mlir::OpBuilder &b, mlir::Location loc,
     llvm::ArrayRef<TileNestNode> nodes, llvm::ArrayRef<mlir::Value> roots,
