@@ -104,9 +104,6 @@ struct ElementwiseGroupPlan {
   /// Inputs read in more than one type, loaded once in their own (their
   /// casts are computed on chip).
   llvm::DenseSet<mlir::Value> ownType;
-  /// Whether each tile's computation is marked free to move between
-  /// engines (EngineBalance.h: the `unroll` phase places it).
-  bool balanceEngines = true;
 
   static mlir::FailureOr<ElementwiseGroupPlan>
   build(LoweringContext &ctx, llvm::ArrayRef<mlir::Operation *> ops);
@@ -121,7 +118,8 @@ struct ElementwiseGroupPlan {
   /// Computes one task on [p, f] tiles, `loaded[i]` holding source i (read
   /// through `loadedAps[i]` when given: a compact broadcast tile's stride-0
   /// pattern); returns the outputs' tiles, each a loaded tile or a whole
-  /// [p, f] tile. Its instructions are marked free (`balanceEngines`).
+  /// [p, f] tile. Its instructions are marked free to move between engines
+  /// (EngineBalance.h: the `unroll` phase places them).
   llvm::SmallVector<mlir::Value>
   computeTile(LoweringContext &ctx, mlir::Location loc, int64_t p, int64_t f,
               llvm::ArrayRef<mlir::Value> loaded,

@@ -1,7 +1,7 @@
 //===- EngineBalance.cpp - spread a group's instructions over the engines -===//
 //
-// The engines an instruction may run on (the ISA's rules, as the list
-// scheduler states them) and the greedy placement by simulated busy time.
+// The marks the lowerings set, and the greedy placement of each marked
+// group's instructions by the simulator's costs, once the loops are unrolled.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/EngineBalance.h"
@@ -10,20 +10,57 @@
 #include "dialects/Nisa/NisaToIsa.h"
 #include "sim/CostModel.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
+#include <array>
+#include <memory>
 
 using namespace mlir;
 using namespace trnc;
 using namespace trnc::nisa;
-using trnc::tile::EngineBalance;
+using namespace trnc::tile;
 
+namespace {
+
+/// One fusion group's account: each engine runs its stream in order, an
+/// instruction starts once its engine is free and its operand tiles are
+/// written, and takes the simulator's own cost.
+class EngineBalance {
+public:
+  EngineBalance(const MachineModel &machine, const DenseSet<Value> &pinned)
+      : machine(machine), pinned(pinned) {}
+
+  /// Accounts `op` on its engine, or (`move`) first places it where it
+  /// would end first.
+  void visit(Operation &op, bool move);
+
+  /// The next instructions start only after every engine is free: the
+  /// group's next task cannot overlap this one (its tiles do not fit SBUF
+  /// beside this one's), so its chain's latency, not the engines' sum of
+  /// work, is what a choice must shorten.
+  void barrier() {
+    double all = *std::max_element(freeAtNs.begin(), freeAtNs.end());
+    freeAtNs.fill(all);
+  }
+
+private:
+  /// `op`'s time on `engine` (0 for DMA and unknowns).
+  double costNs(Operation &op, unsigned engine);
+
+  const MachineModel &machine;
+  /// Destinations of predicated copies: their writers stay where they are.
+  const DenseSet<Value> &pinned;
+  /// When each engine is free, and when each tile's last write ends.
+  std::array<double, 4> freeAtNs{};
+  DenseMap<Value, double> readyAtNs;
+};
 
 double EngineBalance::costNs(Operation &op, unsigned engine) {
   isa::Instruction inst;
   if (!describeForCost(&op, inst) || isa::isDmaTransfer(inst.opcode) ||
-      engine >= busyNs.size())
+      engine >= freeAtNs.size())
     return 0.0;
   inst.engine = static_cast<isa::Engine>(engine);
   uint64_t cycles = inst.opcode == isa::Opcode::Matmul
@@ -65,22 +102,11 @@ void EngineBalance::visit(Operation &op, bool move) {
   if (best != own)
     op.setAttr("engine",
                EngineAttr::get(op.getContext(), static_cast<Engine>(best)));
-  busyNs[best] += costNs(op, best);
   freeAtNs[best] = bestEnd;
   readyAtNs[dst] = std::max(readyAtNs.lookup(dst), bestEnd);
 }
 
-void EngineBalance::pinPredicatedDestinations(Block::iterator from,
-                                              Block::iterator to) {
-  for (Operation &op : llvm::make_range(from, to))
-    if (auto cp = dyn_cast<CopyPredicatedOp>(op))
-      pinned.insert(cp.getDst());
-}
-
-void EngineBalance::barrier() {
-  double all = *std::max_element(freeAtNs.begin(), freeAtNs.end());
-  freeAtNs.fill(all);
-}
+} // namespace
 
 static void markRange(Block::iterator from, Block::iterator to,
                       function_ref<void(Operation *)> mark) {
@@ -105,8 +131,11 @@ void trnc::tile::markEngineFree(Block::iterator from, Block::iterator to) {
 void trnc::tile::placeEngineGroups(Block &block, const MachineModel &machine) {
   // Per group: its account, once its first free instruction has come (the
   // lowering's account began with the first tile's computation).
-  llvm::DenseMap<int64_t, std::unique_ptr<EngineBalance>> groups;
-  llvm::DenseSet<Value> predicated; // EngineBalance::pinned, for every group
+  DenseMap<int64_t, std::unique_ptr<EngineBalance>> groups;
+  // A predicated copy reads its destination, which the IR records only as
+  // a write: the instruction writing that tile first stays on the copy's
+  // engine, so program order on one engine keeps the two in order.
+  DenseSet<Value> predicated;
   for (Operation &op : block)
     if (auto cp = dyn_cast<CopyPredicatedOp>(op))
       predicated.insert(cp.getDst());
@@ -122,8 +151,7 @@ void trnc::tile::placeEngineGroups(Block &block, const MachineModel &machine) {
     if (!balance) {
       if (!free)
         continue;
-      balance = std::make_unique<EngineBalance>(machine);
-      balance->pinned = predicated;
+      balance = std::make_unique<EngineBalance>(machine, predicated);
     }
     balance->visit(op, free);
     if (barrier)

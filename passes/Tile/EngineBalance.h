@@ -22,10 +22,6 @@
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
-
-#include <array>
 
 namespace trnc::tile {
 
@@ -62,52 +58,6 @@ void markEngineGroup(mlir::Block::iterator from, mlir::Block::iterator to,
                      int64_t id);
 /// Marks every instruction in [from, to) free to move between engines.
 void markEngineFree(mlir::Block::iterator from, mlir::Block::iterator to);
-
-class EngineBalance {
-public:
-  explicit EngineBalance(const MachineModel &machine) : machine(machine) {}
-
-  /// Places the instructions of [from, to) (one block) in order: an
-  /// instruction with a choice goes to the engine where it would end first;
-  /// every instruction advances its engine's clock.
-  void place(mlir::Block::iterator from, mlir::Block::iterator to) {
-    pinPredicatedDestinations(from, to);
-    for (mlir::Operation &op : llvm::make_range(from, to))
-      visit(op, /*move=*/true);
-  }
-
-  /// Accounts `op` on its engine, or (`move`) places it first.
-  void visit(mlir::Operation &op, bool move);
-
-  /// Keeps the writers of a predicated copy's destination in [from, to) on
-  /// their engine: the copy reads the destination, which the IR records
-  /// only as a write, so program order on one engine keeps the two in
-  /// order.
-  void pinPredicatedDestinations(mlir::Block::iterator from,
-                                 mlir::Block::iterator to);
-  /// Destinations whose writers stay where they are.
-  llvm::DenseSet<mlir::Value> pinned;
-
-  /// The next instructions start only after every engine is free: the
-  /// group's next task cannot overlap this one (its tiles do not fit SBUF
-  /// beside this one's), so its chain's latency, not the engines' sum of
-  /// work, is what a choice must shorten.
-  void barrier();
-
-  /// Busy time (ns) given to each engine so far, by isa::Engine.
-  const std::array<double, 4> &busy() const { return busyNs; }
-
-private:
-  /// Adds `op`'s time on `engine`; returns it (0 for DMA and unknowns).
-  double costNs(mlir::Operation &op, unsigned engine);
-
-  const MachineModel &machine;
-  std::array<double, 4> busyNs{};
-  /// The in-order model: when each engine is free, and when each tile's
-  /// last write ends.
-  std::array<double, 4> freeAtNs{};
-  llvm::DenseMap<mlir::Value, double> readyAtNs;
-};
 
 /// Places the marked instructions of `block` (straight-line: the loops
 /// unrolled) group by group, in program order, as each group's lowering

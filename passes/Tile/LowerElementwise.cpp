@@ -16,7 +16,7 @@
 // in the DMA where a group convert reads it), every op computes on tiles,
 // and only the outputs are stored: the chain's intermediates never reach HBM.
 // The tiles are emitted as tile loops where they repeat (TileLoops.h), an
-// input that stays put in a loop loaded once before it.
+// input that stays put in a loop loaded once, in its first iteration.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/ElementwiseSteps.h"
@@ -898,8 +898,7 @@ SmallVector<Value> ElementwiseGroupPlan::computeTile(
     tileOf[result] = t;
   }
   // Their engines are chosen once the loops are unrolled (EngineBalance.h).
-  if (balanceEngines)
-    markEngineFree(mark.begin(), ctx.b.getInsertionPoint());
+  markEngineFree(mark.begin(), ctx.b.getInsertionPoint());
   SmallVector<Value> outs;
   for (Value v : outputs)
     outs.push_back(tileOf.lookup(v));

@@ -83,8 +83,8 @@ struct Nester {
       TileNestNode loop;
       loop.trips = bestCover / bestLen;
       loop.stretch = bestLen;
-      // A reused view that stays put in this loop is loaded before it; no
-      // loop inside may move it.
+      // A reused view that stays put in this loop is loaded outside it (in
+      // its first iteration); no loop inside may move it.
       SmallVector<bool> inner(pinned.begin(), pinned.end());
       for (size_t v = 0; v < inner.size(); ++v)
         inner[v] = inner[v] || (hoistable[v] && bestSteps[v] == 0);

@@ -42,8 +42,9 @@ struct TileNestNode {
 /// step. At each position the loop covering the most tasks is taken (the
 /// shortest stretch among equals); loops nest. A `hoistable` view is one
 /// whose tiles a body may reuse from outside its loop (a bias row loaded
-/// once, before the loop): inside a loop whose step for it is 0, no inner
-/// loop may move it.
+/// once, in the loop's first iteration, emitted before it:
+/// emitPeeledTileNest): inside a loop whose step for it is 0, no inner loop
+/// may move it.
 std::vector<TileNestNode> nestTileTasks(llvm::ArrayRef<TileTask> tasks,
                                               llvm::ArrayRef<bool> hoistable);
 
