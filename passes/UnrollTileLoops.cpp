@@ -5,8 +5,9 @@
 // walked through nisa.hbm_window. The later phases (forwarding, the list
 // scheduler, allocation, semaphores) work on the instruction stream, so this
 // pass unrolls each loop nest, folds the windows into the instructions'
-// access patterns, and then chooses the engines of the fusion groups'
-// instructions the lowerings marked (EngineBalance.h): an instruction that
+// access patterns, and then chooses the engines the lowerings left to it
+// (EngineBalance.h): a matmul's or an attention's PSUM copies take turns
+// on Scalar and Vector, and in the fusion groups an instruction that
 // Vector, Scalar or GpSimd could run goes where it would end first in
 // program order, so consecutive iterations spread over the engines, which
 // one body, emitted once, cannot.
@@ -137,7 +138,9 @@ struct UnrollTileLoopsPass
       if (c->use_empty())
         c->erase();
     });
-    // The fusion groups' engines, tile after tile (EngineBalance.h).
+    // The PSUM copies that take turns, then the fusion groups' engines,
+    // tile after tile (EngineBalance.h).
+    tile::placeAlternatingCopies(func.getBody().front());
     tile::placeEngineGroups(func.getBody().front(), *model);
   }
 };

@@ -108,6 +108,21 @@ void EngineBalance::visit(Operation &op, bool move) {
 
 } // namespace
 
+void trnc::tile::placeAlternatingCopies(Block &block) {
+  DenseMap<int64_t, bool> nextOnVector; // per stream; Scalar first
+  for (Operation &op : block) {
+    auto stream = op.getAttrOfType<IntegerAttr>(kEngineAlternateAttr);
+    if (!stream)
+      continue;
+    op.removeAttr(kEngineAlternateAttr);
+    bool &vector = nextOnVector[stream.getInt()];
+    op.setAttr("engine", EngineAttr::get(op.getContext(), vector
+                                                              ? Engine::vector
+                                                              : Engine::scalar));
+    vector = !vector;
+  }
+}
+
 static void markRange(Block::iterator from, Block::iterator to,
                       function_ref<void(Operation *)> mark) {
   for (Operation &op : llvm::make_range(from, to))

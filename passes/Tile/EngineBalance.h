@@ -51,6 +51,14 @@ struct EmitMark {
 constexpr llvm::StringLiteral kEngineGroupAttr = "trnc.engine_group";
 constexpr llvm::StringLiteral kEngineFreeAttr = "trnc.engine_free";
 constexpr llvm::StringLiteral kEngineBarrierAttr = "trnc.engine_barrier";
+/// A PSUM -> SBUF copy of a matmul's or an attention's that alternates
+/// between Scalar and Vector with the other copies of its stream (the
+/// attribute's value; LoweringContext::copyAlternating), so that neither
+/// engine limits the drain: the `unroll` phase gives a stream's copies
+/// Scalar, Vector, Scalar, ... in program order. A loop body, emitted once,
+/// cannot alternate from one iteration to the next; unrolled, it does, as
+/// a tile-by-tile emission would have.
+constexpr llvm::StringLiteral kEngineAlternateAttr = "trnc.engine_alternate";
 
 /// Marks every instruction in [from, to) (and in the bodies of tile loops
 /// there) as one of group `id`.
@@ -58,6 +66,11 @@ void markEngineGroup(mlir::Block::iterator from, mlir::Block::iterator to,
                      int64_t id);
 /// Marks every instruction in [from, to) free to move between engines.
 void markEngineFree(mlir::Block::iterator from, mlir::Block::iterator to);
+
+/// Gives every copy of `block` marked alternating (straight-line: the
+/// loops unrolled) its engine: per stream, Scalar first, then Vector, then
+/// Scalar..., in program order. Drops the marks.
+void placeAlternatingCopies(mlir::Block &block);
 
 /// Places the marked instructions of `block` (straight-line: the loops
 /// unrolled) group by group, in program order, as each group's lowering

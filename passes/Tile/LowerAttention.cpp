@@ -152,7 +152,8 @@ class AttentionEmitter {
 public:
   AttentionEmitter(LoweringContext &ctx, Location loc, Type elt, double scale,
                    bool causal)
-      : ctx(ctx), loc(loc), elt(elt), scale(scale), causal(causal) {}
+      : ctx(ctx), loc(loc), elt(elt), scale(scale), causal(causal),
+        copyStream(ctx.nextCopyStream++) {}
 
   void forwardGroup(const Heads &q, const Heads &k, const Heads &v,
                     const Heads &out, const Heads &lse);
@@ -210,11 +211,7 @@ private:
       ctx.tensorScalar(loc, dst, dstAp, src, srcAp, nisa::AluOp::subtract, 0.0);
       return;
     }
-    if (nextOnVector)
-      ctx.copyOnVector(loc, dst, dstAp, src, srcAp);
-    else
-      ctx.copyOnScalar(loc, dst, dstAp, src, srcAp);
-    nextOnVector = !nextOnVector;
+    ctx.copyAlternating(loc, dst, dstAp, src, srcAp, copyStream);
   }
 
   /// Rows r0..r0+rows of every head of `m`: [rows, m.width()], one DMA.
@@ -262,7 +259,8 @@ private:
   Type elt;
   double scale;
   bool causal;
-  bool nextOnVector = false;
+  /// Its PSUM copies' stream (LoweringContext::copyAlternating).
+  int64_t copyStream;
   /// Every evacuation on Vector (the gradient: its exps fill Scalar).
   bool onlyVector = false;
   /// [P, P] of maskType(elt): kMasked above the diagonal, 0 on and below it.

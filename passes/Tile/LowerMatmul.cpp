@@ -70,7 +70,8 @@ class MatrixProductEmitter {
 public:
   MatrixProductEmitter(LoweringContext &ctx, Location loc,
                        const MatmulPlan &plan, const MatmulEpilogue *epilogue)
-      : ctx(ctx), loc(loc), plan(plan), epilogue(epilogue) {}
+      : ctx(ctx), loc(loc), plan(plan), epilogue(epilogue),
+        copyStream(ctx.nextCopyStream++) {}
 
   void emit(const KMajorOperand &a, const KMajorOperand &b, const HbmView &c,
             int64_t m, int64_t k, int64_t n);
@@ -154,7 +155,8 @@ private:
   Location loc;
   const MatmulPlan &plan;
   const MatmulEpilogue *epilogue;
-  bool nextOnVector = false;
+  /// Its PSUM copies' stream (LoweringContext::copyAlternating).
+  int64_t copyStream;
   /// Tiles copied out of PSUM (or computed from them) whose store is not
   /// emitted yet: `dst` is an [M, N] view.
   struct PendingStore {
@@ -249,11 +251,7 @@ SmallVector<Value> MatrixProductEmitter::loadKTiles(const KMajorOperand &x,
 void MatrixProductEmitter::copyFromPsum(Value dst,
                                         nisa::AccessPatternAttr dstAp,
                                         Value psum) {
-  if (nextOnVector)
-    ctx.copyOnVector(loc, dst, dstAp, psum, ctx.tileAp(psum));
-  else
-    ctx.copyOnScalar(loc, dst, dstAp, psum, ctx.tileAp(psum));
-  nextOnVector = !nextOnVector;
+  ctx.copyAlternating(loc, dst, dstAp, psum, ctx.tileAp(psum), copyStream);
 }
 
 /// Copies an accumulated PSUM tile (C[m0:, n0:]) to SBUF in C's type right
@@ -545,7 +543,6 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
     deferred.push_back(std::move(d));
   }
   auto invariantBefore = rowInvariant;
-  bool vectorBefore = nextOnVector;
   // C's stores and the epilogue's loads and stores find their windows in
   // windowOf (the pending stores keep C's own view).
   body(first, windowed(a), windowed(b), c);
@@ -581,7 +578,6 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
     pending = std::move(entryPending);
     deferred = std::move(entryDeferred);
     rowInvariant = std::move(invariantBefore); // drop the erased body's
-    nextOnVector = vectorBefore;
     return loadedShared ? LoopAttempt::Never : LoopAttempt::NotYet;
   }
   // After the loop: the last iteration's, on the buffers themselves.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
 
+#include "passes/Tile/EngineBalance.h"
 #include "passes/Tile/MatmulBlocking.h"
 
 #include "dialects/Trn/TrnOps.h"
@@ -321,6 +322,17 @@ void LoweringContext::copyOnScalar(Location loc, Value dst,
       loc, dst, dstAp, src, srcAp,
       nisa::EngineAttr::get(b.getContext(), nisa::Engine::scalar),
       DenseI64ArrayAttr(), IntegerAttr());
+}
+
+void LoweringContext::copyAlternating(Location loc, Value dst,
+                                      nisa::AccessPatternAttr dstAp, Value src,
+                                      nisa::AccessPatternAttr srcAp,
+                                      int64_t stream) {
+  auto copy = b.create<nisa::TensorCopyOp>(
+      loc, dst, dstAp, src, srcAp,
+      nisa::EngineAttr::get(b.getContext(), nisa::Engine::scalar),
+      DenseI64ArrayAttr(), IntegerAttr());
+  copy->setAttr(kEngineAlternateAttr, b.getI64IntegerAttr(stream));
 }
 
 void LoweringContext::memset(Location loc, Value dst,

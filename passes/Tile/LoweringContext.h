@@ -38,6 +38,8 @@ struct LoweringContext {
   llvm::DenseMap<mlir::Type, mlir::Value> identities;
   /// The next fusion group's id for the engine marks (EngineBalance.h).
   int64_t nextEngineGroup = 0;
+  /// The next stream id of copies that alternate engines (copyAlternating).
+  int64_t nextCopyStream = 0;
 
   // --- Limits ---------------------------------------------------------------
   int64_t partitions() const { return machine.numPartitions; }
@@ -134,6 +136,13 @@ struct LoweringContext {
   void tensorReduce(mlir::Location loc, nisa::AluOp op, mlir::Value dst,
                     nisa::AccessPatternAttr dstAp, mlir::Value src,
                     nisa::AccessPatternAttr srcAp);
+  /// PSUM -> SBUF, Scalar and Vector taking turns with the other copies of
+  /// `stream` (a matmul's or an attention's, from nextCopyStream): marked
+  /// for the `unroll` phase, which chooses once the loops are unrolled
+  /// (EngineBalance.h, kEngineAlternateAttr).
+  void copyAlternating(mlir::Location loc, mlir::Value dst,
+                       nisa::AccessPatternAttr dstAp, mlir::Value src,
+                       nisa::AccessPatternAttr srcAp, int64_t stream);
   /// PSUM -> SBUF (or any cast) on the Scalar engine, leaving Vector free.
   void copyOnScalar(mlir::Location loc, mlir::Value dst,
                     nisa::AccessPatternAttr dstAp, mlir::Value src,

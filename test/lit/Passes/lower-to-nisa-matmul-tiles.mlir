@@ -4,17 +4,21 @@
 // B tile used by the 3 m tiles right after its load: 36 product matmuls,
 // 6 of them start a group, 30 add. A^T costs 6 x 3 = 18 transposes (one per
 // 128 x 128 block, never accumulating) and 6 PSUM copies; the 6 results
-// are copied out of PSUM too, alternating Scalar and Vector (6 each).
+// are copied out of PSUM too, marked to alternate (trnc.engine_alternate:
+// the A^T copies and the results, one stream of 12), which the unroll
+// phase turns into Scalar, Vector, Scalar, ... (6 each).
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | grep "nisa.tensor_copy" | grep -c "trnc.engine_alternate = 0" | FileCheck %s --check-prefix=MARKED
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | grep -c "nisa.matmul" | FileCheck %s --check-prefix=ALL
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | grep "nisa.matmul" | grep -c " transpose :" | FileCheck %s --check-prefix=TRANSPOSES
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | grep "nisa.matmul" | grep -c accumulate | FileCheck %s --check-prefix=ACC
-// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | grep "nisa.tensor_copy" | grep -c "on vector" | FileCheck %s --check-prefix=VECTOR
-// RUN: trnc-opt %s --trnc-tile-lower-to-nisa | grep "nisa.tensor_copy" | grep -c "on scalar" | FileCheck %s --check-prefix=SCALAR
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | grep "nisa.tensor_copy" | grep -c "on vector" | FileCheck %s --check-prefix=VECTOR
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | grep "nisa.tensor_copy" | grep -c "on scalar" | FileCheck %s --check-prefix=SCALAR
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | grep -c "nisa.dma_copy" | FileCheck %s --check-prefix=DMAS
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
 // ALL: 54
 // TRANSPOSES: 18
 // ACC: 30
+// MARKED: 12
 // VECTOR: 6
 // SCALAR: 6
 // 3 row loads of A, 12 B tiles, 6 stores.
@@ -32,7 +36,7 @@
 // CHECK: nisa.matmul %[[T:.*]] <0, [300, 1], [128, 128]>, %[[R0]] <0, [700, 1], [128, 128]>, %[[ID]] <0, [128, 1], [128, 128]> transpose : <psum, 128, 300, f32>
 // The ragged row block uses a 44 x 44 window of the identity.
 // CHECK: nisa.matmul %[[T]] <256, [300, 1], [128, 44]>, %[[R2]] <0, [700, 1], [44, 128]>, %[[ID]] <0, [128, 1], [44, 44]> transpose
-// CHECK: nisa.tensor_copy %[[AT0:.*]] <0, [300, 1], [128, 300]>, %[[T]] <0, [300, 1], [128, 300]> on scalar : <sbuf, 128, 300, f32>, <psum, 128, 300, f32>
+// CHECK: nisa.tensor_copy %[[AT0:.*]] <0, [300, 1], [128, 300]>, %[[T]] <0, [300, 1], [128, 300]> on scalar {trnc.engine_alternate = 0 : i64} : <sbuf, 128, 300, f32>, <psum, 128, 300, f32>
 // The K tail: 60 contraction rows.
 // CHECK: nisa.matmul %{{.*}} <0, [300, 1], [60, 128]>, %[[R0]] <640, [700, 1], [128, 60]>, %[[ID]] <0, [128, 1], [128, 128]> transpose : <psum, 60, 300, f32>
 // One B tile, then its three uses (m tiles of the resident A^T block).

@@ -117,6 +117,36 @@ func.func @straight_line(%t: !nisa.tile<sbuf, 128, 128, f32>, %u: !nisa.tile<sbu
 
 // -----
 
+// PSUM copies that take turns on Scalar and Vector (trnc.engine_alternate,
+// the value a stream: one matmul's or attention's copies). A body emitted
+// once holds one copy of stream 0, so every iteration would repeat its
+// engine; unrolled, stream 0 alternates across the copy before the loop
+// and the three iterations, and stream 1, interleaved, starts on Scalar of
+// its own. The marks are gone afterwards.
+// CHECK-LABEL: func.func @alternating_copies
+// CHECK-NOT: trnc.engine
+// CHECK: nisa.tensor_copy %arg1 {{.*}} on scalar
+// CHECK: nisa.tensor_copy %arg1 {{.*}} on vector
+// CHECK: nisa.tensor_copy %arg2 {{.*}} on scalar
+// CHECK: nisa.tensor_copy %arg1 {{.*}} on scalar
+// CHECK: nisa.tensor_copy %arg2 {{.*}} on vector
+// CHECK: nisa.tensor_copy %arg1 {{.*}} on vector
+// CHECK: nisa.tensor_copy %arg2 {{.*}} on scalar
+// CHECK-NOT: trnc.engine
+func.func @alternating_copies(%p: !nisa.tile<psum, 128, 512, f32>, %s: !nisa.tile<sbuf, 128, 512, f32>, %t: !nisa.tile<sbuf, 128, 512, f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  nisa.tensor_copy %s <0, [512, 1], [128, 512]>, %p <0, [512, 1], [128, 512]> on scalar {trnc.engine_alternate = 0 : i64} : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<psum, 128, 512, f32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    nisa.tensor_copy %s <0, [512, 1], [128, 512]>, %p <0, [512, 1], [128, 512]> on scalar {trnc.engine_alternate = 0 : i64} : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<psum, 128, 512, f32>
+    nisa.tensor_copy %t <0, [512, 1], [128, 512]>, %p <0, [512, 1], [128, 512]> on scalar {trnc.engine_alternate = 1 : i64} : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<psum, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
 // FOLD-LABEL: func.func @one_trip
 // FOLD-NOT: hbm_window
 // FOLD: nisa.dma_copy %{{.*}}, %arg0 <16, [1, 1], [128, 4]>
