@@ -287,7 +287,8 @@ void tiledGemm(LoweringContext &ctx, Location loc, const ConvGeom &g,
                int64_t products, Weight weight, Window window) {
   Type f32 = ctx.b.getF32Type();
   bool keep = weightsResident(ctx, g, products);
-  auto [rows, cols] = channelGemmTile(g);
+  int64_t rows, cols; // plain locals: the batch lambda below captures them
+  std::tie(rows, cols) = channelGemmTile(g);
   for (int64_t gi = 0; gi < g.groups; ++gi)
     for (int64_t o0 = 0; o0 < g.og; o0 += g.tm) {
       int64_t mt = std::min(g.tm, g.og - o0), oc = gi * g.og + o0;

@@ -529,7 +529,7 @@ SmallVector<Value> trnc::tile::tileOperandsOf(Operation *op) {
 FailureOr<ElementwiseStep> trnc::tile::elementwiseStep(LoweringContext &ctx,
                                                        Operation *op) {
   TileOperands t = tileOperands(op);
-  ElementwiseStep step{op, t.operands, nullptr};
+  ElementwiseStep step{op, t.operands, nullptr, false, {}, {}, false};
   std::optional<nisa::AluOp> alu = lookup(kAluOps, op);
   std::optional<double> imm = t.imm;
   bool reverse = t.reverse;
@@ -943,7 +943,8 @@ LogicalResult trnc::tile::lowerElementwiseGroup(LoweringContext &ctx,
   int64_t taskBytes = tiles * ctx.tileBytes(); // at full width
   int64_t budget = int64_t(kPlaceableShare * ctx.machine.sbufPartitionBytes);
   int64_t split = 1;
-  while (split < widest && kTasksInFlight * llvm::divideCeil(taskBytes, split) > budget)
+  while (split < widest &&
+         int64_t(kTasksInFlight * llvm::divideCeil(taskBytes, split)) > budget)
     ++split;
   int64_t maxFree = llvm::divideCeil(widest, split);
   forEachElementwiseTile(

@@ -301,7 +301,9 @@ bool RowGroupLowering::fits() {
       invariantBytes += space.n() * eltBytes(e.loadType);
   llvm::DenseMap<Value, int64_t> live;
   int64_t peak = 0;
-  for (auto [i, op] : llvm::enumerate(group.ops)) {
+  for (auto [index, groupOp] : llvm::enumerate(group.ops)) {
+    size_t i = index;
+    Operation *op = groupOp; // plain locals: the lambda below captures them
     if (folded(op))
       continue;
     SmallVector<Value> reads = role(op) == Role::alias
@@ -455,7 +457,9 @@ void RowGroupLowering::emit() {
       return w;
     };
 
-    for (auto [i, op] : llvm::enumerate(group.ops)) {
+    for (auto [index, groupOp] : llvm::enumerate(group.ops)) {
+      size_t i = index;
+      Operation *op = groupOp; // plain locals: lambdas below capture them
       Value res = op->getResult(0);
       Location opLoc = op->getLoc();
       switch (role(op)) {
