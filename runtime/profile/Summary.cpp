@@ -122,6 +122,47 @@ std::string histogramText(const Profile &p) {
   return s.empty() ? "(no DMA transfers)" : s;
 }
 
+/// Where the Tensor Engine starves: each stretch it is idle is filed under
+/// the source op of the matmul that ends it (the work it was waiting to
+/// run: its operands' loads, the ops producing them), the stretch after a
+/// core's last matmul under its own label. Shares are of the total time
+/// (of every core's, at LNC=2). Nothing for a program without matmuls.
+void printTensorIdle(std::ostringstream &os, const Program &program, const Profile &p) {
+  std::vector<std::vector<const InstructionRecord *>> byCore(profileCores(p));
+  for (const InstructionRecord &r : p.trace)
+    if (r.engine == isa::Engine::Tensor && r.core < byCore.size())
+      byCore[r.core].push_back(&r);
+  std::map<std::string, Bucket> idle;
+  auto file = [&](const std::string &label, double ns) {
+    Bucket &b = idle[label];
+    b.label = label;
+    ++b.count;
+    b.ns += ns;
+  };
+  for (std::vector<const InstructionRecord *> &records : byCore) {
+    if (records.empty())
+      continue;
+    std::sort(records.begin(), records.end(),
+              [](const InstructionRecord *a, const InstructionRecord *b) {
+                return a->startNs < b->startNs;
+              });
+    double freeAt = 0;
+    for (const InstructionRecord *r : records) {
+      if (r->startNs > freeAt) {
+        const SourceLoc *loc = sourceOf(program, r->sourceIndex);
+        file(loc ? sourceText(*loc) : "(no source: compiler-generated)", r->startNs - freeAt);
+      }
+      freeAt = std::max(freeAt, r->endNs);
+    }
+    if (p.totalNs > freeAt)
+      file("(after the last matmul)", p.totalNs - freeAt);
+  }
+  if (idle.empty())
+    return;
+  printTop(os, "Tensor Engine idle, by the source op of the matmul it waited for (share of the total time):",
+           top(idle), p.totalNs * double(byCore.size()));
+}
+
 void printBreakdown(std::ostringstream &os, const Program &program, const Profile &p) {
   if (p.trace.empty()) {
     os << "  (time by instruction and source op: run with trace recording on)\n";
@@ -146,6 +187,7 @@ void printBreakdown(std::ostringstream &os, const Program &program, const Profil
   }
   printTop(os, "time by instruction kind (share of all busy time):", top(byKind), busy);
   printTop(os, "top source ops by instruction time:", top(bySource), busy);
+  printTensorIdle(os, program, p);
 }
 
 /// The allocator's peak bytes per partition in SBUF and PSUM against each

@@ -7,6 +7,8 @@
 
 #include "ProfileTestUtil.h"
 
+#include <algorithm>
+
 #include "profile/ProfileFormat.h"
 #include "profile/Summary.h"
 
@@ -89,6 +91,30 @@ TEST_CASE("summary: totals, engines, FLOPs, memory, histogram, top lists", "[sum
   CHECK(contains(s, "aten.mm.default 'mm' at model.py:12"));
   CHECK(contains(s, "busiest engine: tensor"));
   CHECK(contains(s, "verdict: latency-bound"));
+}
+
+TEST_CASE("summary: Tensor Engine idle time by the matmul it waited for", "[summary]") {
+  Program program = profiledProgram();
+  Profile p = handMadeProfile();
+  // The matmul starts at 1.5 us (its operand's load before it) and the
+  // program ends 2.4 us after it: both stretches of idle Tensor Engine.
+  std::string s = profile::summarize(program, p);
+  INFO(s);
+  CHECK(contains(s, "Tensor Engine idle, by the source op of the matmul it waited for"));
+  CHECK(contains(s, "1.5 us   37.5%  1x aten.mm.default 'mm' at model.py:12"));
+  CHECK(contains(s, "2.4 us   60.0%  1x (after the last matmul)"));
+  // A second matmul of the same op right after the first: no new gap; one
+  // 100 ns later: a second gap filed under the same op.
+  p.trace.push_back(record(Engine::Tensor, 1, Opcode::Matmul, 1600, 1700, 0));
+  p.trace.push_back(record(Engine::Tensor, 2, Opcode::Matmul, 1800, 1900, 0));
+  s = profile::summarize(program, p);
+  CHECK(contains(s, "1.6 us   40.0%  2x aten.mm.default 'mm' at model.py:12"));
+  CHECK(contains(s, "2.1 us   52.5%  1x (after the last matmul)"));
+  // No matmul, no section.
+  p.trace.erase(std::remove_if(p.trace.begin(), p.trace.end(),
+                               [](const InstructionRecord &r) { return r.engine == Engine::Tensor; }),
+                p.trace.end());
+  CHECK_FALSE(contains(profile::summarize(program, p), "Tensor Engine idle"));
 }
 
 TEST_CASE("summary: without trace records it says how to get the breakdown", "[summary]") {
