@@ -28,6 +28,11 @@ using namespace trnc;
 using namespace trnc::tile;
 
 
+/// Columns of fp32 exponentials a log_softmax row keeps at once (8 KiB a
+/// partition): measured on the bf16 GPT forward's 8192-wide vocabulary
+/// (trn2), see the header.
+constexpr int64_t kLogSoftmaxChunk = 2048;
+
 int64_t trnc::tile::maxSoftmaxRow(const MachineModel &machine) {
   return static_cast<int64_t>(machine.sbufPartitionBytes) / (2 * 3 * 4);
 }
@@ -67,27 +72,54 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
     Value negM = ctx.allocSbuf(loc, p, 1, f32);
     ctx.tensorScalar(loc, negM, ctx.tileAp(negM), m, ctx.tileAp(m),
                      nisa::AluOp::multiply, -1.0);
-    Value e = ctx.allocSbuf(loc, p, n, f32);
-    ctx.activation(loc, nisa::ActFunc::exp, e, ctx.tileAp(e), x, ctx.tileAp(x),
-                   negM);
-    Value s = ctx.allocSbuf(loc, p, 1, f32);
-    ctx.tensorReduce(loc, nisa::AluOp::add, s, ctx.tileAp(s), e,
-                     ctx.tileAp(e));
     // The last instruction writes the result's type (the engines cast on
     // output), so a row needs three tiles: x, e (fp32) and out.
     Value out = ctx.allocSbuf(loc, p, n, dst.elementType());
     if (log) {
+      // Nothing reads e but its sum and the shifted row, so e goes a column
+      // chunk at a time (fp32 [P, <= kLogSoftmaxChunk], a fresh tile per
+      // chunk and use): a row task then holds x, out and two chunks, not a
+      // whole fp32 row, which lets the list scheduler start the next rows
+      // sooner (beside a vocabulary-wide matmul's tiles).
+      const int64_t chunk = std::min(n, kLogSoftmaxChunk);
+      const int64_t chunks = (n + chunk - 1) / chunk;
+      auto columns = [&](int64_t c) {
+        return std::pair{c * chunk, std::min(chunk, n - c * chunk)};
+      };
+      Value s = ctx.allocSbuf(loc, p, 1, f32);
+      Value partial = chunks > 1 ? ctx.allocSbuf(loc, p, chunks, f32) : s;
+      for (int64_t c = 0; c < chunks; ++c) {
+        auto [c0, w] = columns(c);
+        Value e = ctx.allocSbuf(loc, p, w, f32);
+        ctx.activation(loc, nisa::ActFunc::exp, e, ctx.tileAp(e), x,
+                       ctx.ap(c0, {n, 1}, {p, w}), negM);
+        ctx.tensorReduce(loc, nisa::AluOp::add, partial,
+                         ctx.ap(c, {chunks, 1}, {p, 1}), e, ctx.tileAp(e));
+      }
+      if (chunks > 1)
+        ctx.tensorReduce(loc, nisa::AluOp::add, s, ctx.tileAp(s), partial,
+                         ctx.tileAp(partial));
       // (x - m) - log s, in that order as eager does: folding m + log s
-      // into one bias would round at the magnitude of m. The shifted row
-      // reuses e's tile once the sum has read it.
+      // into one bias would round at the magnitude of m.
       Value logS = ctx.allocSbuf(loc, p, 1, f32);
       ctx.activation(loc, nisa::ActFunc::log, logS, ctx.tileAp(logS), s,
                      ctx.tileAp(s));
-      ctx.activation(loc, nisa::ActFunc::copy, e, ctx.tileAp(e), x,
-                     ctx.tileAp(x), negM);
-      ctx.tensorTensor(loc, nisa::AluOp::subtract, out, ctx.tileAp(out), e,
-                       ctx.tileAp(e), logS, ctx.ap(0, {1, 0}, {p, n}));
+      for (int64_t c = 0; c < chunks; ++c) {
+        auto [c0, w] = columns(c);
+        Value shifted = ctx.allocSbuf(loc, p, w, f32);
+        ctx.activation(loc, nisa::ActFunc::copy, shifted, ctx.tileAp(shifted),
+                       x, ctx.ap(c0, {n, 1}, {p, w}), negM);
+        ctx.tensorTensor(loc, nisa::AluOp::subtract, out,
+                         ctx.ap(c0, {n, 1}, {p, w}), shifted,
+                         ctx.tileAp(shifted), logS, ctx.ap(0, {1, 0}, {p, w}));
+      }
     } else {
+      Value e = ctx.allocSbuf(loc, p, n, f32);
+      ctx.activation(loc, nisa::ActFunc::exp, e, ctx.tileAp(e), x,
+                     ctx.tileAp(x), negM);
+      Value s = ctx.allocSbuf(loc, p, 1, f32);
+      ctx.tensorReduce(loc, nisa::AluOp::add, s, ctx.tileAp(s), e,
+                       ctx.tileAp(e));
       ctx.tensorTensor(loc, nisa::AluOp::divide, out, ctx.tileAp(out), e,
                        ctx.tileAp(e), s, ctx.ap(0, {1, 0}, {p, n}));
     }

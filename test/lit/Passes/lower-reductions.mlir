@@ -83,6 +83,34 @@ func.func @log_softmax_dim0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %0 : tensor<4x8xf32>
 }
 
+// A long log_softmax row (5000 > kLogSoftmaxChunk = 2048) keeps its fp32
+// exponentials a column chunk at a time (2048, 2048, 904): the chunks' sums
+// go to columns of a partial tile summed once, then each chunk of the
+// shifted row is written into its columns of the one output tile.
+// CHECK-LABEL: func.func @log_softmax_long_row
+// CHECK: nisa.dma_copy %[[X:[^ ]*]] <0, [5000, 1], [4, 5000]>, %arg0
+// CHECK: nisa.tensor_scalar %[[NM:[^ ]*]] {{.*}} multiply -1.0
+// CHECK: %[[P:.*]] = nisa.alloc : <sbuf, 4, 3, f32>
+// CHECK: nisa.activation exp %[[E0:[^ ]*]] <0, [2048, 1], [4, 2048]>, %[[X]] <0, [5000, 1], [4, 2048]> bias %[[NM]]
+// CHECK: nisa.tensor_reduce add %[[P]] <0, [3, 1], [4, 1]>, %[[E0]]
+// CHECK: nisa.activation exp %[[E1:[^ ]*]] <0, [2048, 1], [4, 2048]>, %[[X]] <2048, [5000, 1], [4, 2048]> bias %[[NM]]
+// CHECK: nisa.tensor_reduce add %[[P]] <1, [3, 1], [4, 1]>, %[[E1]]
+// CHECK: nisa.activation exp %[[E2:[^ ]*]] <0, [904, 1], [4, 904]>, %[[X]] <4096, [5000, 1], [4, 904]> bias %[[NM]]
+// CHECK: nisa.tensor_reduce add %[[P]] <2, [3, 1], [4, 1]>, %[[E2]]
+// CHECK: nisa.tensor_reduce add %[[S:[^ ]*]] <0, [1, 1], [4, 1]>, %[[P]] <0, [3, 1], [4, 3]>
+// CHECK: nisa.activation log %[[L:[^ ]*]] {{.*}}, %[[S]]
+// CHECK: nisa.activation copy %[[T0:[^ ]*]] {{.*}}, %[[X]] <0, [5000, 1], [4, 2048]> bias %[[NM]]
+// CHECK: nisa.tensor_scalar %[[O:[^ ]*]] <0, [5000, 1], [4, 2048]>, %[[T0]] {{.*}} subtract 0.000000e+00 per_partition %[[L]]
+// CHECK: nisa.activation copy %[[T1:[^ ]*]] {{.*}}, %[[X]] <2048, [5000, 1], [4, 2048]> bias %[[NM]]
+// CHECK: nisa.tensor_scalar %[[O]] <2048, [5000, 1], [4, 2048]>, %[[T1]]
+// CHECK: nisa.activation copy %[[T2:[^ ]*]] {{.*}}, %[[X]] <4096, [5000, 1], [4, 904]> bias %[[NM]]
+// CHECK: nisa.tensor_scalar %[[O]] <4096, [5000, 1], [4, 904]>, %[[T2]]
+// CHECK: nisa.dma_copy %arg1 <0, [5000, 1], [4, 5000]>, %[[O]]
+func.func @log_softmax_long_row(%x: tensor<4x5000xf32>) -> tensor<4x5000xf32> {
+  %0 = trn.softmax %x dim = 1 log : tensor<4x5000xf32>
+  return %0 : tensor<4x5000xf32>
+}
+
 // A sum over a few long rows (a position embedding's gradient summed over a
 // batch of 4) spreads the kept elements over all 128 partitions and adds the
 // rows on Vector in fp32, one [128, 1024] load per row: no Tensor Engine
