@@ -175,6 +175,10 @@ private:
   /// Epilogue inputs that are the same for every row tile (a bias row),
   /// by (source, n0, rows).
   DenseMap<std::tuple<unsigned, int64_t, int64_t>, Value> rowInvariant;
+  /// While the body of a loop over column tiles is emitted: set when the
+  /// body reuses a row of rowInvariant, which holds the row of the body's
+  /// own column only, not of every iteration's (tryLoop then gives up).
+  bool inColumnLoop = false, reusedRowInColumnLoop = false;
   /// While a loop body is emitted: the window each moving buffer is read
   /// and written through (emitIterations).
   DenseMap<Value, Value> windowOf;
@@ -330,6 +334,7 @@ SmallVector<Value> MatrixProductEmitter::loadEpilogueSources(int64_t m0,
     auto key = std::make_tuple(unsigned(i), n0, mt);
     if (invariant)
       if (Value t = rowInvariant.lookup(key)) {
+        reusedRowInColumnLoop |= inColumnLoop;
         loaded.push_back(t);
         continue;
       }
@@ -543,13 +548,17 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
     deferred.push_back(std::move(d));
   }
   auto invariantBefore = rowInvariant;
+  inColumnLoop = dn != 0;
+  reusedRowInColumnLoop = false;
   // C's stores and the epilogue's loads and stores find their windows in
   // windowOf (the pending stores keep C's own view).
   body(first, windowed(a), windowed(b), c);
   windowOf.clear();
-  // Exact only if the body left what iteration first - 1 did, one step on, and
-  // loaded no row the later tiles share (it would be the body's own).
-  bool same = pending.size() == entryPending.size() &&
+  inColumnLoop = false;
+  // Exact only if the body left what iteration first - 1 did, one step on,
+  // loaded no row the later tiles share (it would be the body's own) and
+  // reused none loaded before (a column loop would repeat its row).
+  bool same = !reusedRowInColumnLoop && pending.size() == entryPending.size() &&
               deferred.size() == entryDeferred.size() &&
               rowInvariant.size() == invariantBefore.size();
   for (size_t i = 0; same && i < pending.size(); ++i)
@@ -573,8 +582,9 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
     loop.erase();
     for (Value bound : {one, ub, lb})
       bound.getDefiningOp()->erase();
-    // A body that loads a shared row: so will every later tile's.
-    bool loadedShared = rowInvariant.size() > invariantBefore.size();
+    // A body that loads or reuses a shared row: so will every later tile's.
+    bool loadedShared = rowInvariant.size() > invariantBefore.size() ||
+                        reusedRowInColumnLoop;
     pending = std::move(entryPending);
     deferred = std::move(entryDeferred);
     rowInvariant = std::move(invariantBefore); // drop the erased body's

@@ -4,6 +4,8 @@
 // RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s
 // The output must pass the nisa verifiers when read back.
 // RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
+// Unrolled, each tile's epilogue reads its own column's rows.
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa --trnc-unroll-tile-loops | FileCheck %s --check-prefix=UNROLLED
 
 // Bias add and GELU of a linear layer: the bias row is loaded once per
 // column block (partition stride 0) and reused by the next row tile; only
@@ -137,4 +139,36 @@ func.func @linear_gelu_rows(%x: tensor<1024x256xbf16>, %w: tensor<256x512xbf16>,
   %5 = trn.gelu %4 : tensor<1024x512xf32>
   %6 = trn.convert %5 : tensor<1024x512xf32> -> tensor<1024x512xbf16>
   return %6 : tensor<1024x512xbf16>
+}
+
+// -----
+
+// A bias row is loaded once per column tile and kept for the later blocks
+// of rows (A^T resident in blocks of 512 rows: 640 = 512 + 128). The second
+// block's column tiles reuse those rows, one per column: a tile loop over
+// its columns would repeat the row of the one column its body was emitted
+// for, so that sweep stays unrolled (tryLoop gives up on a reused row).
+// Before, columns 3 and 4 of the second block were added column 2's bias.
+// CHECK-LABEL: func.func @bias_rows_of_a_later_block
+// UNROLLED-LABEL: func.func @bias_rows_of_a_later_block
+// UNROLLED: nisa.dma_copy %[[B0:[0-9]+]] {{.*}}, %arg2 <0, [0, 1], [128, 512]>
+// UNROLLED: nisa.dma_copy %[[B1:[0-9]+]] {{.*}}, %arg2 <512, [0, 1], [128, 512]>
+// UNROLLED: nisa.dma_copy %[[B2:[0-9]+]] {{.*}}, %arg2 <1024, [0, 1], [128, 512]>
+// UNROLLED: nisa.dma_copy %[[B3:[0-9]+]] {{.*}}, %arg2 <1536, [0, 1], [128, 512]>
+// UNROLLED: nisa.dma_copy %[[B4:[0-9]+]] {{.*}}, %arg2 <2048, [0, 1], [128, 512]>
+// The second block's A rows (from row 512), then its five bias adds.
+// UNROLLED: %arg0 <2097152, [4096, 1], [128, 1024]>
+// UNROLLED: nisa.tensor_tensor add {{.*}}, %[[B0]] <
+// UNROLLED: nisa.tensor_tensor add {{.*}}, %[[B1]] <
+// UNROLLED: nisa.tensor_tensor add {{.*}}, %[[B2]] <
+// UNROLLED: nisa.tensor_tensor add {{.*}}, %[[B3]] <
+// UNROLLED: nisa.tensor_tensor add {{.*}}, %[[B4]] <
+// UNROLLED-NOT: nisa.tensor_tensor add
+// UNROLLED: return
+func.func @bias_rows_of_a_later_block(%x: tensor<640x4096xf32>, %w: tensor<2560x4096xf32>, %b: tensor<2560xf32>) -> tensor<640x2560xf32> {
+  %wt = trn.transpose %w permutation = [1, 0] : tensor<2560x4096xf32> -> tensor<4096x2560xf32>
+  %0 = trn.matmul %x, %wt : (tensor<640x4096xf32>, tensor<4096x2560xf32>) -> tensor<640x2560xf32>
+  %1 = trn.broadcast %b : tensor<2560xf32> -> tensor<640x2560xf32>
+  %2 = trn.add %0, %1 : tensor<640x2560xf32>
+  return %2 : tensor<640x2560xf32>
 }
