@@ -3,7 +3,7 @@
 // C[M, N] = A[M, K] @ B[K, N] as Tensor Engine matmuls of at most [tileK
 // contraction partitions] x [tileM stationary] x [tileN moving] (one fp32
 // PSUM bank), each (m, n) tile accumulating its K tiles in PSUM, copied
-// to SBUF in C's type (alternating Scalar and Vector) and stored by DMA.
+// to SBUF in C's type (taking turns on Scalar and Vector) and stored by DMA.
 //
 // Both operands need the contraction on partitions: A^T[k, m] (stationary)
 // and B[k, n] (moving). An operand whose free dim is contiguous in HBM is
@@ -33,6 +33,10 @@
 // tile (emitIterations, TileLoops.h) once what a tile leaves for the next
 // (stores, a deferred epilogue) repeats: those values are the loop's
 // iter_args, a software-pipelined loop that unrolls to the same stream.
+// The blocks (and a streamed product's row tiles) are swept the same way,
+// around those loops: an inner loop's windows are windows of the outer
+// one's. A body that reuses a bias row kept from before stays out of any
+// loop over columns (the row is its own column's).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
@@ -369,7 +373,10 @@ void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
                                               const KMajorOperand &b,
                                               const HbmView &c, int64_t m,
                                               int64_t k, int64_t n) {
-  for (int64_t mb0 = 0; mb0 < m; mb0 += plan.block) {
+  // The blocks of A's rows, each resident while B streams past it: a loop
+  // over blocks around the loop over column tiles.
+  auto rowBlock = [&](int64_t mb0, const KMajorOperand &a,
+                      const KMajorOperand &b, const HbmView &c) {
     int64_t mw = std::min(plan.block, m - mb0);
     SmallVector<Value> at = loadKTiles(a, 0, k, mb0, mw);
     // B streams past the resident block, a column tile at a time.
@@ -392,14 +399,19 @@ void MatrixProductEmitter::stationaryResident(const KMajorOperand &a,
     };
     sweep(n, plan.tileN, a, 0, b, plan.tileN * b.strideF, c, 0, plan.tileN,
           columnTile);
-  }
+  };
+  sweep(m, plan.block, a, plan.block * a.strideF, b, 0, c, plan.block, 0,
+        rowBlock);
 }
 
 void MatrixProductEmitter::movingResident(const KMajorOperand &a,
                                           const KMajorOperand &b,
                                           const HbmView &c, int64_t m,
                                           int64_t k, int64_t n) {
-  for (int64_t nb0 = 0; nb0 < n; nb0 += plan.block) {
+  // The blocks of B's columns, each resident while A's row tiles sweep
+  // past it: a loop over blocks around the loop over row tiles.
+  auto columnBlock = [&](int64_t nb0, const KMajorOperand &a,
+                         const KMajorOperand &b, const HbmView &c) {
     int64_t nw = std::min(plan.block, n - nb0);
     SmallVector<Value> bt = loadKTiles(b, 0, k, nb0, nw);
     // The row tiles of A sweep past the resident block of B.
@@ -422,13 +434,18 @@ void MatrixProductEmitter::movingResident(const KMajorOperand &a,
     };
     sweep(m, plan.tileM, a, plan.tileM * a.strideF, b, 0, c, plan.tileM, 0,
           rowTile);
-  }
+  };
+  sweep(n, plan.block, a, 0, b, plan.block * b.strideF, c, 0, plan.block,
+        columnBlock);
 }
 
 void MatrixProductEmitter::streamed(const KMajorOperand &a,
                                     const KMajorOperand &b, const HbmView &c,
                                     int64_t m, int64_t k, int64_t n) {
-  for (int64_t m0 = 0; m0 < m; m0 += plan.tileM) {
+  // A row tile at a time (a loop over them around the loop over column
+  // tiles), both operands streamed in K chunks.
+  auto rowTile = [&](int64_t m0, const KMajorOperand &a,
+                     const KMajorOperand &b, const HbmView &c) {
     int64_t mt = std::min(plan.tileM, m - m0);
     auto outputTile = [&](int64_t n0, const KMajorOperand &a,
                           const KMajorOperand &b, const HbmView &c) {
@@ -447,7 +464,9 @@ void MatrixProductEmitter::streamed(const KMajorOperand &a,
     };
     sweep(n, plan.tileN, a, 0, b, plan.tileN * b.strideF, c, 0, plan.tileN,
           outputTile);
-  }
+  };
+  sweep(m, plan.tileM, a, plan.tileM * a.strideF, b, 0, c, plan.tileM, 0,
+        rowTile);
 }
 
 void MatrixProductEmitter::emitIterations(int64_t count,
@@ -526,11 +545,16 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
   auto loop = bld.create<scf::ForOp>(loc, lb, ub, one, inits);
   OpBuilder::InsertPoint after = bld.saveInsertionPoint();
   bld.setInsertionPointToStart(loop.getBody());
+  // A loop inside another's body moves the outer loop's windows further:
+  // its windows are windows of those, and the outer ones come back after.
+  DenseMap<Value, Value> outerWindows = windowOf;
   for (auto [root, step] : moves) // in this order: the IR is deterministic
-    if (step != 0 && !windowOf.count(root))
+    if (step != 0 && windowOf.lookup(root) == outerWindows.lookup(root)) {
+      Value source = rootOf(root);
       windowOf[root] = bld.create<nisa::HbmWindowOp>(
-          loc, root.getType(), root, loop.getInductionVar(),
+          loc, source.getType(), source, loop.getInductionVar(),
           bld.getI64IntegerAttr(step));
+    }
   auto windowed = [&](const KMajorOperand &x) {
     KMajorOperand w = x;
     w.root = rootOf(x.root);
@@ -548,17 +572,23 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
     deferred.push_back(std::move(d));
   }
   auto invariantBefore = rowInvariant;
-  inColumnLoop = dn != 0;
+  // A kept row reused in a body inside any loop over columns (this one or
+  // one around it) would be the body's column's in every iteration.
+  const bool outerInColumnLoop = inColumnLoop,
+             outerReused = reusedRowInColumnLoop;
+  inColumnLoop = outerInColumnLoop || dn != 0;
   reusedRowInColumnLoop = false;
   // C's stores and the epilogue's loads and stores find their windows in
   // windowOf (the pending stores keep C's own view).
   body(first, windowed(a), windowed(b), c);
-  windowOf.clear();
-  inColumnLoop = false;
+  windowOf = std::move(outerWindows);
+  const bool reused = reusedRowInColumnLoop;
+  inColumnLoop = outerInColumnLoop;
+  reusedRowInColumnLoop = outerReused || (reused && outerInColumnLoop);
   // Exact only if the body left what iteration first - 1 did, one step on,
   // loaded no row the later tiles share (it would be the body's own) and
   // reused none loaded before (a column loop would repeat its row).
-  bool same = !reusedRowInColumnLoop && pending.size() == entryPending.size() &&
+  bool same = !reused && pending.size() == entryPending.size() &&
               deferred.size() == entryDeferred.size() &&
               rowInvariant.size() == invariantBefore.size();
   for (size_t i = 0; same && i < pending.size(); ++i)
@@ -583,8 +613,8 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
     for (Value bound : {one, ub, lb})
       bound.getDefiningOp()->erase();
     // A body that loads or reuses a shared row: so will every later tile's.
-    bool loadedShared = rowInvariant.size() > invariantBefore.size() ||
-                        reusedRowInColumnLoop;
+    bool loadedShared =
+        rowInvariant.size() > invariantBefore.size() || reused;
     pending = std::move(entryPending);
     deferred = std::move(entryDeferred);
     rowInvariant = std::move(invariantBefore); // drop the erased body's

@@ -108,3 +108,15 @@ def test_other_targets(target):
     x, w = rand(700, 2048), rand(1500, 2048)
     fn = torch.compile(lambda x, w: x @ w.t(), backend="neuron", dynamic=False, options={"target": target})
     torch.testing.assert_close(fn(x, w), x @ w.t(), **fp32_matmul_tol(2048))
+
+
+@pytest.mark.parametrize("m,k,n,bias", [(2048, 4096, 2560, False), (1600, 4096, 1536, True)])
+def test_block_loops_around_column_loops(m, k, n, bias):
+    # Blocks of A^T's rows resident (512 rows), 4 and 3 blocks with 5 and 3
+    # column tiles: a tile loop over the blocks around the loop over each
+    # block's columns, windows of windows (LowerMatmul.cpp; the lit test
+    # lower-to-nisa-matmul-nested-loops.mlir); with a bias, the later blocks
+    # reuse the rows the first one kept.
+    x, w, b = rand(m, k), rand(n, k), 10 * rand(n)
+    fn = (lambda x, w, b: torch.nn.functional.linear(x, w, b)) if bias else (lambda x, w, b: x @ w.t())
+    check_against_eager(fn, [x, w, b], grad=False, **fp32_matmul_tol(k))
