@@ -43,4 +43,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except BrokenPipeError:  # `| head`: the verdict line was read
+        sys.stderr.close()
+        sys.exit(1)
