@@ -122,16 +122,62 @@ std::string histogramText(const Profile &p) {
   return s.empty() ? "(no DMA transfers)" : s;
 }
 
+std::string sourceLabel(const Program &program, uint32_t sourceIndex) {
+  const SourceLoc *loc = sourceOf(program, sourceIndex);
+  return loc ? sourceText(*loc) : "(no source: compiler-generated)";
+}
+
+/// The trace record of the instruction whose completion released `r`: of
+/// the instructions its semaphore waits name (an engine's k-th instruction,
+/// or a DMA queue's k-th transfer), the one that ended last; null when it
+/// waited on nothing in the trace.
+const InstructionRecord *
+releasedBy(const Program &program, const InstructionRecord &r,
+           const std::map<std::tuple<unsigned, unsigned, uint32_t>, const InstructionRecord *> &records) {
+  const EngineStreams &streams = r.core ? program.peerStreams[r.core - 1] : program.streams;
+  const auto &stream = streams[size_t(r.engine)];
+  if (r.index >= stream.size())
+    return nullptr;
+  const InstructionRecord *latest = nullptr;
+  for (const isa::SemaphoreWait &w : stream[r.index].waits) {
+    if (w.semaphore == isa::kNoSemaphore || w.value == 0)
+      continue;
+    // Which agent signals it, and that agent's w.value-th instruction.
+    std::optional<std::pair<isa::Engine, uint32_t>> producer;
+    if (w.semaphore < isa::kDmaQueueSemaphoreBase) {
+      if (w.semaphore < unsigned(isa::Engine::Dma))
+        producer = {isa::Engine(w.semaphore), w.value - 1};
+    } else if (unsigned queue = w.semaphore - isa::kDmaQueueSemaphoreBase; queue < isa::kNumDmaQueues) {
+      uint32_t seen = 0;
+      const auto &dma = streams[size_t(isa::Engine::Dma)];
+      for (uint32_t i = 0; i < dma.size() && !producer; ++i)
+        if (dma[i].dmaQueue == queue && ++seen == w.value)
+          producer = {isa::Engine::Dma, i};
+    }
+    if (!producer)
+      continue;
+    auto it = records.find({r.core, unsigned(producer->first), producer->second});
+    if (it != records.end() && (!latest || it->second->endNs > latest->endNs))
+      latest = it->second;
+  }
+  return latest;
+}
+
 /// Where the Tensor Engine starves: each stretch it is idle is filed under
-/// the source op of the matmul that ends it (the work it was waiting to
-/// run: its operands' loads, the ops producing them), the stretch after a
-/// core's last matmul under its own label. Shares are of the total time
-/// (of every core's, at LNC=2). Nothing for a program without matmuls.
+/// the source op of the matmul that ends it and the source op of the
+/// instruction that released that matmul (its semaphore wait that was
+/// satisfied last: the load or the computation it was waiting for), the
+/// stretch after a core's last matmul under its own label. Shares are of
+/// the total time (of every core's, at LNC=2). Nothing for a program
+/// without matmuls.
 void printTensorIdle(std::ostringstream &os, const Program &program, const Profile &p) {
   std::vector<std::vector<const InstructionRecord *>> byCore(profileCores(p));
-  for (const InstructionRecord &r : p.trace)
+  std::map<std::tuple<unsigned, unsigned, uint32_t>, const InstructionRecord *> byPlace;
+  for (const InstructionRecord &r : p.trace) {
+    byPlace[{r.core, unsigned(r.engine), r.index}] = &r;
     if (r.engine == isa::Engine::Tensor && r.core < byCore.size())
       byCore[r.core].push_back(&r);
+  }
   std::map<std::string, Bucket> idle;
   auto file = [&](const std::string &label, double ns) {
     Bucket &b = idle[label];
@@ -149,8 +195,13 @@ void printTensorIdle(std::ostringstream &os, const Program &program, const Profi
     double freeAt = 0;
     for (const InstructionRecord *r : records) {
       if (r->startNs > freeAt) {
-        const SourceLoc *loc = sourceOf(program, r->sourceIndex);
-        file(loc ? sourceText(*loc) : "(no source: compiler-generated)", r->startNs - freeAt);
+        std::string label = sourceLabel(program, r->sourceIndex);
+        if (const InstructionRecord *by = releasedBy(program, *r, byPlace))
+          label += ", waiting for " + std::string(isa::engineName(by->engine)) + " " +
+                   std::string(isa::opcodeName(by->opcode)) + " of " +
+                   (by->sourceIndex == r->sourceIndex ? std::string("the same op")
+                                                      : sourceLabel(program, by->sourceIndex));
+        file(label, r->startNs - freeAt);
       }
       freeAt = std::max(freeAt, r->endNs);
     }
@@ -159,7 +210,7 @@ void printTensorIdle(std::ostringstream &os, const Program &program, const Profi
   }
   if (idle.empty())
     return;
-  printTop(os, "Tensor Engine idle, by the source op of the matmul it waited for (share of the total time):",
+  printTop(os, "Tensor Engine idle, by the matmul's source op and what it waited for (share of the total time):",
            top(idle), p.totalNs * double(byCore.size()));
 }
 

@@ -100,7 +100,7 @@ TEST_CASE("summary: Tensor Engine idle time by the matmul it waited for", "[summ
   // program ends 2.4 us after it: both stretches of idle Tensor Engine.
   std::string s = profile::summarize(program, p);
   INFO(s);
-  CHECK(contains(s, "Tensor Engine idle, by the source op of the matmul it waited for"));
+  CHECK(contains(s, "Tensor Engine idle, by the matmul's source op and what it waited for"));
   CHECK(contains(s, "1.5 us   37.5%  1x aten.mm.default 'mm' at model.py:12"));
   CHECK(contains(s, "2.4 us   60.0%  1x (after the last matmul)"));
   // A second matmul of the same op right after the first: no new gap; one
@@ -115,6 +115,30 @@ TEST_CASE("summary: Tensor Engine idle time by the matmul it waited for", "[summ
                                [](const InstructionRecord &r) { return r.engine == Engine::Tensor; }),
                 p.trace.end());
   CHECK_FALSE(contains(profile::summarize(program, p), "Tensor Engine idle"));
+}
+
+TEST_CASE("summary: Tensor Engine idle names the instruction that released the matmul",
+          "[summary]") {
+  // The matmul waits for the first transfer of DMA queue 0 (the load before
+  // it) and, already satisfied, nothing else: that load is what it waited for.
+  Program program = profiledProgram();
+  Instruction &mm = program.streams[size_t(Engine::Tensor)][0];
+  mm.waits[0] = {uint8_t(kDmaQueueSemaphoreBase + 0), 1};
+  std::string s = profile::summarize(program, handMadeProfile());
+  INFO(s);
+  CHECK(contains(s, "1x aten.mm.default 'mm' at model.py:12, waiting for dma dma_copy of "
+                    "(no source: compiler-generated)"));
+  // A wait on a computation of the same op says so.
+  program.sources[1] = program.sources[0];
+  Profile p = handMadeProfile();
+  p.trace.push_back(record(Engine::Scalar, 1, Opcode::Activation, 1700, 1800, 0));
+  p.trace.push_back(record(Engine::Tensor, 1, Opcode::Matmul, 1900, 2000, 0));
+  Instruction second = mm;
+  second.waits[0] = {uint8_t(Engine::Scalar), 2};
+  program.streams[size_t(Engine::Tensor)].push_back(second);
+  program.streams[size_t(Engine::Scalar)].push_back(program.streams[size_t(Engine::Scalar)][0]);
+  s = profile::summarize(program, p);
+  CHECK(contains(s, "1x aten.mm.default 'mm' at model.py:12, waiting for scalar activation of the same op"));
 }
 
 TEST_CASE("summary: without trace records it says how to get the breakdown", "[summary]") {
