@@ -7,6 +7,7 @@ Also: that the bare product never reaches HBM when only the epilogue reads it
 (the profile's HBM bytes stay near the layer's inputs and outputs).
 """
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -62,3 +63,24 @@ def test_bias_rows_reused_by_a_later_block_of_rows():
     # (LowerMatmul.cpp, tryLoop). Inference only: the forward is the case.
     x, w, b = seeded(640, 4096), seeded(2560, 4096, seed=1), 10 * seeded(2560, seed=2)
     check_against_eager(F.linear, [x, w, b], grad=False, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("m,k,n,epilogue", [
+    (1600, 4096, 1536, "bias"),   # A^T blocks: a block loop around column loops
+    (2048, 4096, 2560, "gelu"),   # 4 blocks, bias and GELU on each tile
+    (4096, 512, 4096, "bias"),    # B resident: a 31-trip row loop
+    (2048, 1024, 8192, "resid"),  # blocks of B's columns around row loops
+    (300, 30000, 1100, "bias"),   # both streamed, K in chunks
+    (3000, 256, 3000, "gelu"),
+    (1024, 2048, 2048, "resid"),
+])
+def test_plans_with_tile_loops_match_eager(m, k, n, epilogue):
+    # Each matmul plan with its loops (LowerMatmul.cpp: sweeps, nested for
+    # the blocks) and an epilogue reading per-tile or kept inputs, against
+    # eager: a loop body that read another iteration's data would show here.
+    x, w = seeded(m, k), seeded(n, k, seed=1) / k**0.5
+    b, r = seeded(n, seed=2), seeded(m, n, seed=3)
+    fn = {"bias": lambda x, w, b, r: F.linear(x, w, b),
+          "gelu": lambda x, w, b, r: F.gelu(F.linear(x, w, b)),
+          "resid": lambda x, w, b, r: F.linear(x, w) + r}[epilogue]
+    check_against_eager(fn, [x, w, b, r], grad=False, rtol=1e-4, atol=1e-4)
