@@ -426,9 +426,10 @@ def render(recs: list[dict], anchor: Optional[dict], facts: list, elapsed_s: flo
         "",
         "Compile time = wall time inside the backend call Dynamo makes (AOTAutograd tracing and "
         "partitioning + compiling the forward graph, and the optimizer step's graph where it is compiled) plus, "
-        "for the training steps, the first "
-        "backward() minus the median later backward() (both backends compile the backward graph "
-        "lazily there); Dynamo's own bytecode tracing is excluded for both. Every cache off (TRNC_DISABLE_CACHE=1, "
+        "for the training steps, the backward graph's compile, which both backends run lazily at the first "
+        "backward(): for neuron its own account of it (trnc.backend.neuron.stats.compile_seconds counts "
+        "the backend calls and that compile), for inductor, which keeps none, the first backward() minus "
+        "the median later backward(); Dynamo's own bytecode tracing is excluded for both. Every cache off (TRNC_DISABLE_CACHE=1, "
         "TORCHINDUCTOR_FX_GRAPH_CACHE=0, a fresh TORCHINDUCTOR_CACHE_DIR), Dynamo reset before each backend, "
         "so both compile from cold in a process that has already imported torch. Inductor compiles for "
         "this CPU (C++/OpenMP kernels, or extern mm calls for plain matmuls).",
