@@ -143,6 +143,14 @@ void trnc::tile::markEngineFree(Block::iterator from, Block::iterator to) {
   });
 }
 
+void trnc::tile::markEngineBarrier(Block::iterator from, Block::iterator to) {
+  for (Operation &op : llvm::reverse(llvm::make_range(from, to)))
+    if (llvm::isa<InstructionOpInterface>(op)) {
+      op.setAttr(kEngineBarrierAttr, UnitAttr::get(op.getContext()));
+      return;
+    }
+}
+
 void trnc::tile::placeEngineGroups(Block &block, const MachineModel &machine) {
   // Per group: its account, once its first free instruction has come (the
   // lowering's account began with the first tile's computation).

@@ -66,6 +66,8 @@ void markEngineGroup(mlir::Block::iterator from, mlir::Block::iterator to,
                      int64_t id);
 /// Marks every instruction in [from, to) free to move between engines.
 void markEngineFree(mlir::Block::iterator from, mlir::Block::iterator to);
+/// Marks the last instruction of [from, to) a barrier (none: no mark).
+void markEngineBarrier(mlir::Block::iterator from, mlir::Block::iterator to);
 
 /// Gives every copy of `block` marked alternating (straight-line: the
 /// loops unrolled) its engine: per stream, Scalar first, then Vector, then

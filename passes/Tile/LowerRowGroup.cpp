@@ -570,14 +570,8 @@ void RowGroupLowering::emit() {
     // (EngineBalance.h); a task that cannot overlap the next ends with a
     // barrier.
     markEngineFree(mark.begin(), ctx.b.getInsertionPoint());
-    if (!serial)
-      return;
-    for (Operation &op : llvm::reverse(
-             llvm::make_range(mark.begin(), ctx.b.getInsertionPoint())))
-      if (isa<nisa::InstructionOpInterface>(op)) {
-        op.setAttr(kEngineBarrierAttr, ctx.b.getUnitAttr());
-        break;
-      }
+    if (serial)
+      markEngineBarrier(mark.begin(), ctx.b.getInsertionPoint());
   };
   SmallVector<TileTask> tasks;
   auto collect = [&](const TileTask &task) { tasks.push_back(task); };

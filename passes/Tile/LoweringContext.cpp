@@ -239,13 +239,21 @@ void LoweringContext::load(Location loc, Value dst, Value src,
   copyOnVector(loc, dst, tileAp(dst), span, ap(0, readStrides, readCounts));
 }
 
+/// dst = cast(src) on `engine`.
+static nisa::TensorCopyOp copyOn(OpBuilder &b, Location loc, Value dst,
+                                 nisa::AccessPatternAttr dstAp, Value src,
+                                 nisa::AccessPatternAttr srcAp,
+                                 nisa::Engine engine) {
+  return b.create<nisa::TensorCopyOp>(
+      loc, dst, dstAp, src, srcAp,
+      nisa::EngineAttr::get(b.getContext(), engine), DenseI64ArrayAttr(),
+      IntegerAttr());
+}
+
 void LoweringContext::copyOnVector(Location loc, Value dst,
                                    nisa::AccessPatternAttr dstAp, Value src,
                                    nisa::AccessPatternAttr srcAp) {
-  b.create<nisa::TensorCopyOp>(
-      loc, dst, dstAp, src, srcAp,
-      nisa::EngineAttr::get(b.getContext(), nisa::Engine::vector),
-      DenseI64ArrayAttr(), IntegerAttr());
+  copyOn(b, loc, dst, dstAp, src, srcAp, nisa::Engine::vector);
 }
 
 /// The [P, 1] pattern of a tile source that reads one element per partition
@@ -318,21 +326,16 @@ void LoweringContext::tensorReduce(Location loc, nisa::AluOp op, Value dst,
 void LoweringContext::copyOnScalar(Location loc, Value dst,
                                    nisa::AccessPatternAttr dstAp, Value src,
                                    nisa::AccessPatternAttr srcAp) {
-  b.create<nisa::TensorCopyOp>(
-      loc, dst, dstAp, src, srcAp,
-      nisa::EngineAttr::get(b.getContext(), nisa::Engine::scalar),
-      DenseI64ArrayAttr(), IntegerAttr());
+  copyOn(b, loc, dst, dstAp, src, srcAp, nisa::Engine::scalar);
 }
 
 void LoweringContext::copyAlternating(Location loc, Value dst,
                                       nisa::AccessPatternAttr dstAp, Value src,
                                       nisa::AccessPatternAttr srcAp,
                                       int64_t stream) {
-  auto copy = b.create<nisa::TensorCopyOp>(
-      loc, dst, dstAp, src, srcAp,
-      nisa::EngineAttr::get(b.getContext(), nisa::Engine::scalar),
-      DenseI64ArrayAttr(), IntegerAttr());
-  copy->setAttr(kEngineAlternateAttr, b.getI64IntegerAttr(stream));
+  // Scalar until the `unroll` phase chooses (EngineBalance.h).
+  copyOn(b, loc, dst, dstAp, src, srcAp, nisa::Engine::scalar)
+      ->setAttr(kEngineAlternateAttr, b.getI64IntegerAttr(stream));
 }
 
 void LoweringContext::memset(Location loc, Value dst,
