@@ -39,6 +39,50 @@ using namespace trnc::tile;
 /// 6039.6, 6000.1 and 6031.0 us; a whole row, 6145.8.
 constexpr int64_t kLogSoftmaxChunk = 2048;
 
+/// out = (x - m) - log(sum(exp(x - m))) for `p` rows of `n` (x [p, n],
+/// negM = -m [p, 1], out [p, n] in the result's type). Nothing reads the
+/// exponentials but their sum and the shifted row, so they go a column chunk
+/// at a time (fp32 [p, <= kLogSoftmaxChunk], a fresh tile per chunk and use):
+/// a row task holds x, out and two chunks, not a whole fp32 row, which lets
+/// the list scheduler start the next rows sooner (beside a vocabulary-wide
+/// matmul's tiles).
+static void logSoftmaxRows(LoweringContext &ctx, Location loc, Value x,
+                           Value negM, Value out, int64_t p, int64_t n) {
+  Type f32 = ctx.b.getF32Type();
+  const int64_t chunk = std::min(n, kLogSoftmaxChunk);
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  auto columns = [&](int64_t c) {
+    return std::pair{c * chunk, std::min(chunk, n - c * chunk)};
+  };
+  Value s = ctx.allocSbuf(loc, p, 1, f32);
+  Value partial = chunks > 1 ? ctx.allocSbuf(loc, p, chunks, f32) : s;
+  for (int64_t c = 0; c < chunks; ++c) {
+    auto [c0, w] = columns(c);
+    Value e = ctx.allocSbuf(loc, p, w, f32);
+    ctx.activation(loc, nisa::ActFunc::exp, e, ctx.tileAp(e), x,
+                   ctx.ap(c0, {n, 1}, {p, w}), negM);
+    ctx.tensorReduce(loc, nisa::AluOp::add, partial,
+                     ctx.ap(c, {chunks, 1}, {p, 1}), e, ctx.tileAp(e));
+  }
+  if (chunks > 1)
+    ctx.tensorReduce(loc, nisa::AluOp::add, s, ctx.tileAp(s), partial,
+                     ctx.tileAp(partial));
+  // (x - m) - log s, in that order as eager does: folding m + log s
+  // into one bias would round at the magnitude of m.
+  Value logS = ctx.allocSbuf(loc, p, 1, f32);
+  ctx.activation(loc, nisa::ActFunc::log, logS, ctx.tileAp(logS), s,
+                 ctx.tileAp(s));
+  for (int64_t c = 0; c < chunks; ++c) {
+    auto [c0, w] = columns(c);
+    Value shifted = ctx.allocSbuf(loc, p, w, f32);
+    ctx.activation(loc, nisa::ActFunc::copy, shifted, ctx.tileAp(shifted),
+                   x, ctx.ap(c0, {n, 1}, {p, w}), negM);
+    ctx.tensorTensor(loc, nisa::AluOp::subtract, out,
+                     ctx.ap(c0, {n, 1}, {p, w}), shifted,
+                     ctx.tileAp(shifted), logS, ctx.ap(0, {1, 0}, {p, w}));
+  }
+}
+
 int64_t trnc::tile::maxSoftmaxRow(const MachineModel &machine) {
   return static_cast<int64_t>(machine.sbufPartitionBytes) / (2 * 3 * 4);
 }
@@ -84,43 +128,7 @@ LogicalResult trnc::tile::lowerSoftmax(LoweringContext &ctx, Operation *op) {
     Value out;
     if (log) {
       out = ctx.allocSbuf(loc, p, n, dst.elementType());
-      // Nothing reads e but its sum and the shifted row, so e goes a column
-      // chunk at a time (fp32 [P, <= kLogSoftmaxChunk], a fresh tile per
-      // chunk and use): a row task then holds x, out and two chunks, not a
-      // whole fp32 row, which lets the list scheduler start the next rows
-      // sooner (beside a vocabulary-wide matmul's tiles).
-      const int64_t chunk = std::min(n, kLogSoftmaxChunk);
-      const int64_t chunks = (n + chunk - 1) / chunk;
-      auto columns = [&](int64_t c) {
-        return std::pair{c * chunk, std::min(chunk, n - c * chunk)};
-      };
-      Value s = ctx.allocSbuf(loc, p, 1, f32);
-      Value partial = chunks > 1 ? ctx.allocSbuf(loc, p, chunks, f32) : s;
-      for (int64_t c = 0; c < chunks; ++c) {
-        auto [c0, w] = columns(c);
-        Value e = ctx.allocSbuf(loc, p, w, f32);
-        ctx.activation(loc, nisa::ActFunc::exp, e, ctx.tileAp(e), x,
-                       ctx.ap(c0, {n, 1}, {p, w}), negM);
-        ctx.tensorReduce(loc, nisa::AluOp::add, partial,
-                         ctx.ap(c, {chunks, 1}, {p, 1}), e, ctx.tileAp(e));
-      }
-      if (chunks > 1)
-        ctx.tensorReduce(loc, nisa::AluOp::add, s, ctx.tileAp(s), partial,
-                         ctx.tileAp(partial));
-      // (x - m) - log s, in that order as eager does: folding m + log s
-      // into one bias would round at the magnitude of m.
-      Value logS = ctx.allocSbuf(loc, p, 1, f32);
-      ctx.activation(loc, nisa::ActFunc::log, logS, ctx.tileAp(logS), s,
-                     ctx.tileAp(s));
-      for (int64_t c = 0; c < chunks; ++c) {
-        auto [c0, w] = columns(c);
-        Value shifted = ctx.allocSbuf(loc, p, w, f32);
-        ctx.activation(loc, nisa::ActFunc::copy, shifted, ctx.tileAp(shifted),
-                       x, ctx.ap(c0, {n, 1}, {p, w}), negM);
-        ctx.tensorTensor(loc, nisa::AluOp::subtract, out,
-                         ctx.ap(c0, {n, 1}, {p, w}), shifted,
-                         ctx.tileAp(shifted), logS, ctx.ap(0, {1, 0}, {p, w}));
-      }
+      logSoftmaxRows(ctx, loc, x, negM, out, p, n);
     } else {
       Value e = ctx.allocSbuf(loc, p, n, f32);
       ctx.activation(loc, nisa::ActFunc::exp, e, ctx.tileAp(e), x,
