@@ -127,14 +127,26 @@ std::string sourceLabel(const Program &program, uint32_t sourceIndex) {
   return loc ? sourceText(*loc) : "(no source: compiler-generated)";
 }
 
+/// Each DMA queue's transfers, as indices into the DMA stream (in order:
+/// a queue's k-th completion is its k-th transfer).
+using QueueTransfers = std::array<std::vector<uint32_t>, isa::kNumDmaQueues>;
+
+QueueTransfers queueTransfers(const EngineStreams &streams) {
+  QueueTransfers queues;
+  const auto &dma = streams[size_t(isa::Engine::Dma)];
+  for (uint32_t i = 0; i < dma.size(); ++i)
+    queues[dma[i].dmaQueue % isa::kNumDmaQueues].push_back(i);
+  return queues;
+}
+
+using RecordsByPlace = std::map<std::tuple<unsigned, unsigned, uint32_t>, const InstructionRecord *>;
+
 /// The trace record of the instruction whose completion released `r`: of
 /// the instructions its semaphore waits name (an engine's k-th instruction,
 /// or a DMA queue's k-th transfer), the one that ended last; null when it
 /// waited on nothing in the trace.
-const InstructionRecord *
-releasedBy(const Program &program, const InstructionRecord &r,
-           const std::map<std::tuple<unsigned, unsigned, uint32_t>, const InstructionRecord *> &records) {
-  const EngineStreams &streams = r.core ? program.peerStreams[r.core - 1] : program.streams;
+const InstructionRecord *releasedBy(const EngineStreams &streams, const QueueTransfers &queues,
+                                    const InstructionRecord &r, const RecordsByPlace &records) {
   const auto &stream = streams[size_t(r.engine)];
   if (r.index >= stream.size())
     return nullptr;
@@ -144,15 +156,13 @@ releasedBy(const Program &program, const InstructionRecord &r,
       continue;
     // Which agent signals it, and that agent's w.value-th instruction.
     std::optional<std::pair<isa::Engine, uint32_t>> producer;
-    if (w.semaphore < isa::kDmaQueueSemaphoreBase) {
-      if (w.semaphore < unsigned(isa::Engine::Dma))
-        producer = {isa::Engine(w.semaphore), w.value - 1};
-    } else if (unsigned queue = w.semaphore - isa::kDmaQueueSemaphoreBase; queue < isa::kNumDmaQueues) {
-      uint32_t seen = 0;
-      const auto &dma = streams[size_t(isa::Engine::Dma)];
-      for (uint32_t i = 0; i < dma.size() && !producer; ++i)
-        if (dma[i].dmaQueue == queue && ++seen == w.value)
-          producer = {isa::Engine::Dma, i};
+    if (w.semaphore < unsigned(isa::Engine::Dma)) {
+      producer = {isa::Engine(w.semaphore), w.value - 1};
+    } else if (w.semaphore >= isa::kDmaQueueSemaphoreBase &&
+               w.semaphore < isa::kDmaQueueSemaphoreBase + isa::kNumDmaQueues) {
+      const std::vector<uint32_t> &queue = queues[w.semaphore - isa::kDmaQueueSemaphoreBase];
+      if (w.value <= queue.size())
+        producer = {isa::Engine::Dma, queue[w.value - 1]};
     }
     if (!producer)
       continue;
@@ -172,7 +182,7 @@ releasedBy(const Program &program, const InstructionRecord &r,
 /// without matmuls.
 void printTensorIdle(std::ostringstream &os, const Program &program, const Profile &p) {
   std::vector<std::vector<const InstructionRecord *>> byCore(profileCores(p));
-  std::map<std::tuple<unsigned, unsigned, uint32_t>, const InstructionRecord *> byPlace;
+  RecordsByPlace byPlace;
   for (const InstructionRecord &r : p.trace) {
     byPlace[{r.core, unsigned(r.engine), r.index}] = &r;
     if (r.engine == isa::Engine::Tensor && r.core < byCore.size())
@@ -185,9 +195,12 @@ void printTensorIdle(std::ostringstream &os, const Program &program, const Profi
     ++b.count;
     b.ns += ns;
   };
-  for (std::vector<const InstructionRecord *> &records : byCore) {
+  for (unsigned core = 0; core < byCore.size(); ++core) {
+    std::vector<const InstructionRecord *> &records = byCore[core];
     if (records.empty())
       continue;
+    const EngineStreams &streams = core ? program.peerStreams[core - 1] : program.streams;
+    const QueueTransfers queues = queueTransfers(streams);
     std::sort(records.begin(), records.end(),
               [](const InstructionRecord *a, const InstructionRecord *b) {
                 return a->startNs < b->startNs;
@@ -196,7 +209,7 @@ void printTensorIdle(std::ostringstream &os, const Program &program, const Profi
     for (const InstructionRecord *r : records) {
       if (r->startNs > freeAt) {
         std::string label = sourceLabel(program, r->sourceIndex);
-        if (const InstructionRecord *by = releasedBy(program, *r, byPlace))
+        if (const InstructionRecord *by = releasedBy(streams, queues, *r, byPlace))
           label += ", waiting for " + std::string(isa::engineName(by->engine)) + " " +
                    std::string(isa::opcodeName(by->opcode)) + " of " +
                    (by->sourceIndex == r->sourceIndex ? std::string("the same op")
