@@ -167,19 +167,18 @@ def compiled(w: Workload, backend: str, profile: bool = False, options: Optional
     compiled_before = stats.compile_seconds if stats else 0.0
     try:
         r = _runner(w, lambda f: torch.compile(f, backend=timed, dynamic=False, options=options))
+        graphs = []
         if not profile:
             time_steps(w, r, repeats, first=True, t=t)
-            if stats:
-                t.recorded_compile_s = stats.compile_seconds - compiled_before
-            return t, []
-        args = w.inputs()
-        with trnc.profiling.capture() as p:  # the compiling step's runs are profiled too
-            _step(t, w, r, args, first=True)
-        graphs = p.graphs
-        for _ in range(repeats):
-            with trnc.profiling.capture() as p:
-                _step(t, w, r, args, first=False)
+        else:
+            args = w.inputs()
+            with trnc.profiling.capture() as p:  # the compiling step's runs are profiled too
+                _step(t, w, r, args, first=True)
             graphs = p.graphs
+            for _ in range(repeats):
+                with trnc.profiling.capture() as p:
+                    _step(t, w, r, args, first=False)
+                graphs = p.graphs
         if stats:
             t.recorded_compile_s = stats.compile_seconds - compiled_before
         return t, graphs
