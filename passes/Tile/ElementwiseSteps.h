@@ -49,7 +49,7 @@ struct ActivationForm {
 /// constant dropped) and the instructions computing its tile. A null
 /// compute is a cast (the DMA casts an input; a tensor_copy a group value).
 struct ElementwiseStep {
-  mlir::Operation *op;
+  mlir::Operation *op = nullptr;
   llvm::SmallVector<mlir::Value> operands;
   TileCompute compute;
   /// One instruction that reads every operand before writing: the result

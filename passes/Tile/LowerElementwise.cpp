@@ -529,7 +529,9 @@ SmallVector<Value> trnc::tile::tileOperandsOf(Operation *op) {
 FailureOr<ElementwiseStep> trnc::tile::elementwiseStep(LoweringContext &ctx,
                                                        Operation *op) {
   TileOperands t = tileOperands(op);
-  ElementwiseStep step{op, t.operands, nullptr, false, {}, {}, false};
+  ElementwiseStep step;
+  step.op = op;
+  step.operands = t.operands;
   std::optional<nisa::AluOp> alu = lookup(kAluOps, op);
   std::optional<double> imm = t.imm;
   bool reverse = t.reverse;
