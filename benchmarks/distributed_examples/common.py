@@ -62,6 +62,11 @@ def finish(args: argparse.Namespace, result: dict) -> None:
     the process group."""
     result = dict(result, world=args.world, checked=args.check, graphs=dict(trnc.neuron.stats.ran()))
     log(args, "RESULT " + json.dumps(result, sort_keys=True))
+    # Leave together: a rank tearing gloo down while a peer is still on its
+    # way out can leave that peer's destroy_process_group waiting forever
+    # (seen once in CI at 4 ranks on 2 cores: every step done and reported,
+    # then no exit in 240 s; pytorch/pytorch#75097).
+    dist.barrier()
     dist.destroy_process_group()
 
 
