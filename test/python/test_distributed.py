@@ -13,7 +13,7 @@ import sys
 import pytest
 import torch.distributed as dist
 
-from dist_workers import EXAMPLES, collectives, example, launch
+from dist_workers import EXAMPLES, collectives, example, launch, torchrun
 from helpers import needs_native
 
 pytestmark = [
@@ -100,3 +100,22 @@ def test_example_without_torchrun_says_so():
                           env=env, timeout=120)
     assert proc.returncode != 0
     assert "run it with torchrun" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_ranks_that_never_exit_are_killed_and_reported(tmp_path):
+    """A launch that outlives its timeout (a rank hung at exit, as gloo's
+    teardown once did in CI) fails with the ranks' output so far, and no
+    rank is left running to hold a core through the tests after it."""
+    script = tmp_path / "never_exits.py"
+    script.write_text("import time\nprint('rank up', flush=True)\ntime.sleep(3600)\n")
+    with pytest.raises(AssertionError, match=r"did not exit within 20 s \(ranks killed\)[\s\S]*rank up"):
+        torchrun([str(script)], 2, timeout=20)
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if str(script).encode() in f.read():
+                    left.append(pid)
+        except OSError:
+            pass
+    assert not left, f"ranks still running: {left}"
