@@ -70,12 +70,14 @@ func.func @softmax_bf16(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
 }
 
 // log_softmax over the leading dim: rows are gathered with strides; the
-// result is (x - max) - log(sum), in eager's order.
+// result is (x - max) - log(sum), in eager's order, both subtractions
+// tensor_scalars with a per-partition operand (Vector or GpSimd: the
+// Scalar Engine keeps only the exponentials and the log).
 // CHECK-LABEL: func.func @log_softmax_dim0
 // CHECK: nisa.dma_copy %[[X:[^ ]*]] <0, [4, 1], [8, 4]>, %arg0 <0, [1, 8], [8, 4]>
 // CHECK: nisa.tensor_scalar %[[NM:[^ ]*]] {{.*}} multiply -1.0
 // CHECK: nisa.activation log %[[L:[^ ]*]]
-// CHECK: nisa.activation copy %[[T:[^ ]*]] {{.*}}, %[[X]] {{.*}} bias %[[NM]]
+// CHECK: nisa.tensor_scalar %[[T:[^ ]*]] {{.*}}, %[[X]] <0, [4, 1], [8, 4]> add 0.000000e+00 per_partition %[[NM]]
 // CHECK: nisa.tensor_scalar %[[O:[^ ]*]] <0, [4, 1], [8, 4]>, %[[T]] <0, [4, 1], [8, 4]> subtract 0.000000e+00 per_partition %[[L]] <0, [1, 1], [8, 1]>, bypass 0.000000e+00 on vector
 // CHECK: nisa.dma_copy %arg1 <0, [1, 8], [8, 4]>, %[[O]]
 func.func @log_softmax_dim0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -99,11 +101,11 @@ func.func @log_softmax_dim0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK: nisa.tensor_reduce add %[[P]] <2, [3, 1], [4, 1]>, %[[E2]]
 // CHECK: nisa.tensor_reduce add %[[S:[^ ]*]] <0, [1, 1], [4, 1]>, %[[P]] <0, [3, 1], [4, 3]>
 // CHECK: nisa.activation log %[[L:[^ ]*]] {{.*}}, %[[S]]
-// CHECK: nisa.activation copy %[[T0:[^ ]*]] {{.*}}, %[[X]] <0, [5000, 1], [4, 2048]> bias %[[NM]]
+// CHECK: nisa.tensor_scalar %[[T0:[^ ]*]] {{.*}}, %[[X]] <0, [5000, 1], [4, 2048]> add 0.000000e+00 per_partition %[[NM]]
 // CHECK: nisa.tensor_scalar %[[O:[^ ]*]] <0, [5000, 1], [4, 2048]>, %[[T0]] {{.*}} subtract 0.000000e+00 per_partition %[[L]]
-// CHECK: nisa.activation copy %[[T1:[^ ]*]] {{.*}}, %[[X]] <2048, [5000, 1], [4, 2048]> bias %[[NM]]
+// CHECK: nisa.tensor_scalar %[[T1:[^ ]*]] {{.*}}, %[[X]] <2048, [5000, 1], [4, 2048]> add 0.000000e+00 per_partition %[[NM]]
 // CHECK: nisa.tensor_scalar %[[O]] <2048, [5000, 1], [4, 2048]>, %[[T1]]
-// CHECK: nisa.activation copy %[[T2:[^ ]*]] {{.*}}, %[[X]] <4096, [5000, 1], [4, 904]> bias %[[NM]]
+// CHECK: nisa.tensor_scalar %[[T2:[^ ]*]] {{.*}}, %[[X]] <4096, [5000, 1], [4, 904]> add 0.000000e+00 per_partition %[[NM]]
 // CHECK: nisa.tensor_scalar %[[O]] <4096, [5000, 1], [4, 904]>, %[[T2]]
 // CHECK: nisa.dma_copy %arg1 <0, [5000, 1], [4, 5000]>, %[[O]]
 func.func @log_softmax_long_row(%x: tensor<4x5000xf32>) -> tensor<4x5000xf32> {
