@@ -151,3 +151,17 @@ def test_threshold_backward_nonfinite_grad():
         fn(x).backward(g)
         grads.append(x.grad)
     torch.testing.assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_where_zero_nonfinite(dtype):
+    # where(mask, g, 0): the zero fill is a memset for bf16 (a copy of the
+    # constant otherwise); an inf/NaN in g where the mask is off gives +0.0,
+    # one where it is on passes through, bit for bit as eager.
+    g = torch.tensor([[float("inf"), 1.5, float("nan"), -2.0, float("-inf"), 3.0]] * 3, dtype=dtype)
+    m = torch.tensor([[False, True, False, True, True, False]] * 3)
+    fn = lambda m, g: torch.where(m, g, 0.0)
+    got, want = compile_neuron(fn)(m, g), fn(m, g)
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+    assert not torch.signbit(got[~m]).any()
