@@ -13,8 +13,8 @@
 //                tensor_scalars, each with a per-partition operand)
 //
 // The Scalar engine's per-partition bias operand (HARDWARE.md, activation)
-// subtracts the row max inside the exponential, so no shifted copy is
-// written. log_softmax reads e only for its sum, so e (and the shifted
+// subtracts the row max inside the exponential, so the exponential needs
+// no shifted copy of the row. log_softmax reads e only for its sum, so e (and the shifted
 // row) go a column chunk at a time, their sums into columns of one tile
 // summed once: its row task holds x and out whole, not a whole fp32 e,
 // which lets the list scheduler start rows while a vocabulary-wide
@@ -41,12 +41,9 @@ using namespace trnc::tile;
 constexpr int64_t kLogSoftmaxChunk = 2048;
 
 /// out = (x - m) - log(sum(exp(x - m))) for `p` rows of `n` (x [p, n],
-/// negM = -m [p, 1], out [p, n] in the result's type). Nothing reads the
-/// exponentials but their sum and the shifted row, so they go a column chunk
-/// at a time (fp32 [p, <= kLogSoftmaxChunk], a fresh tile per chunk and use):
-/// a row task holds x, out and two chunks, not a whole fp32 row, which lets
-/// the list scheduler start the next rows sooner (beside a vocabulary-wide
-/// matmul's tiles).
+/// negM = -m [p, 1], out [p, n] in the result's type), the exponentials and
+/// the shifted row a column chunk at a time (fp32 [p, <= kLogSoftmaxChunk],
+/// a fresh tile per chunk and use; why: the file comment).
 static void logSoftmaxRows(LoweringContext &ctx, Location loc, Value x,
                            Value negM, Value out, int64_t p, int64_t n) {
   Type f32 = ctx.b.getF32Type();
