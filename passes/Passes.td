@@ -174,6 +174,50 @@ def UnrollTileLoops : Pass<"trnc-unroll-tile-loops", "::mlir::func::FuncOp"> {
 // Fuse: keep intermediates on chip
 //===----------------------------------------------------------------------===//
 
+def FuseTileLoops : Pass<"trnc-fuse-tile-loops", "::mlir::func::FuncOp"> {
+  let summary = "Fuse a consumer group's tile loop into its producer's";
+  let description = [{
+    Each fusion group is lowered on its own: a group reading another's
+    result walks its tiles in its own loop, after every tile of the
+    producer's loop is stored. Where the two loops have the same trip count
+    and iteration i of the consumer reads only what iterations <= i of the
+    producer wrote, the consumer's body joins the producer's loop (after
+    it), and the instructions between the two loops (the consumer's
+    resident operands and first tiles) move above the producer loop, which
+    they must not depend on. The consumer's load of tile i then follows the
+    producer's store of it, for `trnc-fuse-forward-stores` to hand over on
+    chip once the loops are unrolled.
+
+    Before:
+    ```mlir
+    scf.for %i = %c0 to %c31 step %c1 {      // layer norm, rows 1..31
+      %out = nisa.hbm_window %y[%i * 131072] : memref<4194304xbf16>
+      ...
+      nisa.dma_copy %out <131072, [1024, 1], [128, 1024]>, %normed ...
+    }
+    ...                                       // the matmul's weights, row 0
+    scf.for %i = %c0 to %c31 step %c1 {      // the matmul, rows 1..31
+      %in = nisa.hbm_window %y[%i * 131072] : memref<4194304xbf16>
+      nisa.dma_copy %rows <0, [1024, 1], [128, 1024]>, %in <131072, [1024, 1], [128, 1024]> ...
+      ...
+    }
+    ```
+    After:
+    ```mlir
+    ...                                       // the matmul's weights, row 0
+    scf.for %i = %c0 to %c31 step %c1 {
+      ...                                     // layer norm of row tile i + 1
+      ...                                     // the matmul of row tile i + 1
+    }
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "NeuronCore target (default: the module's nisa.target, else trn2)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def ForwardStores : Pass<"trnc-fuse-forward-stores", "::mlir::func::FuncOp"> {
   let summary = "Forward tiles stored to HBM to the loads that read them back";
   let description = [{

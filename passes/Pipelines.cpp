@@ -34,10 +34,11 @@ struct CompilePipelineOptions
           clEnumValN(CompilePhase::Tile, "tile",
                      "trn -> nisa instructions over tiles, a group at a time "
                      "(elementwise groups as scf.for loops)"),
-          clEnumValN(CompilePhase::Unroll, "unroll",
-                     "the tile loops unrolled, their engines chosen"),
           clEnumValN(CompilePhase::Fuse, "fuse",
-                     "tiles handed from op to op on chip"),
+                     "a consumer group's tile loop joined to its producer's"),
+          clEnumValN(CompilePhase::Unroll, "unroll",
+                     "the tile loops unrolled, their engines chosen, tiles "
+                     "handed from op to op on chip"),
           clEnumValN(CompilePhase::Pipeline, "pipeline",
                      "instruction order and engines"),
           clEnumValN(CompilePhase::Allocate, "allocate",
@@ -102,13 +103,17 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createLowerToNisa(lower));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // unroll: the tile loops become the instruction stream the later phases
-  // order, allocate and synchronise.
-  if (wanted(CompilePhase::Unroll))
-    pm.nest<func::FuncOp>().addPass(createUnrollTileLoops());
-  // fuse: intermediates handed over on chip instead of through HBM.
+  // fuse: a consumer group's tile loop joins its producer's where the two
+  // walk the tensor alike.
   if (wanted(CompilePhase::Fuse))
+    pm.nest<func::FuncOp>().addPass(createFuseTileLoops());
+  // unroll: the tile loops become the instruction stream the later phases
+  // order, allocate and synchronise; in it, a tile one group stored and
+  // the next loads back is handed over on chip.
+  if (wanted(CompilePhase::Unroll)) {
+    pm.nest<func::FuncOp>().addPass(createUnrollTileLoops());
     pm.nest<func::FuncOp>().addPass(createForwardStores());
+  }
   // LNC=2: @main and @main_core1, one per physical core; each later pass
   // runs on each core's function.
   if (options.lnc == 2 && wanted(CompilePhase::Pipeline))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whether this build lowers a corpus of real graphs exactly as another build does.
 
-    python3 scripts/compare_lowering.py --base OTHER/build/bin/trnc-opt [--phase fuse]
+    python3 scripts/compare_lowering.py --base OTHER/build/bin/trnc-opt [--phase unroll]
         [--corpus DIR] [--jobs 2] [TEST_FILE ...]
 
 For a refactor of the lowering that must not change its output (tile loops
@@ -79,7 +79,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--base", required=True, help="the other build's trnc-opt")
     parser.add_argument("--new", default=os.path.join(ROOT, "build", "bin", "trnc-opt"))
-    parser.add_argument("--phase", default="fuse", help="compile-to phase to compare (default fuse)")
+    parser.add_argument("--phase", default="unroll", help="compile-to phase to compare (default unroll: the instruction stream)")
     parser.add_argument("--corpus", help="directory of collected graphs (collected into when empty)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("tests", nargs="*", help=f"test/python files to collect from (default: {len(DEFAULT_TESTS)} files)")

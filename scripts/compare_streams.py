@@ -7,7 +7,7 @@ Every SSA name (%12, %arg3, %c0, ...) is renamed by the order of its first
 use in its file, so two files that differ only in numbering compare equal
 while an operand swapped for another value still differs. Meant for checking
 that a lowering change leaves a phase's output as it was (docs/lowering.md:
-`compile-to=fuse` from a tree before and after). Exit status 0 when equal,
+`compile-to=unroll` from a tree before and after). Exit status 0 when equal,
 1 with the first differing lines otherwise.
 """
 

@@ -2,6 +2,7 @@
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=group})' | FileCheck %s --check-prefix=GROUP
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=tile})' | FileCheck %s --check-prefix=TILE
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=fuse})' | FileCheck %s --check-prefix=FUSE
+// RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=unroll})' | FileCheck %s --check-prefix=UNROLL
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=allocate})' | FileCheck %s --check-prefix=ALLOC
 // RUN: trnc-opt %s --pass-pipeline='builtin.module(trnc-compile)' | FileCheck %s --check-prefix=ALL
 // RUN: not trnc-opt %s --pass-pipeline='builtin.module(trnc-compile{compile-to=bogus})' 2>&1 | FileCheck %s --check-prefix=BAD
@@ -22,11 +23,14 @@
 // TILE: nisa.activation exp %[[E:[0-9]+]]
 // TILE-NEXT: nisa.alloc
 // TILE-NEXT: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[E]]
-// fuse: the softmax's stored tile is the tile exp reads; no scratch left.
-// FUSE-NOT: nisa.dram_alloc
-// FUSE: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}} divide 0.000000e+00 per_partition
-// FUSE-NOT: nisa.dma_copy
-// FUSE: nisa.activation exp %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[S]]
+// fuse: loops joined (one tile here, so no loops: fuse-tile-loops.mlir);
+// the scratch is still there.
+// FUSE: nisa.dram_alloc
+// unroll: the softmax's stored tile is the tile exp reads; no scratch left.
+// UNROLL-NOT: nisa.dram_alloc
+// UNROLL: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}} divide 0.000000e+00 per_partition
+// UNROLL-NOT: nisa.dma_copy
+// UNROLL: nisa.activation exp %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[S]]
 // allocate: addresses, no semaphores yet.
 // ALLOC: nisa.alloc {address =
 // ALLOC-NOT: signal

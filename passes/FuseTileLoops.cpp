@@ -1,0 +1,294 @@
+//===- FuseTileLoops.cpp - fuse a consumer's tile loop into its producer's -===//
+//
+// `trnc-fuse-tile-loops`: the tile phase lowers each fusion group on its own,
+// so a group that consumes another's result walks its tiles in a loop of its
+// own after the producer's loop: every tile of the producer is computed and
+// stored before the consumer loads the first. Where the two loops walk the
+// tensor the same way (a layer norm's 128-row tiles and the matmul that
+// reads them as its rows), this pass fuses them into one loop whose body is
+// the producer's iteration, then the consumer's: the consumer's tile i is
+// loaded right after the producer stored it, so `trnc-fuse-forward-stores`
+// hands it over on chip (the forward is short-lived, so it always fits),
+// and the two groups' engines work side by side.
+//
+// Legal when
+//   - both loops have the same trip count (from 0, step 1) and the consumer
+//     does not use the producer's results (its tiles flow through HBM);
+//   - the top-level instructions between them (the consumer's prologue: its
+//     resident operands, its first tiles) do not touch what the producer
+//     loop writes, nor write what it reads, so they move above it;
+//   - no iteration i of the consumer touches bytes an iteration j > i of
+//     the producer accesses, one side writing (the order fusion swaps).
+// Footprints are per iteration: an HBM window of the loop's induction
+// variable shifts its access by index * step; any other access (a tile
+// defined outside, a nested loop's window) counts as the whole buffer in
+// every iteration.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Footprint.h"
+#include "passes/Passes.h"
+#include "passes/TargetModel.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "trnc-fuse-tile-loops"
+
+namespace trnc {
+#define GEN_PASS_DEF_FUSETILELOOPS
+#include "passes/Passes.h.inc"
+} // namespace trnc
+
+using namespace mlir;
+using namespace trnc;
+using namespace trnc::nisa;
+
+namespace {
+
+constexpr int64_t kWhole = std::numeric_limits<int64_t>::max() / 4;
+
+/// One access of a loop body: its footprint in iteration 0 and how far it
+/// moves per iteration (elements; 0 for an access that stays put).
+struct LoopAccess {
+  Footprint fp;
+  int64_t shift = 0;
+
+  Footprint at(int64_t iteration) const {
+    Footprint f = fp;
+    if (shift && f.end != kWhole) {
+      f.begin += iteration * shift;
+      f.end += iteration * shift;
+    }
+    return f;
+  }
+};
+
+/// The footprint of a whole buffer (an HBM memref or a tile).
+Footprint wholeBuffer(Value buffer, bool isWrite) {
+  return Footprint{buffer.getAsOpaquePointer(),
+                   isa<TileType>(buffer.getType())
+                       ? static_cast<int>(cast<TileType>(buffer.getType()).getSpace())
+                       : 0,
+                   0, kWhole, 0, kWhole, isWrite};
+}
+
+/// What the instructions of an op (a loop or one instruction) access, per
+/// iteration of `loop` (null: the op runs once).
+class Accesses {
+public:
+  /// Collects the accesses of `op`; false if one has no footprint.
+  bool collect(Operation *op, scf::ForOp loop) {
+    bool ok = true;
+    op->walk([&](Operation *nested) {
+      auto inst = dyn_cast<InstructionOpInterface>(nested);
+      if (!inst)
+        return;
+      for (const Access &a : inst.getAccesses())
+        if (!add(nested, a, loop))
+          ok = false;
+    });
+    return ok;
+  }
+
+  /// A hazard between this op's iteration `i` and `other`'s iteration `j`.
+  bool conflicts(const Accesses &other, int64_t i, int64_t j) const {
+    for (const LoopAccess &a : list)
+      for (const LoopAccess &b : other.list)
+        if (a.fp.resource == b.fp.resource && a.at(i).conflicts(b.at(j)))
+          return true;
+    return false;
+  }
+
+  /// A hazard between any iteration of this op and any of `other`.
+  bool conflictsAny(const Accesses &other, int64_t trip, int64_t otherTrip) const {
+    for (const LoopAccess &a : list)
+      for (const LoopAccess &b : other.list) {
+        if (a.fp.resource != b.fp.resource || !(a.fp.isWrite || b.fp.isWrite))
+          continue;
+        for (int64_t i = 0; i < trip; ++i)
+          for (int64_t j = 0; j < otherTrip; ++j)
+            if (a.at(i).conflicts(b.at(j)))
+              return true;
+      }
+    return false;
+  }
+
+  SmallVector<LoopAccess> list;
+
+private:
+  bool add(Operation *inst, const Access &a, scf::ForOp loop) {
+    Value buffer = a.buffer;
+    if (isa<TileType>(buffer.getType())) {
+      if (loop && loop.getRegion().isAncestor(buffer.getParentRegion())) {
+        // A tile allocated inside the loop is the iteration's own; a
+        // carried one is, conservatively, the init the prologue wrote.
+        auto arg = dyn_cast<BlockArgument>(buffer);
+        if (!arg || arg.getOwner() != loop.getBody())
+          return true;
+        buffer = loop.getTiedLoopInit(arg)->get();
+      }
+      list.push_back({wholeBuffer(buffer, a.isWrite), 0});
+      return true;
+    }
+    // HBM: a window of the loop's induction variable moves with it; any
+    // other window (of an inner loop) is its whole root buffer.
+    int64_t shift = 0;
+    bool whole = false;
+    while (auto window = buffer.getDefiningOp<HbmWindowOp>()) {
+      if (loop && window.getIndex() == loop.getInductionVar() && !shift)
+        shift = window.getStep();
+      else
+        whole = true;
+      buffer = window.getSource();
+    }
+    if (whole) {
+      list.push_back({wholeBuffer(buffer, a.isWrite), 0});
+      return true;
+    }
+    FailureOr<Footprint> fp = footprintOf(inst, a, TileBytes::Relative);
+    if (failed(fp))
+      return false;
+    fp->resource = buffer.getAsOpaquePointer();
+    list.push_back({*fp, shift});
+    return true;
+  }
+};
+
+/// A loop's constant trip count, if it runs from 0 by 1.
+std::optional<int64_t> tripCount(scf::ForOp loop) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *lb != 0 || *step != 1 || *ub <= 0)
+    return std::nullopt;
+  return *ub;
+}
+
+/// Whether `consumer` reads bytes `producer` writes (in any iterations).
+bool readsFrom(const Accesses &consumer, const Accesses &producer) {
+  for (const LoopAccess &w : producer.list)
+    if (w.fp.isWrite)
+      for (const LoopAccess &r : consumer.list)
+        if (!r.fp.isWrite && r.fp.resource == w.fp.resource)
+          return true;
+  return false;
+}
+
+/// Fuses `consumer` into `producer`: the ops between them move above the
+/// producer, then one loop runs the producer's iteration, then the
+/// consumer's, carrying both loops' values, where the consumer was.
+scf::ForOp fuse(scf::ForOp producer, scf::ForOp consumer,
+                ArrayRef<Operation *> between) {
+  for (Operation *op : between)
+    op->moveBefore(producer);
+  OpBuilder b(consumer);
+  SmallVector<Value> inits(producer.getInitArgs());
+  llvm::append_range(inits, consumer.getInitArgs());
+  auto fused = b.create<scf::ForOp>(consumer.getLoc(), consumer.getLowerBound(),
+                                    consumer.getUpperBound(), consumer.getStep(),
+                                    inits);
+  Block *body = fused.getBody();
+  if (!body->empty() && body->back().hasTrait<OpTrait::IsTerminator>())
+    body->back().erase();
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  SmallVector<Value> yields;
+  size_t carried = 0;
+  for (scf::ForOp loop : {producer, consumer}) {
+    IRMapping map;
+    map.map(loop.getInductionVar(), fused.getInductionVar());
+    for (BlockArgument arg : loop.getRegionIterArgs())
+      map.map(arg, fused.getRegionIterArgs()[carried++]);
+    for (Operation &op : loop.getBody()->without_terminator())
+      inner.clone(op, map);
+    for (Value v : loop.getBody()->getTerminator()->getOperands())
+      yields.push_back(map.lookupOrDefault(v));
+  }
+  inner.create<scf::YieldOp>(consumer.getLoc(), yields);
+  unsigned n = producer.getNumResults();
+  producer.replaceAllUsesWith(fused.getResults().take_front(n));
+  consumer.replaceAllUsesWith(fused.getResults().drop_front(n));
+  producer.erase();
+  consumer.erase();
+  return fused;
+}
+
+struct FuseTileLoopsPass
+    : public trnc::impl::FuseTileLoopsBase<FuseTileLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+  /// Fuses `consumer` into the nearest loop before it whose writes it
+  /// reads, if legal; the fused loop, or null.
+  scf::ForOp tryFuse(scf::ForOp consumer);
+};
+
+scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
+  std::optional<int64_t> trip = tripCount(consumer);
+  if (!trip)
+    return {};
+  Accesses consumerAcc;
+  if (!consumerAcc.collect(consumer, consumer))
+    return {};
+  // Walk back over the ops between the two loops, collecting them.
+  SmallVector<Operation *> between;
+  Accesses betweenAcc;
+  for (Operation *op = consumer->getPrevNode(); op; op = op->getPrevNode()) {
+    auto producer = dyn_cast<scf::ForOp>(op);
+    Accesses producerAcc;
+    if (producer && !producerAcc.collect(producer, producer))
+      return {};
+    if (!producer || !readsFrom(consumerAcc, producerAcc)) {
+      // Not the producer: it stays between (a loop or an instruction).
+      between.push_back(op);
+      if (!betweenAcc.collect(op, nullptr))
+        return {};
+      continue;
+    }
+    if (tripCount(producer) != trip)
+      return {};
+    // The consumer and the ops between must not need the producer's
+    // results (SSA values); the ops between move above the producer, so
+    // they must not touch what it writes nor write what it reads.
+    for (Operation *user : producer->getUsers())
+      if (consumer->isAncestor(user) ||
+          llvm::any_of(between, [&](Operation *o) { return o->isAncestor(user); }))
+        return {};
+    if (betweenAcc.conflictsAny(producerAcc, 1, *trip))
+      return {};
+    // Iteration i of the consumer then runs before iterations j > i of the
+    // producer.
+    for (int64_t d = 1; d < *trip; ++d)
+      for (int64_t i = 0; i + d < *trip; ++i)
+        if (consumerAcc.conflicts(producerAcc, i, i + d))
+          return {};
+    std::reverse(between.begin(), between.end());
+    return fuse(producer, consumer, between);
+  }
+  return {};
+}
+
+void FuseTileLoopsPass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (!targetModel(func, target))
+    return signalPassFailure();
+  if (func.isExternal())
+    return;
+  // In program order, each loop joins its producer; a fused loop is then a
+  // producer the next consumer may join, so a chain becomes one loop.
+  int64_t fused = 0;
+  SmallVector<scf::ForOp> loops;
+  for (Operation &op : func.getBody().front())
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      loops.push_back(loop);
+  for (scf::ForOp loop : loops)
+    if (tryFuse(loop))
+      ++fused;
+  LLVM_DEBUG(llvm::dbgs() << func.getName() << ": " << fused
+                          << " loops fused into their producers\n");
+}
+
+} // namespace

@@ -1,0 +1,249 @@
+// RUN: trnc-opt %s -split-input-file --trnc-fuse-tile-loops | FileCheck %s
+// RUN: trnc-opt %s -split-input-file --trnc-fuse-tile-loops | trnc-opt -split-input-file > /dev/null
+// Fused, unrolled and forwarded, the consumer's loads of the producer's
+// tiles are gone, even when little SBUF may hold forwarded tiles (2% of a
+// partition: unfused, the three stored tiles would all wait for the
+// consumer's loop, and none is forwarded):
+// RUN: trnc-opt %s -split-input-file --trnc-fuse-tile-loops --trnc-unroll-tile-loops --trnc-fuse-forward-stores=memory-share=0.02 | FileCheck %s --check-prefix=FWD
+// The lowering's loops, fused: a layer norm's rows into the matmul reading
+// them, at the end of this file.
+
+// A producer (exp of x into y, row tiles 1..3) and its consumer (y * 2 into
+// z, the same tiles), the consumer's first tile and a resident tile between
+// them: one loop, the producer's body then the consumer's, the ops between
+// moved above it.
+// CHECK-LABEL: func.func @producer_consumer
+// CHECK: %[[W:[0-9]+]] = nisa.alloc : <sbuf, 128, 1, f32>
+// CHECK: nisa.dma_copy %[[W]] {{.*}}, %arg3
+// CHECK: nisa.dma_copy {{.*}}, %arg1 <0, [512, 1], [128, 512]>
+// CHECK: scf.for
+// CHECK: nisa.activation exp
+// CHECK: nisa.dma_copy %{{[0-9]+}} <65536, [512, 1], [128, 512]>
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %{{[0-9]+}} <65536, [512, 1], [128, 512]>
+// CHECK: nisa.tensor_scalar {{.*}} per_partition %[[W]]
+// CHECK: }
+// CHECK-NOT: scf.for
+// FWD-LABEL: func.func @producer_consumer
+// FWD-NOT: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %arg1 <{{[1-9]}}
+// FWD: return
+func.func @producer_consumer(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>, %w: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <65536, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    %e = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.activation exp %e <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %yi <65536, [512, 1], [128, 512]>, %e <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %w0 = nisa.alloc : !nisa.tile<sbuf, 128, 1, f32>
+  nisa.dma_copy %w0 <0, [1, 1], [128, 1]>, %w <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 1, f32>, memref<128xf32>
+  %r0 = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %r0 <0, [512, 1], [128, 512]>, %y <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <65536, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    %m = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.tensor_scalar %m <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> multiply 0.0 per_partition %w0 <0, [1, 1], [128, 1]>, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 1, f32>
+    nisa.dma_copy %zi <65536, [512, 1], [128, 512]>, %m <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// Iteration i of the consumer reads the tile iteration i + 1 of the
+// producer writes: fused, it would read it before it is written.
+// CHECK-LABEL: func.func @reads_ahead
+// CHECK-COUNT-2: scf.for
+func.func @reads_ahead(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  scf.for %i = %c0 to %c3 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <65536, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// An instruction between the loops reads what the producer loop writes
+// (its last tile): it cannot move above the producer, so nothing fuses.
+// CHECK-LABEL: func.func @between_reads_producer
+// CHECK-COUNT-2: scf.for
+func.func @between_reads_producer(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %r = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %r <0, [512, 1], [128, 512]>, %y <131072, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.tensor_tensor add %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %r <0, [512, 1], [128, 512]> on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// Different trip counts (the consumer walks half-size tiles) do not fuse.
+// CHECK-LABEL: func.func @trip_counts_differ
+// CHECK-COUNT-2: scf.for
+func.func @trip_counts_differ(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 32768] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 32768] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 64, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [64, 512]>, %yi <0, [512, 1], [64, 512]> : !nisa.tile<sbuf, 64, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %zi <0, [512, 1], [64, 512]>, %t <0, [512, 1], [64, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 64, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// The producer sums its tiles into one PSUM tile across iterations (a sum
+// over rows) that the consumer reads in every iteration: iteration 0 of the
+// consumer would read a partial sum.
+// CHECK-LABEL: func.func @shared_accumulator
+// CHECK-COUNT-2: scf.for
+func.func @shared_accumulator(%x: memref<262144xf32>, %z: memref<262144xf32>, %ones: !nisa.tile<sbuf, 128, 128, f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %acc = nisa.alloc : !nisa.tile<psum, 128, 512, f32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.matmul %acc <0, [512, 1], [128, 512]>, %ones <0, [128, 1], [128, 128]>, %t <0, [512, 1], [128, 512]> accumulate : !nisa.tile<psum, 128, 512, f32>, !nisa.tile<sbuf, 128, 128, f32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.tensor_tensor add %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %acc <0, [512, 1], [128, 512]> on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<psum, 128, 512, f32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// A software-pipelined consumer (each iteration stores the tile the
+// previous one computed) and a chain of three loops: one loop carrying the
+// consumer's tile, its result the last iteration's.
+// CHECK-LABEL: func.func @chain_carried
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %{{[0-9]+}}) -> (!nisa.tile<sbuf, 128, 512, f32>)
+// CHECK: nisa.activation exp
+// CHECK: nisa.activation tanh
+// CHECK: nisa.activation sigmoid
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: nisa.dma_copy %arg3 <262144, [512, 1], [128, 512]>, %[[R]] <
+func.func @chain_carried(%x: memref<262144xf32>, %y: memref<262144xf32>, %u: memref<262144xf32>, %z: memref<327680xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.activation exp %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %ui = nisa.hbm_window %u[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.activation tanh %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %ui <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %first = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.memset %first <0, [512, 1], [128, 512]>, 0.0 on vector : !nisa.tile<sbuf, 128, 512, f32>
+  %last = scf.for %i = %c0 to %c4 step %c1 iter_args(%prev = %first) -> (!nisa.tile<sbuf, 128, 512, f32>) {
+    %ui = nisa.hbm_window %u[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<327680xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %ui <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.activation sigmoid %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %prev <0, [512, 1], [128, 512]> : memref<327680xf32>, !nisa.tile<sbuf, 128, 512, f32>
+    scf.yield %t : !nisa.tile<sbuf, 128, 512, f32>
+  }
+  nisa.dma_copy %z <262144, [512, 1], [128, 512]>, %last <0, [512, 1], [128, 512]> : memref<327680xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  return
+}
+
+// -----
+
+// The consumer starts from the tile the producer's loop leaves (its
+// result, an SSA value, not a tile in HBM): the fused loop would not have
+// it yet.
+// CHECK-LABEL: func.func @uses_producer_result
+// CHECK-COUNT-2: scf.for
+func.func @uses_producer_result(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %first = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.memset %first <0, [512, 1], [128, 512]>, 0.0 on vector : !nisa.tile<sbuf, 128, 512, f32>
+  %last = scf.for %i = %c0 to %c4 step %c1 iter_args(%prev = %first) -> (!nisa.tile<sbuf, 128, 512, f32>) {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+    scf.yield %t : !nisa.tile<sbuf, 128, 512, f32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.tensor_tensor add %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %last <0, [512, 1], [128, 512]> on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
