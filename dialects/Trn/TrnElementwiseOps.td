@@ -109,12 +109,30 @@ def Trn_RsqrtOp : Trn_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def Trn_ReciprocalOp : Trn_UnaryOp<"reciprocal", "1 / x">;
 def Trn_SinOp : Trn_UnaryOp<"sin", "sin(x)">;
 def Trn_CosOp : Trn_UnaryOp<"cos", "cos(x)">;
-def Trn_TanhOp : Trn_UnaryOp<"tanh", "tanh(x)">;
-def Trn_SigmoidOp : Trn_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
-def Trn_GeluOp : Trn_UnaryOp<"gelu", "x * Phi(x) (erf form)">;
-def Trn_GeluTanhOp : Trn_UnaryOp<"gelu_tanh", "gelu, tanh approximation">;
-def Trn_SiluOp : Trn_UnaryOp<"silu", "x * sigmoid(x)">;
-def Trn_MishOp : Trn_UnaryOp<"mish", "x * tanh(softplus(x))">;
+def Trn_TanhOp : Trn_UnaryOp<"tanh", "tanh(x)"> {
+  // Computed in a reshaped producer's shape (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
+}
+def Trn_SigmoidOp : Trn_UnaryOp<"sigmoid", "1 / (1 + e^-x)"> {
+  // Computed in a reshaped producer's shape (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
+}
+def Trn_GeluOp : Trn_UnaryOp<"gelu", "x * Phi(x) (erf form)"> {
+  // Computed in a reshaped producer's shape (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
+}
+def Trn_GeluTanhOp : Trn_UnaryOp<"gelu_tanh", "gelu, tanh approximation"> {
+  // Computed in a reshaped producer's shape (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
+}
+def Trn_SiluOp : Trn_UnaryOp<"silu", "x * sigmoid(x)"> {
+  // Computed in a reshaped producer's shape (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
+}
+def Trn_MishOp : Trn_UnaryOp<"mish", "x * tanh(softplus(x))"> {
+  // Computed in a reshaped producer's shape (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
+}
 def Trn_ErfOp : Trn_UnaryOp<"erf", "erf(x)">;
 def Trn_FloorOp : Trn_UnaryOp<"floor", "floor(x)">;
 def Trn_CeilOp : Trn_UnaryOp<"ceil", "ceil(x)">;
@@ -219,6 +237,8 @@ def Trn_ReluOp : Trn_Op<"relu", [Pure, SameOperandsAndResultType]> {
   let arguments = (ins Trn_NumericTensor:$input);
   let results = (outs Trn_NumericTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  // Computed in a reshaped producer's shape (TrnElementwisePatterns.cpp).
+  let hasCanonicalizer = 1;
 }
 
 def Trn_ThresholdBackwardOp

@@ -8,6 +8,13 @@
 // the gradient's [B*T, V] shape, and joins its fusion group instead of
 // reading it back from HBM. Reshapes are views: they cost no instruction.
 //
+// An activation of a reshape of a computed value that keeps its rows
+// ([B, T, N] <-> [B*T, N]) is computed in that value's shape and its result
+// reshaped: gelu(reshape(y)) -> reshape(gelu(y)). An MLP's up-projection, viewed [B, T, 4C] and passed
+// through a GELU, then has its GELU on the product's [B*T, 4C] tiles, in
+// the matmul's epilogue, instead of in a group of its own that reads the
+// product back from HBM.
+//
 // An add of x and a scatter-add into zeros (an embedding's gradient, added
 // to the tied output projection's) is the scatter-add into x:
 // add(x, scatter_rows(full 0, i, s) accumulate) -> scatter_rows(x, i, s)
@@ -81,7 +88,43 @@ struct AddIntoScatter : OpRewritePattern<AddOp> {
   }
 };
 
+template <typename Op>
+struct ActivationInProducerShape : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    auto reshaped = op.getInput().template getDefiningOp<ReshapeOp>();
+    if (!reshaped || !reshaped.getInput().getDefiningOp())
+      return failure(); // a view of an argument: nothing to fuse with
+    // Only leading dims merged or split ([B, T, N] <-> [B*T, N]): the rows
+    // stay rows, so no shape with a worse tiling (a [K, 1] column) results.
+    Value y = reshaped.getInput();
+    ArrayRef<int64_t> from = cast<RankedTensorType>(y.getType()).getShape(),
+                      to = op.getType().getShape();
+    if (from.empty() || to.empty() || from.back() != to.back())
+      return failure();
+    Value result = rewriter.create<Op>(op.getLoc(), y.getType(), y);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), result);
+    return success();
+  }
+};
+
 } // namespace
+
+#define TRNC_ACTIVATION_IN_PRODUCER_SHAPE(Op)                                  \
+  void Op::getCanonicalizationPatterns(RewritePatternSet &patterns,           \
+                                       MLIRContext *context) {                 \
+    patterns.add<ActivationInProducerShape<Op>>(context);                      \
+  }
+TRNC_ACTIVATION_IN_PRODUCER_SHAPE(GeluOp)
+TRNC_ACTIVATION_IN_PRODUCER_SHAPE(GeluTanhOp)
+TRNC_ACTIVATION_IN_PRODUCER_SHAPE(SiluOp)
+TRNC_ACTIVATION_IN_PRODUCER_SHAPE(SigmoidOp)
+TRNC_ACTIVATION_IN_PRODUCER_SHAPE(TanhOp)
+TRNC_ACTIVATION_IN_PRODUCER_SHAPE(MishOp)
+TRNC_ACTIVATION_IN_PRODUCER_SHAPE(ReluOp)
+#undef TRNC_ACTIVATION_IN_PRODUCER_SHAPE
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {

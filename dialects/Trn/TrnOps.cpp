@@ -62,6 +62,14 @@ LogicalResult ReshapeOp::verify() {
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   if (getInput().getType() == getResult().getType())
     return getInput();
+  // A reshape of a reshape is one reshape of the first input (both are
+  // row-major reinterpretations).
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    if (inner.getInput().getType() == getResult().getType())
+      return inner.getInput();
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
   return {};
 }
 
