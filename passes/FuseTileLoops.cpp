@@ -8,27 +8,39 @@
 // reads them as its rows), this pass fuses them into one loop whose body is
 // the producer's iteration, then the consumer's: the consumer's tile i is
 // loaded right after the producer stored it, so `trnc-fuse-forward-stores`
-// hands it over on chip (the forward is short-lived, so it always fits),
-// and the two groups' engines work side by side.
+// hands it over on chip (a forward held for a few instructions, not a
+// whole loop, stays within its share of SBUF), and the two groups' engines
+// work side by side.
 //
 // Legal when
-//   - both loops have the same trip count (from 0, step 1) and the consumer
-//     does not use the producer's results (its tiles flow through HBM);
-//   - the top-level instructions between them (the consumer's prologue: its
-//     resident operands, its first tiles) do not touch what the producer
-//     loop writes, nor write what it reads, so they move above it;
-//   - no iteration i of the consumer touches bytes an iteration j > i of
-//     the producer accesses, one side writing (the order fusion swaps).
+//   - the producer has as many iterations as the consumer, or up to
+//     `max-shift` more (a matmul with an epilogue peels two tiles off its
+//     loop, a row group one): it then runs that many iterations ahead, the
+//     extra ones before the fused loop;
+//   - neither the consumer nor the top-level instructions between the loops
+//     (the consumer's prologue: its resident operands, its first tiles) use
+//     the producer's results (its tiles flow through HBM);
+//   - the instructions between touch nothing the producer's iterations
+//     after those it runs ahead write, and write nothing they read, so they
+//     move above them;
+//   - no iteration i of the consumer touches bytes an iteration j > i +
+//     shift of the producer accesses, one side writing (the order fusion
+//     swaps).
 // Footprints are per iteration: an HBM window of the loop's induction
 // variable shifts its access by index * step; any other access (a tile
 // defined outside, a nested loop's window) counts as the whole buffer in
 // every iteration.
+//
+// Not fused: a producer whose iteration stores the tile the previous one
+// computed (a matmul's software pipeline), so that its last store must
+// follow the fused loop; measured slower (docs/lowering.md, "fuse").
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -102,20 +114,6 @@ public:
     return false;
   }
 
-  /// A hazard between any iteration of this op and any of `other`.
-  bool conflictsAny(const Accesses &other, int64_t trip, int64_t otherTrip) const {
-    for (const LoopAccess &a : list)
-      for (const LoopAccess &b : other.list) {
-        if (a.fp.resource != b.fp.resource || !(a.fp.isWrite || b.fp.isWrite))
-          continue;
-        for (int64_t i = 0; i < trip; ++i)
-          for (int64_t j = 0; j < otherTrip; ++j)
-            if (a.at(i).conflicts(b.at(j)))
-              return true;
-      }
-    return false;
-  }
-
   SmallVector<LoopAccess> list;
 
 private:
@@ -177,15 +175,52 @@ bool readsFrom(const Accesses &consumer, const Accesses &producer) {
   return false;
 }
 
-/// Fuses `consumer` into `producer`: the ops between them move above the
-/// producer, then one loop runs the producer's iteration, then the
-/// consumer's, carrying both loops' values, where the consumer was.
-scf::ForOp fuse(scf::ForOp producer, scf::ForOp consumer,
-                ArrayRef<Operation *> between) {
+/// The iterations [0, count) of `loop`, cloned at `b` one after another
+/// with constant induction values, carrying `carried`; returns what the
+/// last one yields.
+SmallVector<Value> cloneIterations(OpBuilder &b, scf::ForOp loop, int64_t count,
+                                   SmallVector<Value> carried) {
+  for (int64_t i = 0; i < count; ++i) {
+    IRMapping map;
+    map.map(loop.getInductionVar(),
+            b.create<arith::ConstantIndexOp>(loop.getLoc(), i).getResult());
+    map.map(loop.getRegionIterArgs(), carried);
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, map);
+    carried.clear();
+    for (Value v : loop.getBody()->getTerminator()->getOperands())
+      carried.push_back(map.lookupOrDefault(v));
+  }
+  return carried;
+}
+
+/// Moves every access made through `window` (directly or through windows
+/// of it) `delta` elements on.
+LogicalResult shiftThrough(HbmWindowOp window, int64_t delta) {
+  for (OpOperand &use : window->getUses()) {
+    if (auto inner = dyn_cast<HbmWindowOp>(use.getOwner())) {
+      if (failed(shiftThrough(inner, delta)))
+        return failure();
+      continue;
+    }
+    if (failed(shiftAccessOffset(use.getOwner(), use.getOperandNumber(), delta)))
+      return failure();
+  }
+  return success();
+}
+
+/// Fuses `consumer` into `producer`, the producer `shift` iterations ahead:
+/// its first `shift` iterations run first, then the ops between the loops,
+/// then one loop runs the producer's iteration k + shift and the consumer's
+/// k, carrying both loops' values, where the consumer was.
+FailureOr<scf::ForOp> fuse(scf::ForOp producer, scf::ForOp consumer,
+                           int64_t shift, ArrayRef<Operation *> between) {
+  OpBuilder b(producer);
+  SmallVector<Value> inits = cloneIterations(
+      b, producer, shift, SmallVector<Value>(producer.getInitArgs()));
   for (Operation *op : between)
     op->moveBefore(producer);
-  OpBuilder b(consumer);
-  SmallVector<Value> inits(producer.getInitArgs());
+  b.setInsertionPoint(consumer);
   llvm::append_range(inits, consumer.getInitArgs());
   auto fused = b.create<scf::ForOp>(consumer.getLoc(), consumer.getLowerBound(),
                                     consumer.getUpperBound(), consumer.getStep(),
@@ -201,8 +236,17 @@ scf::ForOp fuse(scf::ForOp producer, scf::ForOp consumer,
     map.map(loop.getInductionVar(), fused.getInductionVar());
     for (BlockArgument arg : loop.getRegionIterArgs())
       map.map(arg, fused.getRegionIterArgs()[carried++]);
+    SmallVector<HbmWindowOp> windows;
     for (Operation &op : loop.getBody()->without_terminator())
-      inner.clone(op, map);
+      if (auto window = dyn_cast<HbmWindowOp>(inner.clone(op, map));
+          window && window.getIndex() == fused.getInductionVar())
+        windows.push_back(window);
+    // The producer's iteration k + shift: its windows of the induction
+    // variable, once their users are cloned too, move shift steps on.
+    if (loop == producer && shift)
+      for (HbmWindowOp window : windows)
+        if (failed(shiftThrough(window, shift * window.getStep())))
+          return failure();
     for (Value v : loop.getBody()->getTerminator()->getOperands())
       yields.push_back(map.lookupOrDefault(v));
   }
@@ -248,25 +292,38 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
         return {};
       continue;
     }
-    if (tripCount(producer) != trip)
+    // The producer may have more iterations than the consumer (a matmul
+    // with an epilogue peels two tiles off its loop, a row group one): it
+    // then runs that many iterations ahead.
+    std::optional<int64_t> producerTrip = tripCount(producer);
+    if (!producerTrip || *producerTrip < *trip ||
+        *producerTrip - *trip > maxShift)
       return {};
+    int64_t shift = *producerTrip - *trip;
     // The consumer and the ops between must not need the producer's
-    // results (SSA values); the ops between move above the producer, so
-    // they must not touch what it writes nor write what it reads.
+    // results (SSA values); the ops between move above the producer's
+    // iterations after its first `shift`, so they must not touch what
+    // those write nor write what they read.
     for (Operation *user : producer->getUsers())
       if (consumer->isAncestor(user) ||
           llvm::any_of(between, [&](Operation *o) { return o->isAncestor(user); }))
         return {};
-    if (betweenAcc.conflictsAny(producerAcc, 1, *trip))
-      return {};
-    // Iteration i of the consumer then runs before iterations j > i of the
-    // producer.
-    for (int64_t d = 1; d < *trip; ++d)
-      for (int64_t i = 0; i + d < *trip; ++i)
-        if (consumerAcc.conflicts(producerAcc, i, i + d))
+    for (int64_t j = shift; j < *producerTrip; ++j)
+      if (betweenAcc.conflicts(producerAcc, 0, j))
+        return {};
+    // Iteration i of the consumer then runs before iterations j > i + shift
+    // of the producer.
+    for (int64_t i = 0; i < *trip; ++i)
+      for (int64_t j = i + shift + 1; j < *producerTrip; ++j)
+        if (consumerAcc.conflicts(producerAcc, i, j))
           return {};
     std::reverse(between.begin(), between.end());
-    return fuse(producer, consumer, between);
+    FailureOr<scf::ForOp> fused = fuse(producer, consumer, shift, between);
+    if (failed(fused)) {
+      signalPassFailure();
+      return {};
+    }
+    return *fused;
   }
   return {};
 }

@@ -179,14 +179,17 @@ def FuseTileLoops : Pass<"trnc-fuse-tile-loops", "::mlir::func::FuncOp"> {
   let description = [{
     Each fusion group is lowered on its own: a group reading another's
     result walks its tiles in its own loop, after every tile of the
-    producer's loop is stored. Where the two loops have the same trip count
-    and iteration i of the consumer reads only what iterations <= i of the
-    producer wrote, the consumer's body joins the producer's loop (after
-    it), and the instructions between the two loops (the consumer's
-    resident operands and first tiles) move above the producer loop, which
-    they must not depend on. The consumer's load of tile i then follows the
-    producer's store of it, for `trnc-fuse-forward-stores` to hand over on
-    chip once the loops are unrolled.
+    producer's loop is stored. Where iteration i of the consumer reads only
+    what iterations <= i + shift of the producer wrote (shift: how many
+    iterations, at most `max-shift`, the producer's loop has beyond the
+    consumer's), the consumer's body joins the producer's loop, after it:
+    the producer's first `shift` iterations run before, then the
+    instructions between the two loops (the consumer's resident operands
+    and first tiles, which must not depend on the producer's later
+    iterations), then one loop of the producer's iteration k + shift and the
+    consumer's k. The consumer's load of tile i then follows the producer's
+    store of it, for `trnc-fuse-forward-stores` to hand over on chip once
+    the loops are unrolled.
 
     Before:
     ```mlir
@@ -214,8 +217,11 @@ def FuseTileLoops : Pass<"trnc-fuse-tile-loops", "::mlir::func::FuncOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "NeuronCore target (default: the module's nisa.target, else trn2)">,
+    Option<"maxShift", "max-shift", "int64_t", /*default=*/"2",
+           "Most iterations a producer loop may have beyond its consumer's "
+           "(they run ahead, before the fused loop)">,
   ];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
 def ForwardStores : Pass<"trnc-fuse-forward-stores", "::mlir::func::FuncOp"> {

@@ -247,3 +247,75 @@ func.func @uses_producer_result(%x: memref<262144xf32>, %y: memref<262144xf32>, 
   }
   return
 }
+
+// -----
+
+// The producer has one iteration more than the consumer (its loop covers
+// tiles 0..3, the consumer's 1..3, the consumer's first tile computed
+// between them from tile 0): the producer runs one iteration ahead. Its
+// first iteration runs before, then the instruction between (which reads
+// tile 0), then one loop of the producer's iteration k + 1 (its windows
+// moved one step on) and the consumer's k.
+// CHECK-LABEL: func.func @producer_ahead
+// CHECK: %[[H:[0-9]+]] = nisa.hbm_window %arg1[%{{.*}} * 65536]
+// CHECK: nisa.dma_copy %[[H]] <0, [512, 1], [128, 512]>
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %arg1 <0, [512, 1], [128, 512]>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3
+// CHECK: nisa.dma_copy %{{[0-9]+}} <65536, [512, 1], [128, 512]>, %{{[0-9]+}} <0, [512, 1], [128, 512]>
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %{{[0-9]+}} <65536, [512, 1], [128, 512]>
+// CHECK-NOT: scf.for
+// FWD-LABEL: func.func @producer_ahead
+// FWD-NOT: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %arg1 <{{[1-9]}}
+// FWD: return
+func.func @producer_ahead(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %r0 = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %r0 <0, [512, 1], [128, 512]>, %y <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+  nisa.dma_copy %z <0, [512, 1], [128, 512]>, %r0 <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <65536, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %zi <65536, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// The producer has three iterations more than the consumer, beyond
+// max-shift (2): not fused (it would run most of its loop before the fused
+// one).
+// CHECK-LABEL: func.func @too_far_ahead
+// CHECK-COUNT-2: scf.for
+func.func @too_far_ahead(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 64, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [64, 512]>, %xi <0, [512, 1], [64, 512]> : !nisa.tile<sbuf, 64, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %yi <0, [512, 1], [64, 512]>, %t <0, [512, 1], [64, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 64, 512, f32>
+  }
+  scf.for %i = %c0 to %c1 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 64, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [64, 512]>, %yi <0, [512, 1], [64, 512]> : !nisa.tile<sbuf, 64, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %zi <0, [512, 1], [64, 512]>, %t <0, [512, 1], [64, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 64, 512, f32>
+  }
+  return
+}
