@@ -39,8 +39,8 @@
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
+#include "passes/Tile/TileLoops.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -175,21 +175,14 @@ bool readsFrom(const Accesses &consumer, const Accesses &producer) {
   return false;
 }
 
-/// The iterations [0, count) of `loop`, cloned at `b` one after another
-/// with constant induction values, carrying `carried`; returns what the
-/// last one yields.
+/// The iterations [0, count) of `loop`, cloned at `b` one after another,
+/// carrying `carried`; returns what the last one yields.
 SmallVector<Value> cloneIterations(OpBuilder &b, scf::ForOp loop, int64_t count,
                                    SmallVector<Value> carried) {
   for (int64_t i = 0; i < count; ++i) {
-    IRMapping map;
-    map.map(loop.getInductionVar(),
-            b.create<arith::ConstantIndexOp>(loop.getLoc(), i).getResult());
-    map.map(loop.getRegionIterArgs(), carried);
-    for (Operation &op : loop.getBody()->without_terminator())
-      b.clone(op, map);
-    carried.clear();
-    for (Value v : loop.getBody()->getTerminator()->getOperands())
-      carried.push_back(map.lookupOrDefault(v));
+    Operation *yield = tile::cloneIteration(b, loop, i, carried);
+    carried.assign(yield->operand_begin(), yield->operand_end());
+    yield->erase();
   }
   return carried;
 }

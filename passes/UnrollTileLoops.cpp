@@ -16,10 +16,10 @@
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 #include "passes/Tile/EngineBalance.h"
+#include "passes/Tile/TileLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 namespace trnc {
@@ -47,17 +47,14 @@ LogicalResult unroll(scf::ForOp loop) {
   OpBuilder b(loop);
   SmallVector<Value> carried(loop.getInitArgs());
   for (int64_t i = *lb; i < *ub; i += *step) {
-    IRMapping map;
-    map.map(loop.getInductionVar(),
-            b.create<arith::ConstantIndexOp>(loop.getLoc(), i).getResult());
-    map.map(loop.getRegionIterArgs(), carried);
     SmallVector<scf::ForOp> inner;
-    for (Operation &op : loop.getBody()->without_terminator())
-      if (auto nested = dyn_cast<scf::ForOp>(b.clone(op, map)))
-        inner.push_back(nested);
-    // The yield, cloned until the inner loops are gone (their results,
+    // The yield is kept until the inner loops are gone (their results,
     // yielded, are replaced as they are unrolled), then read and dropped.
-    Operation *yield = b.clone(*loop.getBody()->getTerminator(), map);
+    Operation *yield =
+        tile::cloneIteration(b, loop, i, carried, [&](Operation *copy) {
+          if (auto nested = dyn_cast<scf::ForOp>(copy))
+            inner.push_back(nested);
+        });
     for (scf::ForOp nested : inner)
       if (failed(unroll(nested)))
         return failure();

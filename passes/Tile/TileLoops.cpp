@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace trnc::tile;
@@ -106,6 +107,21 @@ std::vector<TileNestNode> trnc::tile::nestTileTasks(ArrayRef<TileTask> tasks,
   Nester nester{tasks, hoistable};
   SmallVector<bool> none(tasks.front().offsets.size(), false);
   return nester.nest(0, tasks.size(), none);
+}
+
+Operation *trnc::tile::cloneIteration(OpBuilder &b, scf::ForOp loop,
+                                     int64_t index, ValueRange carried,
+                                     function_ref<void(Operation *)> onClone) {
+  IRMapping map;
+  map.map(loop.getInductionVar(),
+          b.create<arith::ConstantIndexOp>(loop.getLoc(), index).getResult());
+  map.map(loop.getRegionIterArgs(), carried);
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    Operation *copy = b.clone(op, map);
+    if (onClone)
+      onClone(copy);
+  }
+  return b.clone(*loop.getBody()->getTerminator(), map);
 }
 
 bool trnc::tile::insideTileLoop(OpBuilder &b) {

@@ -12,6 +12,7 @@
 
 #include "passes/Tile/HbmView.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -98,5 +99,15 @@ void emitTileLoops(
     mlir::OpBuilder &b, mlir::Location loc, const JointSpace &space,
     int64_t maxPartitions, int64_t maxFree, llvm::ArrayRef<mlir::Value> roots,
     llvm::function_ref<void(const TileTask &, llvm::ArrayRef<mlir::Value>)> fn);
+
+/// Clones iteration `index` of `loop` at `b`, its iter_args being
+/// `carried`: the body's ops (each passed to `onClone`, if given), then its
+/// yield, which is returned for the caller to read and erase. Unrolling
+/// (trnc-unroll-tile-loops) and loop fusion (trnc-fuse-tile-loops, peeling
+/// the iterations a producer runs ahead) are made of these.
+mlir::Operation *
+cloneIteration(mlir::OpBuilder &b, mlir::scf::ForOp loop, int64_t index,
+               mlir::ValueRange carried,
+               llvm::function_ref<void(mlir::Operation *)> onClone = nullptr);
 
 } // namespace trnc::tile
