@@ -12,24 +12,38 @@
 //      then copied into its output);
 //   3. deletes stores into HBM scratch (nisa.dram_alloc) that nothing reads
 //      any more, and scratch buffers nothing touches.
-// Elementwise chains of one shape are tiled identically, so their
-// intermediates never reach HBM: the fusion of elementwise producers and
-// consumers, done on the tiles themselves.
+//
+// It runs on the tile loops, before they are unrolled: store and load are
+// in one block, the function's or one loop body's, so in a loop body
+// (trnc-fuse-tile-loops put a producer's iteration and its consumer's in
+// one) the tile goes from the producer to the consumer within the
+// iteration, and the scratch between the two loops, stored by every
+// iteration, goes. An HBM buffer in a loop body is a chain of
+// nisa.hbm_window of a root buffer; two accesses address the same bytes
+// when they have the same root, the same windows (induction variable and
+// step) and the same access pattern. A tile one loop stores and another
+// loads is not handed over: keeping every iteration's tile from one loop
+// to the next is what fusing the loops avoids.
 //
 // Conditions: both tiles are written whole (the DMAs cover the whole tile),
-// the stored tile is not written after the store and the loaded tile is
-// written only by the load (so the two can be one buffer), and no other
-// write to the HBM bytes falls between store and load. Keeping a tile from
-// the store to the load makes it live longer: a forward is taken only while
-// the tiles live at every point stay within `memory-share` of SBUF/PSUM
-// (counted over program order, as the allocator does), so the program
-// always still fits.
+// the stored tile belongs to the block (an iteration's own tile, not one
+// shared by all iterations), it is not written after the store, and the
+// loaded tile is written only by the load (so the two can be one buffer);
+// no other write to the HBM bytes falls between store and load. Keeping a
+// tile from the store to the load makes it live longer: a forward is taken
+// only while the tiles live at every point stay within `memory-share` of
+// SBUF/PSUM, counted over program order with each loop body once (a tile
+// used in a loop lives through the whole loop), so the program still fits.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 #include "passes/TilePlacement.h"
+#include "passes/Tile/TileLoops.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
@@ -47,7 +61,6 @@ using namespace trnc;
 using namespace trnc::nisa;
 
 namespace {
-
 /// Range add, range max over instruction positions.
 class MaxTree {
 public:
@@ -97,9 +110,166 @@ bool coversTile(Value tile, AccessPatternAttr ap) {
          ap.getStrides() == ArrayRef<int64_t>{type.getFreeSize(), 1};
 }
 
+/// An HBM buffer as a block sees it: a root buffer moved on by the windows
+/// (induction variable, step) it is reached through, and by `offset`
+/// elements for windows at a constant index (a peeled iteration's).
+struct HbmRef {
+  /// A window at an induction variable: (variable, step).
+  using Window = std::pair<const void *, int64_t>;
+  Value root;
+  SmallVector<Window, 2> windows;
+  int64_t offset = 0;
+
+  explicit HbmRef(Value buffer) {
+    while (auto window = buffer.getDefiningOp<HbmWindowOp>()) {
+      if (std::optional<int64_t> index = getConstantIntValue(window.getIndex()))
+        offset += *index * static_cast<int64_t>(window.getStep());
+      else
+        windows.push_back({window.getIndex().getAsOpaquePointer(),
+                           static_cast<int64_t>(window.getStep())});
+      buffer = window.getSource();
+    }
+    root = buffer;
+    llvm::sort(windows);
+  }
+  /// This reference in iteration `j` of the loop of `iv`, if it moves with
+  /// that loop.
+  std::optional<HbmRef> at(Value iv, int64_t j) const {
+    auto it = llvm::find_if(windows, [&](const Window &w) {
+      return std::get<0>(w) == iv.getAsOpaquePointer();
+    });
+    if (it == windows.end())
+      return std::nullopt;
+    HbmRef r = *this;
+    r.offset += j * it->second;
+    r.windows.erase(r.windows.begin() + (it - windows.begin()));
+    return r;
+  }
+  /// Whether the two move alike: their offsets then compare.
+  bool sameWindows(const HbmRef &o) const {
+    return root == o.root && windows == o.windows;
+  }
+};
+
+/// Whether `a` through `ap` and `b` through `bp` address the same elements
+/// in the same order.
+bool sameBytes(const HbmRef &a, AccessPatternAttr ap, const HbmRef &b,
+               AccessPatternAttr bp) {
+  return a.sameWindows(b) && ap.getOffset() + a.offset == bp.getOffset() + b.offset &&
+         ap.getStrides() == bp.getStrides() && ap.getCounts() == bp.getCounts();
+}
+
+/// A tile stored to HBM, or HBM loaded into a tile or copied on: the DMAs
+/// a hand-over replaces.
+bool isStore(DmaCopyOp dma) {
+  return isa<TileType>(dma.getSrc0().getType()) &&
+         !isa<TileType>(dma.getDst().getType());
+}
+bool isLoad(DmaCopyOp dma) { return !isa<TileType>(dma.getSrc0().getType()); }
+
+/// Peels the first iterations of a loop whose loads read what a
+/// straight-line store before the loop wrote, and the last iterations whose
+/// stores a straight-line load after the loop reads (a matmul's row tiles
+/// emitted one by one, then a softmax's loop over them): those iterations
+/// become straight-line instructions too, where the hand-over below can
+/// take the tile. Matching bytes decide; the hand-over's own conditions
+/// (nothing writing them in between, room on chip) are checked after.
+LogicalResult peelAtStraightLineHandOvers(func::FuncOp func) {
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops) {
+    std::optional<int64_t> trips = tile::tripCount(loop);
+    if (!trips)
+      continue;
+    SmallVector<DmaCopyOp> loads, stores, before, after;
+    for (DmaCopyOp dma : loop.getBody()->getOps<DmaCopyOp>())
+      (isStore(dma) ? stores : loads).push_back(dma);
+    for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode())
+      if (auto dma = dyn_cast<DmaCopyOp>(op); dma && isStore(dma))
+        before.push_back(dma);
+    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode())
+      if (auto dma = dyn_cast<DmaCopyOp>(op); dma && isLoad(dma))
+        after.push_back(dma);
+    Value iv = loop.getInductionVar();
+    // Whether the HBM side of `inside` in iteration j is the HBM side of
+    // one of `outside`.
+    auto handsOver = [&](ArrayRef<DmaCopyOp> inside, ArrayRef<DmaCopyOp> outside,
+                         int64_t j) {
+      for (DmaCopyOp in : inside) {
+        bool store = isStore(in);
+        Value buffer = store ? in.getDst() : in.getSrc0();
+        std::optional<HbmRef> ref = HbmRef(buffer).at(iv, j);
+        if (!ref)
+          continue;
+        AccessPatternAttr ap = store ? in.getDstAp() : in.getSrc0Ap();
+        for (DmaCopyOp out : outside) {
+          Value other = store ? out.getSrc0() : out.getDst();
+          AccessPatternAttr otherAp = store ? out.getSrc0Ap() : out.getDstAp();
+          if (sameBytes(*ref, ap, HbmRef(other), otherAp))
+            return true;
+        }
+      }
+      return false;
+    };
+    int64_t front = 0, back = 0;
+    while (front < *trips && !before.empty() && handsOver(loads, before, front))
+      ++front;
+    while (front + back < *trips && !after.empty() &&
+           handsOver(stores, after, *trips - 1 - back))
+      ++back;
+    if (failed(tile::peelIterations(loop, front, back)))
+      return failure();
+  }
+  return success();
+}
+
+/// Program positions: the function's instructions in order, each loop body
+/// once; an op holding a region spans the positions of what it holds.
+class Positions {
+public:
+  explicit Positions(Block &block) { number(block); }
+
+  /// The span of `op`: [lo, hi].
+  std::pair<int64_t, int64_t> span(Operation *op) const {
+    return spans.lookup(op);
+  }
+  int64_t of(Operation *inst) const { return spans.lookup(inst).first; }
+  int64_t size() const { return count; }
+
+  /// The span of `user`'s ancestor in `block`: what using a value defined
+  /// in `block` from `user` keeps it live over.
+  std::pair<int64_t, int64_t> spanIn(Operation *user, Block *block) const {
+    Operation *op = block->findAncestorOpInBlock(*user);
+    return op ? span(op) : span(user);
+  }
+
+private:
+  void number(Block &block) {
+    for (Operation &op : block) {
+      int64_t lo = count;
+      if (isa<InstructionOpInterface>(op))
+        ++count;
+      for (Region &region : op.getRegions())
+        for (Block &inner : region)
+          number(inner);
+      // A terminator or other bookkeeping op sits at the last instruction
+      // before it.
+      int64_t hi = std::max<int64_t>(count - 1, 0);
+      spans[&op] = {std::min(lo, hi), hi};
+    }
+  }
+  DenseMap<Operation *, std::pair<int64_t, int64_t>> spans;
+  int64_t count = 0;
+};
+
 struct TileInfo {
   SmallVector<int64_t, 2> writes; // positions
   int64_t first = -1, last = -1;  // positions of first and last access
+
+  void touch(int64_t lo, int64_t hi) {
+    first = first < 0 ? lo : std::min(first, lo);
+    last = std::max(last, hi);
+  }
 };
 
 struct ForwardStoresPass
@@ -116,35 +286,53 @@ void ForwardStoresPass::runOnOperation() {
     return signalPassFailure();
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return;
-  if (failed(requireUnrolled(func, getArgument())))
+  if (failed(peelAtStraightLineHandOvers(func)))
     return signalPassFailure();
 
-  // Positions, tile accesses and HBM writes in program order.
-  SmallVector<Operation *> insts;
+  // Tile accesses by position; a tile used inside a loop of its block lives
+  // through the whole loop, a loop's carried tile through its body, a
+  // loop's result from the loop's end.
+  Positions positions(func.getBody().front());
   llvm::MapVector<Value, TileInfo> tiles;
-  DenseMap<Value, SmallVector<std::pair<int64_t, Footprint>>> hbmWrites;
-  for (Operation &op : func.getBody().front()) {
-    auto inst = dyn_cast<InstructionOpInterface>(op);
-    if (!inst)
-      continue;
-    int64_t pos = insts.size();
-    insts.push_back(&op);
-    for (const Access &a : inst.getAccesses()) {
-      if (isa<TileType>(a.buffer.getType())) {
-        TileInfo &t = tiles[a.buffer];
-        if (t.first < 0)
-          t.first = pos;
-        t.last = pos;
-        if (a.isWrite)
-          t.writes.push_back(pos);
-      } else if (a.isWrite) {
-        FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
-        if (failed(fp))
-          return signalPassFailure();
-        hbmWrites[a.buffer].push_back({pos, *fp});
-      }
+  SmallVector<DmaCopyOp> loads;
+  auto isTile = [](Value v) { return isa<TileType>(v.getType()); };
+  func.walk([&](Operation *op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      auto [lo, hi] = positions.span(loop);
+      for (BlockArgument arg : loop.getRegionIterArgs())
+        if (isTile(arg)) {
+          tiles[arg].touch(lo, hi);
+          tiles[arg].writes.push_back(lo);
+        }
+      for (Value result : loop.getResults())
+        if (isTile(result)) {
+          tiles[result].touch(hi, hi);
+          tiles[result].writes.push_back(hi);
+        }
     }
-  }
+    auto inst = dyn_cast<InstructionOpInterface>(op);
+    if (!inst) {
+      // A carried tile's init, a yielded tile: used over the loop.
+      for (Value v : op->getOperands())
+        if (isTile(v)) {
+          auto [lo, hi] = positions.spanIn(op, v.getParentBlock());
+          tiles[v].touch(lo, hi);
+        }
+      return;
+    }
+    for (const Access &a : inst.getAccesses()) {
+      if (!isTile(a.buffer))
+        continue;
+      Value tile = a.buffer;
+      auto [lo, hi] = positions.spanIn(op, tile.getParentBlock());
+      TileInfo &t = tiles[tile];
+      t.touch(lo, hi);
+      if (a.isWrite)
+        t.writes.push_back(hi);
+    }
+    if (auto dma = dyn_cast<DmaCopyOp>(op); dma && !isTile(dma.getSrc0()))
+      loads.push_back(dma);
+  });
 
   // Live bytes per position, per memory space, as the allocator counts them.
   auto bytesOf = [](Value tile) {
@@ -155,24 +343,12 @@ void ForwardStoresPass::runOnOperation() {
   auto isPsum = [](Value tile) {
     return cast<TileType>(tile.getType()).getSpace() == MemorySpace::psum;
   };
-  MaxTree sbufLive(insts.size()), psumLive(insts.size());
+  MaxTree sbufLive(positions.size()), psumLive(positions.size());
   for (auto &[tile, info] : tiles)
     (isPsum(tile) ? psumLive : sbufLive)
         .rangeAdd(info.first, info.last + 1, bytesOf(tile));
   int64_t budget[2] = {int64_t(memoryShare * model->sbufPartitionBytes),
                        int64_t(memoryShare * model->psumPartitionBytes)};
-
-  // The latest write to each HBM buffer at or before `pos` overlapping `fp`.
-  auto latestWrite = [&](Value buffer, const Footprint &fp,
-                         int64_t pos) -> int64_t {
-    auto it = hbmWrites.find(buffer);
-    if (it == hbmWrites.end())
-      return -1;
-    for (auto w = it->second.rbegin(); w != it->second.rend(); ++w)
-      if (w->first < pos && w->second.overlaps(fp))
-        return w->first;
-    return -1;
-  };
 
   // Extends `stored`'s live range from the store at `s` to `pos`, if the
   // tiles live in between leave room for it.
@@ -187,42 +363,77 @@ void ForwardStoresPass::runOnOperation() {
     return true;
   };
 
-  // The store (a tile into HBM) that wrote exactly the HBM bytes `dma` at
-  // `pos` reads, with nothing writing them in between; null if none.
-  auto storeRead = [&](DmaCopyOp dma, int64_t pos) -> std::pair<DmaCopyOp, int64_t> {
-    Value hbm = dma.getSrc0();
-    FailureOr<Footprint> fp = footprintOf(
-        dma, Access{hbm, dma.getSrc0Ap(), false}, TileBytes::Relative);
-    if (failed(fp))
+  // The store (a tile into HBM) earlier in `load`'s block that wrote exactly
+  // the HBM bytes `load` reads, with nothing writing them in between; null
+  // if none. Only the block is searched: in a loop body, the store of the
+  // same iteration.
+  auto storeRead = [&](DmaCopyOp load) -> DmaCopyOp {
+    HbmRef ref(load.getSrc0());
+    Access read{load.getSrc0(), load.getSrc0Ap(), false};
+    FailureOr<Footprint> readFp = footprintOf(load, read, TileBytes::Relative);
+    if (failed(readFp))
       return {};
-    int64_t s = latestWrite(hbm, *fp, pos);
-    auto store = s >= 0 ? dyn_cast<DmaCopyOp>(insts[s]) : DmaCopyOp();
-    if (!store || store.getDst() != hbm ||
-        store.getDstAp() != dma.getSrc0Ap() ||
-        !isa<TileType>(store.getSrc0().getType()))
-      return {};
-    return {store, s};
+    for (Operation *op = load->getPrevNode(); op; op = op->getPrevNode()) {
+      if (op->getNumRegions()) {
+        // A nested loop writing anywhere in the root ends the search.
+        bool writes = false;
+        op->walk([&](InstructionOpInterface inner) {
+          for (const Access &a : inner.getAccesses())
+            if (a.isWrite && !isTile(a.buffer) &&
+                HbmRef(a.buffer).root == ref.root)
+              writes = true;
+        });
+        if (writes)
+          return {};
+        continue;
+      }
+      auto inst = dyn_cast<InstructionOpInterface>(op);
+      if (!inst)
+        continue;
+      for (const Access &a : inst.getAccesses()) {
+        if (!a.isWrite || isTile(a.buffer))
+          continue;
+        HbmRef written(a.buffer);
+        if (written.root != ref.root)
+          continue;
+        auto store = dyn_cast<DmaCopyOp>(op);
+        if (store && a.buffer == store.getDst() && isTile(store.getSrc0()) &&
+            sameBytes(written, store.getDstAp(), ref, load.getSrc0Ap()))
+          return store;
+        // Another write of the root: through other windows, or of bytes
+        // overlapping those read, it ends the search.
+        if (!written.sameWindows(ref))
+          return {};
+        FailureOr<Footprint> fp = footprintOf(op, a, TileBytes::Relative);
+        if (failed(fp) || (fp->begin + written.offset < readFp->end + ref.offset &&
+                           readFp->begin + ref.offset < fp->end + written.offset))
+          return {};
+      }
+    }
+    return {};
   };
 
   int64_t forwarded = 0, copies = 0;
-  for (int64_t pos = 0; pos < (int64_t)insts.size(); ++pos) {
-    auto load = dyn_cast<DmaCopyOp>(insts[pos]);
-    if (!load || isa<TileType>(load.getSrc0().getType()))
-      continue;
-    auto [store, s] = storeRead(load, pos);
+  for (DmaCopyOp load : loads) {
+    DmaCopyOp store = storeRead(load);
     if (!store)
       continue;
+    Block *block = load->getBlock();
     Value hbm = load.getSrc0(), stored = store.getSrc0();
     Type elt = cast<TileType>(stored.getType()).getElementType();
-    if (cast<MemRefType>(hbm.getType()).getElementType() != elt)
+    if (cast<MemRefType>(hbm.getType()).getElementType() != elt ||
+        stored.getParentBlock() != block)
       continue;
-    if (!isa<TileType>(load.getDst().getType())) {
+    int64_t s = positions.of(store), pos = positions.of(load);
+    TileInfo &st = tiles[stored];
+    if (st.writes.empty() || *llvm::max_element(st.writes) > s)
+      continue;
+    if (!isTile(load.getDst())) {
       // An HBM -> HBM copy of exactly what a tile stored (same pattern, no
       // cast): stored from the tile instead, so the tile's store, if
       // nothing else reads its bytes, goes with the dead stores below.
-      TileInfo &st = tiles[stored];
       if (cast<MemRefType>(load.getDst().getType()).getElementType() != elt ||
-          st.writes.empty() || st.writes.back() > s || !keepLive(stored, s, pos))
+          !keepLive(stored, s, pos))
         continue;
       st.last = std::max(st.last, pos);
       load.getSrc0Mutable().assign(stored);
@@ -235,43 +446,67 @@ void ForwardStoresPass::runOnOperation() {
         !coversTile(stored, store.getSrc0Ap()) ||
         !coversTile(loaded, load.getDstAp()))
       continue;
-    TileInfo &st = tiles[stored], &ld = tiles[loaded];
-    if (st.writes.empty() || st.writes.back() > s || ld.writes.size() != 1 ||
-        ld.first != pos || !loaded.getDefiningOp<AllocOp>())
+    TileInfo &ld = tiles[loaded];
+    auto alloc = loaded.getDefiningOp<AllocOp>();
+    if (ld.writes.size() != 1 || ld.first != pos || !alloc ||
+        alloc->getBlock() != block)
       continue;
     // The stored tile now also lives from the store to the load.
     if (!keepLive(stored, s, pos))
       continue;
-    st.last = std::max(st.last, ld.last);
-    Operation *alloc = loaded.getDefiningOp();
+      st.last = std::max(st.last, ld.last);
     loaded.replaceAllUsesWith(stored);
     load->erase();
-    insts[pos] = nullptr;
     alloc->erase();
     ++forwarded;
   }
 
-  // Stores into scratch nothing reads, and scratch nothing touches.
+  // Stores into scratch nothing reads, and scratch nothing touches: every
+  // user, through windows, writes.
   int64_t deadStores = 0;
   SmallVector<DramAllocOp> scratch(func.getOps<DramAllocOp>());
   for (DramAllocOp buffer : scratch) {
-    bool read = llvm::any_of(buffer->getUses(), [](OpOperand &use) {
-      auto inst = dyn_cast<InstructionOpInterface>(use.getOwner());
-      if (!inst)
-        return true;
-      for (const Access &a : inst.getAccesses())
-        if (a.buffer == use.get() && !a.isWrite)
-          return true;
-      return false;
-    });
+    SmallVector<Operation *> writers, windows;
+    bool read = false;
+    SmallVector<Value> worklist{buffer.getResult()};
+    while (!worklist.empty() && !read) {
+      Value v = worklist.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto window = dyn_cast<HbmWindowOp>(user)) {
+          windows.push_back(window);
+          worklist.push_back(window.getResult());
+          continue;
+        }
+        auto inst = dyn_cast<InstructionOpInterface>(user);
+        if (!inst || llvm::any_of(inst.getAccesses(), [&](const Access &a) {
+              return a.buffer == use.get() && !a.isWrite;
+            })) {
+          read = true;
+          break;
+        }
+        writers.push_back(user);
+      }
+    }
     if (read)
       continue;
-    for (Operation *user : llvm::make_early_inc_range(buffer->getUsers())) {
-      user->erase();
-      ++deadStores;
-    }
+    llvm::sort(writers);
+    writers.erase(llvm::unique(writers), writers.end());
+    for (Operation *writer : writers)
+      writer->erase();
+    deadStores += writers.size();
+    for (Operation *window : llvm::reverse(windows))
+      window->erase();
     buffer->erase();
   }
+  // The windows the forwarded loads read through.
+  SmallVector<HbmWindowOp> unused;
+  func.walk<WalkOrder::PostOrder>([&](HbmWindowOp window) {
+    unused.push_back(window);
+  });
+  for (HbmWindowOp window : llvm::reverse(unused))
+    if (window->use_empty())
+      window->erase();
   LLVM_DEBUG(llvm::dbgs() << func.getName() << ": " << forwarded
                           << " loads forwarded, " << copies
                           << " copies stored from tiles, " << deadStores

@@ -155,16 +155,6 @@ private:
   }
 };
 
-/// A loop's constant trip count, if it runs from 0 by 1.
-std::optional<int64_t> tripCount(scf::ForOp loop) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lb || !ub || !step || *lb != 0 || *step != 1 || *ub <= 0)
-    return std::nullopt;
-  return *ub;
-}
-
 /// Whether `consumer` reads bytes `producer` writes (in any iterations).
 bool readsFrom(const Accesses &consumer, const Accesses &producer) {
   for (const LoopAccess &w : producer.list)
@@ -175,45 +165,19 @@ bool readsFrom(const Accesses &consumer, const Accesses &producer) {
   return false;
 }
 
-/// The iterations [0, count) of `loop`, cloned at `b` one after another,
-/// carrying `carried`; returns what the last one yields.
-SmallVector<Value> cloneIterations(OpBuilder &b, scf::ForOp loop, int64_t count,
-                                   SmallVector<Value> carried) {
-  for (int64_t i = 0; i < count; ++i) {
-    Operation *yield = tile::cloneIteration(b, loop, i, carried);
-    carried.assign(yield->operand_begin(), yield->operand_end());
-    yield->erase();
-  }
-  return carried;
-}
-
-/// Moves every access made through `window` (directly or through windows
-/// of it) `delta` elements on.
-LogicalResult shiftThrough(HbmWindowOp window, int64_t delta) {
-  for (OpOperand &use : window->getUses()) {
-    if (auto inner = dyn_cast<HbmWindowOp>(use.getOwner())) {
-      if (failed(shiftThrough(inner, delta)))
-        return failure();
-      continue;
-    }
-    if (failed(shiftAccessOffset(use.getOwner(), use.getOperandNumber(), delta)))
-      return failure();
-  }
-  return success();
-}
-
 /// Fuses `consumer` into `producer`, the producer `shift` iterations ahead:
 /// its first `shift` iterations run first, then the ops between the loops,
 /// then one loop runs the producer's iteration k + shift and the consumer's
 /// k, carrying both loops' values, where the consumer was.
 FailureOr<scf::ForOp> fuse(scf::ForOp producer, scf::ForOp consumer,
                            int64_t shift, ArrayRef<Operation *> between) {
-  OpBuilder b(producer);
-  SmallVector<Value> inits = cloneIterations(
-      b, producer, shift, SmallVector<Value>(producer.getInitArgs()));
+  // What is left of the producer's loop is its iteration k + shift at k.
+  if (failed(tile::peelIterations(producer, shift, 0)))
+    return failure();
   for (Operation *op : between)
     op->moveBefore(producer);
-  b.setInsertionPoint(consumer);
+  OpBuilder b(consumer);
+  SmallVector<Value> inits(producer.getInitArgs());
   llvm::append_range(inits, consumer.getInitArgs());
   auto fused = b.create<scf::ForOp>(consumer.getLoc(), consumer.getLowerBound(),
                                     consumer.getUpperBound(), consumer.getStep(),
@@ -229,17 +193,8 @@ FailureOr<scf::ForOp> fuse(scf::ForOp producer, scf::ForOp consumer,
     map.map(loop.getInductionVar(), fused.getInductionVar());
     for (BlockArgument arg : loop.getRegionIterArgs())
       map.map(arg, fused.getRegionIterArgs()[carried++]);
-    SmallVector<HbmWindowOp> windows;
     for (Operation &op : loop.getBody()->without_terminator())
-      if (auto window = dyn_cast<HbmWindowOp>(inner.clone(op, map));
-          window && window.getIndex() == fused.getInductionVar())
-        windows.push_back(window);
-    // The producer's iteration k + shift: its windows of the induction
-    // variable, once their users are cloned too, move shift steps on.
-    if (loop == producer && shift)
-      for (HbmWindowOp window : windows)
-        if (failed(shiftThrough(window, shift * window.getStep())))
-          return failure();
+      inner.clone(op, map);
     for (Value v : loop.getBody()->getTerminator()->getOperands())
       yields.push_back(map.lookupOrDefault(v));
   }
@@ -264,8 +219,8 @@ struct FuseTileLoopsPass
 };
 
 scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
-  std::optional<int64_t> trip = tripCount(consumer);
-  if (!trip)
+  std::optional<int64_t> trip = tile::tripCount(consumer);
+  if (!trip || *trip <= 0)
     return {};
   Accesses consumerAcc;
   if (!consumerAcc.collect(consumer, consumer))
@@ -288,7 +243,7 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
     // The producer may have more iterations than the consumer (a matmul
     // with an epilogue peels two tiles off its loop, a row group one): it
     // then runs that many iterations ahead.
-    std::optional<int64_t> producerTrip = tripCount(producer);
+    std::optional<int64_t> producerTrip = tile::tripCount(producer);
     if (!producerTrip || *producerTrip < *trip ||
         *producerTrip - *trip > maxShift)
       return {};

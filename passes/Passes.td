@@ -229,13 +229,18 @@ def ForwardStores : Pass<"trnc-fuse-forward-stores", "::mlir::func::FuncOp"> {
   let description = [{
     Between two ops every tensor goes through HBM: a store of tile k, then a
     load of the same bytes by the next op. When a load reads exactly what
-    one store wrote (same buffer and access pattern, same element types,
-    both DMAs covering their whole tiles), the loaded tile is replaced by the
-    stored one and the load is deleted; stores into scratch that nothing
-    reads any more, and the scratch itself, are deleted too. A forward
-    lengthens the stored tile's life from the store to the load, so it is
-    taken only while live tiles stay within `memory-share` of SBUF / PSUM at
-    every point of the program.
+    one store wrote earlier in its block (same root buffer, windows and
+    access pattern, same element types, both DMAs covering their whole
+    tiles), the loaded tile is replaced by the stored one and the load is
+    deleted; stores into scratch that nothing reads any more, and the
+    scratch itself, are deleted too. It runs on the tile loops: in a fused
+    loop's body the tile goes from producer to consumer within the
+    iteration; a loop's first (last) iterations that load (store) what
+    straight-line instructions before (after) it store (load) are peeled
+    out of it first. A forward lengthens the stored tile's life from the
+    store to the load, so it is taken only while live tiles stay within
+    `memory-share` of SBUF / PSUM at every point of the program (each loop
+    body counted once).
 
     Before:
     ```mlir

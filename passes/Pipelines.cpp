@@ -104,16 +104,17 @@ void buildCompilePipeline(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // fuse: a consumer group's tile loop joins its producer's where the two
-  // walk the tensor alike.
-  if (wanted(CompilePhase::Fuse))
+  // walk the tensor alike, and in the fused iteration (or between
+  // straight-line instructions) a tile one group stored and the next loads
+  // back is handed over on chip.
+  if (wanted(CompilePhase::Fuse)) {
     pm.nest<func::FuncOp>().addPass(createFuseTileLoops());
-  // unroll: the tile loops become the instruction stream the later phases
-  // order, allocate and synchronise; in it, a tile one group stored and
-  // the next loads back is handed over on chip.
-  if (wanted(CompilePhase::Unroll)) {
-    pm.nest<func::FuncOp>().addPass(createUnrollTileLoops());
     pm.nest<func::FuncOp>().addPass(createForwardStores());
   }
+  // unroll: the tile loops become the instruction stream the later phases
+  // order, allocate and synchronise.
+  if (wanted(CompilePhase::Unroll))
+    pm.nest<func::FuncOp>().addPass(createUnrollTileLoops());
   // LNC=2: @main and @main_core1, one per physical core; each later pass
   // runs on each core's function.
   if (options.lnc == 2 && wanted(CompilePhase::Pipeline))

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace trnc::tile;
@@ -209,4 +210,84 @@ void trnc::tile::emitTileLoops(
   SmallVector<bool> none(roots.size(), false);
   emitTileNest(b, loc, nestTileTasks(tasks, none), roots,
                [&](int64_t t, ArrayRef<Value> r) { fn(tasks[t], r); });
+}
+
+/// Moves every access made through `window` (directly or through windows of
+/// it) `delta` elements on.
+static LogicalResult shiftThrough(Operation *window, int64_t delta) {
+  for (OpOperand &use : window->getUses()) {
+    if (isa<trnc::nisa::HbmWindowOp>(use.getOwner())) {
+      if (failed(shiftThrough(use.getOwner(), delta)))
+        return failure();
+      continue;
+    }
+    if (failed(trnc::nisa::shiftAccessOffset(use.getOwner(),
+                                             use.getOperandNumber(), delta)))
+      return failure();
+  }
+  return success();
+}
+
+std::optional<int64_t> trnc::tile::tripCount(scf::ForOp loop) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *lb != 0 || *step != 1)
+    return std::nullopt;
+  return *ub;
+}
+
+LogicalResult trnc::tile::peelIterations(scf::ForOp loop, int64_t front,
+                                         int64_t back) {
+  std::optional<int64_t> ub = tripCount(loop);
+  if (!ub || front < 0 || back < 0 || front + back > *ub)
+    return loop.emitOpError("cannot peel ")
+           << front << " + " << back << " iterations off this loop";
+  if (front + back == 0)
+    return success();
+  OpBuilder b(loop);
+  SmallVector<Value> carried(loop.getInitArgs());
+  auto runCopies = [&](int64_t from, int64_t to, int64_t index0) {
+    for (int64_t i = from; i < to; ++i) {
+      Operation *yield = cloneIteration(b, loop, i - index0, carried);
+      carried.assign(yield->operand_begin(), yield->operand_end());
+      yield->erase();
+    }
+  };
+  runCopies(0, front, 0);
+  int64_t trips = *ub - front - back;
+  if (trips == 0) {
+    runCopies(front, *ub, 0);
+    loop.replaceAllUsesWith(carried);
+    loop.erase();
+    return success();
+  }
+  // The loop now runs iterations [front, ub - back) as [0, trips).
+  loop.getInitArgsMutable().assign(carried);
+  loop.setUpperBound(
+      b.create<arith::ConstantIndexOp>(loop.getLoc(), trips).getResult());
+  if (front) {
+    SmallVector<trnc::nisa::HbmWindowOp> windows;
+    loop.getBody()->walk([&](trnc::nisa::HbmWindowOp window) {
+      if (window.getIndex() == loop.getInductionVar())
+        windows.push_back(window);
+    });
+    for (trnc::nisa::HbmWindowOp window : windows)
+      if (failed(shiftThrough(
+              window, front * static_cast<int64_t>(window.getStep()))))
+        return failure();
+  }
+  if (!back)
+    return success();
+  // What used the loop's results uses the last copy's.
+  SmallVector<OpOperand *> uses;
+  for (OpResult result : loop.getResults())
+    for (OpOperand &use : result.getUses())
+      uses.push_back(&use);
+  b.setInsertionPointAfter(loop);
+  carried.assign(loop.result_begin(), loop.result_end());
+  runCopies(*ub - back, *ub, front);
+  for (OpOperand *use : uses)
+    use->set(carried[cast<OpResult>(use->get()).getResultNumber()]);
+  return success();
 }

@@ -110,4 +110,18 @@ cloneIteration(mlir::OpBuilder &b, mlir::scf::ForOp loop, int64_t index,
                mlir::ValueRange carried,
                llvm::function_ref<void(mlir::Operation *)> onClone = nullptr);
 
+/// A tile loop's trip count: its constant upper bound, if it runs from 0
+/// by 1.
+std::optional<int64_t> tripCount(mlir::scf::ForOp loop);
+
+/// Peels `loop` (from 0 by 1 to a constant bound): its first `front`
+/// iterations run before it and its last `back` after it, as straight-line
+/// copies, the loop keeping those in between (its windows of the induction
+/// variable moved `front` steps on). A loop left with no iteration is
+/// erased. Loop fusion's producer running ahead and the hand-over of tiles
+/// between a loop and the straight-line instructions around it
+/// (trnc-fuse-forward-stores) are made of these.
+mlir::LogicalResult peelIterations(mlir::scf::ForOp loop, int64_t front,
+                                   int64_t back);
+
 } // namespace trnc::tile

@@ -23,14 +23,15 @@
 // TILE: nisa.activation exp %[[E:[0-9]+]]
 // TILE-NEXT: nisa.alloc
 // TILE-NEXT: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[E]]
-// fuse: loops joined (one tile here, so no loops: fuse-tile-loops.mlir);
-// the scratch is still there.
-// FUSE: nisa.dram_alloc
-// unroll: the softmax's stored tile is the tile exp reads; no scratch left.
-// UNROLL-NOT: nisa.dram_alloc
-// UNROLL: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}} divide 0.000000e+00 per_partition
-// UNROLL-NOT: nisa.dma_copy
-// UNROLL: nisa.activation exp %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[S]]
+// fuse: loops joined (one tile here, so no loops: fuse-tile-loops.mlir),
+// and the softmax's stored tile is the tile exp reads; no scratch left.
+// FUSE-NOT: nisa.dram_alloc
+// FUSE: nisa.tensor_scalar %[[S:[0-9]+]] {{.*}} divide 0.000000e+00 per_partition
+// FUSE-NOT: nisa.dma_copy
+// FUSE: nisa.activation exp %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[S]]
+// unroll: no loops left to unroll here (unroll-tile-loops.mlir).
+// UNROLL-NOT: scf.for
+// UNROLL: nisa.activation exp
 // allocate: addresses, no semaphores yet.
 // ALLOC: nisa.alloc {address =
 // ALLOC-NOT: signal

@@ -127,3 +127,179 @@ func.func @copy_not_forwarded(%in: memref<65536xf32> {nisa.input = 0 : i64},
   nisa.dma_copy %half <0, [256, 1], [128, 256]>, %s <0, [256, 1], [128, 256]> : memref<32768xf32>, memref<65536xf32>
   return
 }
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// Before unrolling: a fused loop whose iteration stores exp's tile and then
+// loads the same bytes back through its own window of the scratch (same
+// root, induction variable, step and pattern) hands the tile over in the
+// iteration; the scratch, stored by every iteration and read by none now,
+// goes with its windows.
+// CHECK-LABEL: func.func @in_loop
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: scf.for
+// CHECK: nisa.activation exp %[[U:[0-9]+]]
+// CHECK-NOT: nisa.dma_copy
+// CHECK: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[U]]
+// CHECK-NEXT: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %{{[0-9]+}}
+// CHECK-NEXT: }
+func.func @in_loop(%in: memref<262144xf32> {nisa.input = 0 : i64},
+                   %out: memref<262144xf32> {nisa.output = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %s = nisa.dram_alloc : memref<262144xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %win = nisa.hbm_window %in[%i * 65536] : memref<262144xf32>
+    %ws = nisa.hbm_window %s[%i * 65536] : memref<262144xf32>
+    %a = nisa.alloc : !t
+    %b = nisa.alloc : !t
+    nisa.dma_copy %a <0, [512, 1], [128, 512]>, %win <0, [512, 1], [128, 512]> : !t, memref<262144xf32>
+    nisa.activation exp %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, !t
+    nisa.dma_copy %ws <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : memref<262144xf32>, !t
+    %ws2 = nisa.hbm_window %s[%i * 65536] : memref<262144xf32>
+    %wout = nisa.hbm_window %out[%i * 65536] : memref<262144xf32>
+    %c = nisa.alloc : !t
+    %d = nisa.alloc : !t
+    nisa.dma_copy %c <0, [512, 1], [128, 512]>, %ws2 <0, [512, 1], [128, 512]> : !t, memref<262144xf32>
+    nisa.activation tanh %d <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : !t, !t
+    nisa.dma_copy %wout <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<262144xf32>, !t
+  }
+  return
+}
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// Not handed over: a load of another iteration's tile (the window moves
+// with the loop, the pattern reads the next tile), and a loop that loads
+// what another loop stored (every iteration's tile would have to wait a
+// whole loop: trnc-fuse-tile-loops joins such loops first).
+// CHECK-LABEL: func.func @other_iteration
+// CHECK: nisa.dram_alloc
+// CHECK-COUNT-3: nisa.dma_copy
+// CHECK-LABEL: func.func @loop_to_loop
+// CHECK: nisa.dram_alloc
+// CHECK: scf.for
+// CHECK-COUNT-2: nisa.dma_copy
+// CHECK: scf.for
+// CHECK-COUNT-2: nisa.dma_copy
+func.func @other_iteration(%in: memref<262144xf32> {nisa.input = 0 : i64},
+                           %out: memref<262144xf32> {nisa.output = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %s = nisa.dram_alloc : memref<262144xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %win = nisa.hbm_window %in[%i * 65536] : memref<262144xf32>
+    %ws = nisa.hbm_window %s[%i * 65536] : memref<262144xf32>
+    %wout = nisa.hbm_window %out[%i * 65536] : memref<262144xf32>
+    %a = nisa.alloc : !t
+    %c = nisa.alloc : !t
+    nisa.dma_copy %a <0, [512, 1], [128, 512]>, %win <0, [512, 1], [128, 512]> : !t, memref<262144xf32>
+    nisa.dma_copy %ws <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : memref<262144xf32>, !t
+    nisa.dma_copy %c <0, [512, 1], [128, 512]>, %ws <65536, [512, 1], [128, 512]> : !t, memref<262144xf32>
+    nisa.dma_copy %wout <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : memref<262144xf32>, !t
+  }
+  return
+}
+func.func @loop_to_loop(%in: memref<262144xf32> {nisa.input = 0 : i64},
+                        %out: memref<262144xf32> {nisa.output = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %s = nisa.dram_alloc : memref<262144xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %win = nisa.hbm_window %in[%i * 65536] : memref<262144xf32>
+    %ws = nisa.hbm_window %s[%i * 65536] : memref<262144xf32>
+    %a = nisa.alloc : !t
+    nisa.dma_copy %a <0, [512, 1], [128, 512]>, %win <0, [512, 1], [128, 512]> : !t, memref<262144xf32>
+    nisa.dma_copy %ws <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : memref<262144xf32>, !t
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %ws = nisa.hbm_window %s[%i * 65536] : memref<262144xf32>
+    %wout = nisa.hbm_window %out[%i * 65536] : memref<262144xf32>
+    %c = nisa.alloc : !t
+    nisa.dma_copy %c <0, [512, 1], [128, 512]>, %ws <0, [512, 1], [128, 512]> : !t, memref<262144xf32>
+    nisa.dma_copy %wout <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : memref<262144xf32>, !t
+  }
+  return
+}
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// A matmul's two row tiles, emitted one after the other, then a softmax's
+// loop over them: both iterations read a tile stored just before, so both
+// are peeled (the loop goes) and the tiles handed over. After a loop of
+// three, a straight-line load of what its last iteration stored: that
+// iteration is peeled after the loop (two iterations stay in it) and its
+// tile handed over.
+// CHECK-LABEL: func.func @peel_front
+// CHECK-NOT: scf.for
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: nisa.activation exp %[[A:[0-9]+]]
+// CHECK: nisa.activation exp %[[B:[0-9]+]]
+// CHECK-NOT: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %{{[0-9]+}} <{{[0-9]+}}, [512, 1], [128, 512]> : !nisa.tile
+// CHECK: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[A]]
+// CHECK: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[B]]
+// CHECK-LABEL: func.func @peel_back
+// CHECK: scf.for %{{.*}} = %c0 to %c2
+// CHECK: nisa.activation exp
+// CHECK: }
+// CHECK: nisa.activation exp %[[L:[0-9]+]]
+// CHECK-NEXT: nisa.alloc
+// CHECK-NEXT: nisa.activation tanh %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[L]]
+func.func @peel_front(%in: memref<131072xf32> {nisa.input = 0 : i64},
+                      %out: memref<131072xf32> {nisa.output = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %s = nisa.dram_alloc : memref<131072xf32>
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  %x = nisa.alloc : !t
+  %y = nisa.alloc : !t
+  nisa.dma_copy %x <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.dma_copy %y <0, [512, 1], [128, 512]>, %in <65536, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation exp %a <0, [512, 1], [128, 512]>, %x <0, [512, 1], [128, 512]> : !t, !t
+  nisa.activation exp %b <0, [512, 1], [128, 512]>, %y <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %s <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  nisa.dma_copy %s <65536, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  scf.for %i = %c0 to %c2 step %c1 {
+    %ws = nisa.hbm_window %s[%i * 65536] : memref<131072xf32>
+    %wout = nisa.hbm_window %out[%i * 65536] : memref<131072xf32>
+    %c = nisa.alloc : !t
+    %d = nisa.alloc : !t
+    nisa.dma_copy %c <0, [512, 1], [128, 512]>, %ws <0, [512, 1], [128, 512]> : !t, memref<131072xf32>
+    nisa.activation tanh %d <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : !t, !t
+    nisa.dma_copy %wout <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  }
+  return
+}
+func.func @peel_back(%in: memref<196608xf32> {nisa.input = 0 : i64},
+                     %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %s = nisa.dram_alloc : memref<196608xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %win = nisa.hbm_window %in[%i * 65536] : memref<196608xf32>
+    %ws = nisa.hbm_window %s[%i * 65536] : memref<196608xf32>
+    %a = nisa.alloc : !t
+    %b = nisa.alloc : !t
+    nisa.dma_copy %a <0, [512, 1], [128, 512]>, %win <0, [512, 1], [128, 512]> : !t, memref<196608xf32>
+    nisa.activation exp %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, !t
+    nisa.dma_copy %ws <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : memref<196608xf32>, !t
+  }
+  %c = nisa.alloc : !t
+  %d = nisa.alloc : !t
+  nisa.dma_copy %c <0, [512, 1], [128, 512]>, %s <131072, [512, 1], [128, 512]> : !t, memref<196608xf32>
+  nisa.activation tanh %d <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  return
+}

@@ -1,7 +1,6 @@
 // The passes after the `unroll` phase refuse a tile loop left in their input
 // (they see only the function's top-level instructions and would miss what
 // is inside it), naming themselves and the pass that unrolls it.
-// RUN: trnc-opt %s --trnc-fuse-forward-stores -verify-diagnostics
 // RUN: trnc-opt %s --trnc-pipeline-list-schedule -verify-diagnostics
 // RUN: trnc-opt %s --trnc-allocate-memory -verify-diagnostics
 // RUN: trnc-opt %s --trnc-pack-scratch -verify-diagnostics
