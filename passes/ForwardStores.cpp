@@ -110,12 +110,31 @@ bool coversTile(Value tile, AccessPatternAttr ap) {
          ap.getStrides() == ArrayRef<int64_t>{type.getFreeSize(), 1};
 }
 
+/// Whether what `store` wrote can stand for what `load` reads, the bytes
+/// being the same: no DMA casts on either side, and for a load into a tile,
+/// both tiles of one type and moved whole.
+bool fits(DmaCopyOp store, DmaCopyOp load) {
+  Value stored = store.getSrc0();
+  Type elt = cast<TileType>(stored.getType()).getElementType();
+  auto eltOf = [](Value hbm) {
+    return cast<MemRefType>(hbm.getType()).getElementType();
+  };
+  if (eltOf(store.getDst()) != elt || eltOf(load.getSrc0()) != elt)
+    return false;
+  Value loaded = load.getDst();
+  if (!isa<TileType>(loaded.getType()))
+    return eltOf(loaded) == elt;
+  return stored.getType() == loaded.getType() &&
+         coversTile(stored, store.getSrc0Ap()) &&
+         coversTile(loaded, load.getDstAp());
+}
+
 /// An HBM buffer as a block sees it: a root buffer moved on by the windows
 /// (induction variable, step) it is reached through, and by `offset`
 /// elements for windows at a constant index (a peeled iteration's).
 struct HbmRef {
-  /// A window at an induction variable: (variable, step).
-  using Window = std::pair<const void *, int64_t>;
+  /// A window at an induction variable: (variable, step, period, phase).
+  using Window = std::tuple<const void *, int64_t, int64_t, int64_t>;
   Value root;
   SmallVector<Window, 2> windows;
   int64_t offset = 0;
@@ -123,10 +142,12 @@ struct HbmRef {
   explicit HbmRef(Value buffer) {
     while (auto window = buffer.getDefiningOp<HbmWindowOp>()) {
       if (std::optional<int64_t> index = getConstantIntValue(window.getIndex()))
-        offset += *index * static_cast<int64_t>(window.getStep());
+        offset += window.offsetAt(*index);
       else
         windows.push_back({window.getIndex().getAsOpaquePointer(),
-                           static_cast<int64_t>(window.getStep())});
+                           static_cast<int64_t>(window.getStep()),
+                           static_cast<int64_t>(window.getPeriod().value_or(0)),
+                           static_cast<int64_t>(window.getPhase().value_or(0))});
       buffer = window.getSource();
     }
     root = buffer;
@@ -140,8 +161,9 @@ struct HbmRef {
     });
     if (it == windows.end())
       return std::nullopt;
+    auto [var, step, period, phase] = *it;
     HbmRef r = *this;
-    r.offset += j * it->second;
+    r.offset += (period ? ((j + phase) % period - phase) : j) * step;
     r.windows.erase(r.windows.begin() + (it - windows.begin()));
     return r;
   }
@@ -172,8 +194,9 @@ bool isLoad(DmaCopyOp dma) { return !isa<TileType>(dma.getSrc0().getType()); }
 /// stores a straight-line load after the loop reads (a matmul's row tiles
 /// emitted one by one, then a softmax's loop over them): those iterations
 /// become straight-line instructions too, where the hand-over below can
-/// take the tile. Matching bytes decide; the hand-over's own conditions
-/// (nothing writing them in between, room on chip) are checked after.
+/// take the tile. Matching bytes and tiles (`fits`) decide; the
+/// hand-over's other conditions (nothing writing the bytes in between, room
+/// on chip) are checked after.
 LogicalResult peelAtStraightLineHandOvers(func::FuncOp func) {
   SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -205,7 +228,8 @@ LogicalResult peelAtStraightLineHandOvers(func::FuncOp func) {
         for (DmaCopyOp out : outside) {
           Value other = store ? out.getSrc0() : out.getDst();
           AccessPatternAttr otherAp = store ? out.getSrc0Ap() : out.getDstAp();
-          if (sameBytes(*ref, ap, HbmRef(other), otherAp))
+          if (sameBytes(*ref, ap, HbmRef(other), otherAp) &&
+              (store ? fits(in, out) : fits(out, in)))
             return true;
         }
       }
@@ -419,10 +443,10 @@ void ForwardStoresPass::runOnOperation() {
     if (!store)
       continue;
     Block *block = load->getBlock();
-    Value hbm = load.getSrc0(), stored = store.getSrc0();
-    Type elt = cast<TileType>(stored.getType()).getElementType();
-    if (cast<MemRefType>(hbm.getType()).getElementType() != elt ||
-        stored.getParentBlock() != block)
+    Value stored = store.getSrc0();
+    if (stored.getParentBlock() != block)
+      continue;
+    if (!fits(store, load))
       continue;
     int64_t s = positions.of(store), pos = positions.of(load);
     TileInfo &st = tiles[stored];
@@ -432,8 +456,7 @@ void ForwardStoresPass::runOnOperation() {
       // An HBM -> HBM copy of exactly what a tile stored (same pattern, no
       // cast): stored from the tile instead, so the tile's store, if
       // nothing else reads its bytes, goes with the dead stores below.
-      if (cast<MemRefType>(load.getDst().getType()).getElementType() != elt ||
-          !keepLive(stored, s, pos))
+      if (!keepLive(stored, s, pos))
         continue;
       st.last = std::max(st.last, pos);
       load.getSrc0Mutable().assign(stored);
@@ -442,10 +465,6 @@ void ForwardStoresPass::runOnOperation() {
       continue;
     }
     Value loaded = load.getDst();
-    if (stored.getType() != loaded.getType() ||
-        !coversTile(stored, store.getSrc0Ap()) ||
-        !coversTile(loaded, load.getDstAp()))
-      continue;
     TileInfo &ld = tiles[loaded];
     auto alloc = loaded.getDefiningOp<AllocOp>();
     if (ld.writes.size() != 1 || ld.first != pos || !alloc ||
@@ -454,7 +473,7 @@ void ForwardStoresPass::runOnOperation() {
     // The stored tile now also lives from the store to the load.
     if (!keepLive(stored, s, pos))
       continue;
-      st.last = std::max(st.last, ld.last);
+    st.last = std::max(st.last, ld.last);
     loaded.replaceAllUsesWith(stored);
     load->erase();
     alloc->erase();

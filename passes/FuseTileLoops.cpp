@@ -28,8 +28,8 @@
 //     swaps).
 // Footprints are per iteration: an HBM window of the loop's induction
 // variable shifts its access by index * step; any other access (a tile
-// defined outside, a nested loop's window) counts as the whole buffer in
-// every iteration.
+// defined outside, a nested loop's window, a periodic window) counts as
+// the whole buffer in every iteration.
 //
 // Not fused: a producer whose iteration stores the tile the previous one
 // computed (a matmul's software pipeline), so that its last store must
@@ -136,7 +136,8 @@ private:
     int64_t shift = 0;
     bool whole = false;
     while (auto window = buffer.getDefiningOp<HbmWindowOp>()) {
-      if (loop && window.getIndex() == loop.getInductionVar() && !shift)
+      if (loop && window.getIndex() == loop.getInductionVar() && !shift &&
+          !window.getPeriod())
         shift = window.getStep();
       else
         whole = true;

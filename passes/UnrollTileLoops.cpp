@@ -76,7 +76,7 @@ LogicalResult foldWindows(func::FuncOp func) {
     std::optional<int64_t> index = getConstantIntValue(w.getIndex());
     if (!index)
       return w.emitOpError("index is not a constant after unrolling");
-    int64_t delta = *index * w.getStep();
+    int64_t delta = w.offsetAt(*index);
     for (OpOperand &use : llvm::make_early_inc_range(w->getUses())) {
       Operation *user = use.getOwner();
       if (auto outer = dyn_cast<nisa::HbmWindowOp>(user))

@@ -232,13 +232,29 @@ LogicalResult HbmWindowOp::verify() {
   if (getStep() == 0)
     return emitOpError("step must be non-zero (a window that never moves is "
                        "its source)");
+  if (getPeriod() && static_cast<int64_t>(*getPeriod()) < 2)
+    return emitOpError("period must be at least 2");
+  if (getPhase() && (!getPeriod() || static_cast<int64_t>(*getPhase()) < 0))
+    return emitOpError("phase needs a period and must be non-negative");
   return success();
 }
 
+int64_t HbmWindowOp::offsetAt(int64_t index) {
+  auto step = static_cast<int64_t>(getStep());
+  std::optional<uint64_t> period = getPeriod();
+  if (!period)
+    return index * step;
+  auto p = static_cast<int64_t>(*period);
+  auto phase = static_cast<int64_t>(getPhase().value_or(0));
+  int64_t wrapped = ((index + phase) % p + p) % p;
+  return (wrapped - phase) * step;
+}
+
 OpFoldResult HbmWindowOp::fold(FoldAdaptor adaptor) {
-  // Iteration 0 sees the buffer itself (a loop of one trip, inlined).
+  // A window at a constant index that does not move its source is the
+  // source (iteration 0 of a loop of one trip, inlined).
   if (auto index = dyn_cast_or_null<IntegerAttr>(adaptor.getIndex()))
-    if (index.getInt() == 0)
+    if (offsetAt(index.getInt()) == 0)
       return getSource();
   return {};
 }

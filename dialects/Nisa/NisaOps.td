@@ -60,7 +60,11 @@ def Nisa_HbmWindowOp : Nisa_Op<"hbm_window",
     [Pure, AllTypesMatch<["source", "result"]>]> {
   let summary = "an HBM buffer as one iteration of a tile loop sees it";
   let description = [{
-    `source` advanced by `index * step` elements. The tile phase emits a
+    `source` advanced by `index * step` elements; with a `period` P (and a
+    `phase` p, default 0), by `((index + p) mod P - p) * step`: a view that
+    returns to its start every P tiles (a position table broadcast over the
+    batch, walked with the batch's rows), in a loop that may start p
+    iterations into the period. The tile phase emits a
     group's tiles as `scf.for` loops whose body is one iteration; the body's
     loads and stores address the windows of the HBM buffers they walk, so
     their access patterns are those of iteration 0. `trnc-unroll-tile-loops`
@@ -76,12 +80,27 @@ def Nisa_HbmWindowOp : Nisa_Op<"hbm_window",
     }
     ```
   }];
-  let arguments = (ins Nisa_Hbm:$source, Index:$index, I64Attr:$step);
+  let arguments = (ins Nisa_Hbm:$source, Index:$index, I64Attr:$step,
+                       OptionalAttr<I64Attr>:$period,
+                       OptionalAttr<I64Attr>:$phase);
   let results = (outs Nisa_Hbm:$result);
   let assemblyFormat =
-      "$source `[` $index `*` $step `]` attr-dict `:` type($result)";
+      "$source `[` $index `*` $step (`period` $period^)? (`phase` $phase^)? `]` "
+      "attr-dict `:` type($result)";
+  let builders = [
+    // A window without period.
+    OpBuilder<(ins "::mlir::Value":$source, "::mlir::Value":$index,
+                   "int64_t":$step), [{
+      build($_builder, $_state, source.getType(), source, index,
+            $_builder.getI64IntegerAttr(step), nullptr, nullptr);
+    }]>
+  ];
   let hasFolder = 1;
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Elements the window moves `source` at `index`.
+    int64_t offsetAt(int64_t index);
+  }];
 }
 
 //===----------------------------------------------------------------------===//

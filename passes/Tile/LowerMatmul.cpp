@@ -552,8 +552,7 @@ MatrixProductEmitter::LoopAttempt MatrixProductEmitter::tryLoop(
     if (step != 0 && windowOf.lookup(root) == outerWindows.lookup(root)) {
       Value source = rootOf(root);
       windowOf[root] = bld.create<nisa::HbmWindowOp>(
-          loc, source.getType(), source, loop.getInductionVar(),
-          bld.getI64IntegerAttr(step));
+          loc, source, loop.getInductionVar(), step);
     }
   auto windowed = [&](const KMajorOperand &x) {
     KMajorOperand w = x;

@@ -28,18 +28,57 @@ bool sameShape(const TileTask &a, const TileTask &b) {
          a.counts == b.counts && a.strides == b.strides;
 }
 
-/// Whether repeat `n` of the stretch [at, at + len) is repeat 0 moved by
-/// n * steps.
+/// How a view moves from repeat to repeat of a stretch: `step` elements
+/// each, and, with a period P, back by P steps every P repeats, the first
+/// repeat `phase` repeats into the period (nisa.hbm_window's offset).
+struct Walk {
+  SmallVector<int64_t> steps, periods, phases;
+
+  int64_t moved(size_t v, int64_t n) const {
+    int64_t p = periods[v];
+    return (p ? (n + phases[v]) % p - phases[v] : n) * steps[v];
+  }
+};
+
+/// Whether repeat `n` of the stretch [at, at + len) is repeat 0 with each
+/// view moved as `walk` says.
 bool repeats(ArrayRef<TileTask> tasks, int64_t at, int64_t len, int64_t n,
-             ArrayRef<int64_t> steps) {
+             const Walk &walk) {
   for (int64_t j = 0; j < len; ++j) {
     const TileTask &a = tasks[at + j], &b = tasks[at + n * len + j];
     if (!sameShape(a, b))
       return false;
-    for (size_t v = 0; v < steps.size(); ++v)
-      if (b.offsets[v] != a.offsets[v] + n * steps[v])
+    for (size_t v = 0; v < walk.steps.size(); ++v)
+      if (b.offsets[v] != a.offsets[v] + walk.moved(v, n))
         return false;
   }
+  return true;
+}
+
+/// Repeat `n` of the stretch failed to match: a view that came back q < n
+/// steps before where repeat 0 had it wraps with period n + q and phase q
+/// (the stretch started q repeats into the period); if, with those, every
+/// view is where it should be, `walk` takes them. A hoistable view takes
+/// none: as a nest, its tiles are loaded once, in the outer loop's first
+/// iteration, and reused.
+bool wrapsAt(ArrayRef<TileTask> tasks, int64_t at, int64_t len, int64_t n,
+             ArrayRef<bool> hoistable, Walk &walk) {
+  Walk trial = walk;
+  bool wrapped = false;
+  for (size_t v = 0; v < walk.steps.size(); ++v) {
+    int64_t step = walk.steps[v];
+    if (walk.periods[v] || step == 0 || hoistable[v])
+      continue;
+    int64_t back = tasks[at].offsets[v] - tasks[at + n * len].offsets[v];
+    if (back % step != 0 || back / step < 0 || back / step >= n)
+      continue;
+    trial.periods[v] = n + back / step;
+    trial.phases[v] = back / step;
+    wrapped = true;
+  }
+  if (!wrapped || !repeats(tasks, at, len, n, trial))
+    return false;
+  walk = std::move(trial);
   return true;
 }
 
@@ -53,7 +92,7 @@ struct Nester {
     int64_t at = lo;
     while (at < hi) {
       int64_t bestCover = 0, bestLen = 0;
-      SmallVector<int64_t> bestSteps;
+      Walk best;
       int64_t maxLen = std::min(kMaxStretch, (hi - at) / 2);
       for (int64_t len = 1; len <= maxLen && bestCover < hi - at; ++len) {
         const TileTask &a = tasks[at], &b = tasks[at + len];
@@ -67,13 +106,17 @@ struct Nester {
         }
         if (!ok || llvm::all_of(steps, [](int64_t s) { return s == 0; }))
           continue; // a loop must move some view (else it recomputes a tile)
+        Walk walk{steps, SmallVector<int64_t>(steps.size(), 0),
+                  SmallVector<int64_t>(steps.size(), 0)};
         int64_t n = 1;
-        while (at + (n + 1) * len <= hi && repeats(tasks, at, len, n, steps))
+        while (at + (n + 1) * len <= hi &&
+               (repeats(tasks, at, len, n, walk) ||
+                wrapsAt(tasks, at, len, n, hoistable, walk)))
           ++n;
         if (n >= 2 && n * len > bestCover) {
           bestCover = n * len;
           bestLen = len;
-          bestSteps = std::move(steps);
+          best = std::move(walk);
         }
       }
       if (bestCover == 0) {
@@ -89,8 +132,10 @@ struct Nester {
       // its first iteration); no loop inside may move it.
       SmallVector<bool> inner(pinned.begin(), pinned.end());
       for (size_t v = 0; v < inner.size(); ++v)
-        inner[v] = inner[v] || (hoistable[v] && bestSteps[v] == 0);
-      loop.steps = std::move(bestSteps);
+        inner[v] = inner[v] || (hoistable[v] && best.steps[v] == 0);
+      loop.steps = std::move(best.steps);
+      loop.periods = std::move(best.periods);
+      loop.phases = std::move(best.phases);
       loop.body = nest(at, at + bestLen, inner);
       nodes.push_back(std::move(loop));
       at += bestCover;
@@ -131,7 +176,9 @@ bool trnc::tile::insideTileLoop(OpBuilder &b) {
 }
 
 TileLoopScope::TileLoopScope(OpBuilder &b, Location loc, int64_t trips,
-                             ArrayRef<int64_t> steps, ArrayRef<Value> roots)
+                             ArrayRef<int64_t> steps, ArrayRef<Value> roots,
+                             ArrayRef<int64_t> periods,
+                             ArrayRef<int64_t> phases, int64_t ahead)
     : b(b), saved(b.saveInsertionPoint()) {
   Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
   Value ub = b.create<arith::ConstantIndexOp>(loc, trips);
@@ -142,12 +189,20 @@ TileLoopScope::TileLoopScope(OpBuilder &b, Location loc, int64_t trips,
   saved = OpBuilder::InsertPoint(loop->getBlock(),
                                  std::next(Block::iterator(loop)));
   Value iv = loop.getInductionVar();
-  for (auto [root, step] : llvm::zip(roots, steps))
-    windows.push_back(step == 0 ? root
-                                : b.create<nisa::HbmWindowOp>(
-                                       loc, root.getType(), root, iv,
-                                       b.getI64IntegerAttr(step))
-                                      .getResult());
+  for (auto [v, root] : llvm::enumerate(roots)) {
+    int64_t step = steps[v], period = v < periods.size() ? periods[v] : 0;
+    if (step == 0) {
+      windows.push_back(root);
+      continue;
+    }
+    auto window = b.create<nisa::HbmWindowOp>(loc, root, iv, step);
+    if (period) {
+      window.setPeriodAttr(b.getI64IntegerAttr(period));
+      if (int64_t phase = (phases[v] + ahead) % period)
+        window.setPhaseAttr(b.getI64IntegerAttr(phase));
+    }
+    windows.push_back(window.getResult());
+  }
 }
 
 TileLoopScope::~TileLoopScope() { b.restoreInsertionPoint(saved); }
@@ -160,7 +215,8 @@ void trnc::tile::emitTileNest(
       leaf(node.task, roots);
       continue;
     }
-    TileLoopScope loop(b, loc, node.trips, node.steps, roots);
+    TileLoopScope loop(b, loc, node.trips, node.steps, roots, node.periods,
+                       node.phases);
     emitTileNest(b, loc, node.body, loop.roots(), leaf);
   }
 }
@@ -185,7 +241,8 @@ static void emitPeeled(
     // induction variable moving on from there.
     enter();
     {
-      TileLoopScope loop(b, loc, node.trips - 1, node.steps, roots);
+      TileLoopScope loop(b, loc, node.trips - 1, node.steps, roots,
+                         node.periods, node.phases, /*ahead=*/1);
       emitPeeled(b, loc, node.body, loop.roots(), offset + node.stretch, leaf,
                  enter, exit);
     }
@@ -226,6 +283,30 @@ static LogicalResult shiftThrough(Operation *window, int64_t delta) {
       return failure();
   }
   return success();
+}
+
+/// Makes iteration i of `window`'s loop see what iteration i + `iterations`
+/// saw: its accesses move by the window's offset there, and a periodic
+/// window starts that many iterations further into its period.
+static LogicalResult advance(trnc::nisa::HbmWindowOp window,
+                             int64_t iterations) {
+  int64_t delta = window.offsetAt(iterations);
+  if (std::optional<uint64_t> period = window.getPeriod()) {
+    int64_t phase = static_cast<int64_t>(window.getPhase().value_or(0));
+    // offsetAt(i + k) = (((i + p + k) mod P) - p) * step
+    //                 = offset with phase p + k at i, + k * step.
+    delta = iterations * static_cast<int64_t>(window.getStep());
+    int64_t next = (phase + iterations) % static_cast<int64_t>(*period);
+    OpBuilder b(window);
+    if (next)
+      window.setPhaseAttr(b.getI64IntegerAttr(next));
+    else
+      window.removePhaseAttr();
+    // The phase taken modulo P: moving it by a whole period changes the
+    // offsets by (phase + k - next) * step, put back into the accesses.
+    delta -= (phase + iterations - next) * static_cast<int64_t>(window.getStep());
+  }
+  return shiftThrough(window, delta);
 }
 
 std::optional<int64_t> trnc::tile::tripCount(scf::ForOp loop) {
@@ -273,8 +354,7 @@ LogicalResult trnc::tile::peelIterations(scf::ForOp loop, int64_t front,
         windows.push_back(window);
     });
     for (trnc::nisa::HbmWindowOp window : windows)
-      if (failed(shiftThrough(
-              window, front * static_cast<int64_t>(window.getStep()))))
+      if (failed(advance(window, front)))
         return failure();
   }
   if (!back)

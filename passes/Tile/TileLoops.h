@@ -26,12 +26,16 @@ namespace trnc::tile {
 bool insideTileLoop(mlir::OpBuilder &b);
 
 /// A leaf (one task, emitted as it is) or a loop of `trips` iterations of
-/// `body`, in which view v moves `steps[v]` elements per iteration.
+/// `body`, in which view v moves `steps[v]` elements per iteration, and
+/// where `periods[v]` is not 0, back by that many steps every `periods[v]`
+/// iterations, the first `phases[v]` iterations into the period (a table
+/// broadcast over the batch, walked with the batch's rows: nisa.hbm_window).
 struct TileNestNode {
   int64_t task = -1; // leaf: index into the task list; loop: -1
   int64_t trips = 0;
   int64_t stretch = 0; // tasks per iteration
   llvm::SmallVector<int64_t> steps;
+  llvm::SmallVector<int64_t> periods, phases;
   std::vector<TileNestNode> body; // std::vector: of its own (incomplete) type
 
   bool isLoop() const { return task < 0; }
@@ -40,7 +44,8 @@ struct TileNestNode {
 /// Covers `tasks` (in order) with leaves and loops: a loop is a run of two or
 /// more repeats of a stretch of tasks, each repeat the previous one with
 /// every task of the same shape and each view's offset moved by the same
-/// step. At each position the loop covering the most tasks is taken (the
+/// step (or, for a view that comes back to its first offset after P
+/// repeats, moved by the same step modulo P repeats). At each position the loop covering the most tasks is taken (the
 /// shortest stretch among equals); loops nest. A `hoistable` view is one
 /// whose tiles a body may reuse from outside its loop (a bias row loaded
 /// once, in the loop's first iteration, emitted before it:
@@ -53,11 +58,16 @@ std::vector<TileNestNode> nestTileTasks(llvm::ArrayRef<TileTask> tasks,
 /// moves the builder into its body; the destructor puts it back after the
 /// loop. In the body, `roots()[v]` is the buffer view v is walked through:
 /// a nisa.hbm_window of `roots[v]` at the induction variable when the view
-/// moves (`steps[v]` != 0), `roots[v]` itself otherwise.
+/// moves (`steps[v]` != 0), `roots[v]` itself otherwise; with `periods[v]`
+/// (if given and not 0) the window's period and `phases[v]` + `ahead` its
+/// phase (`ahead`: a loop over a nest's iterations 1.., its first one
+/// peeled).
 class TileLoopScope {
 public:
   TileLoopScope(mlir::OpBuilder &b, mlir::Location loc, int64_t trips,
-                llvm::ArrayRef<int64_t> steps, llvm::ArrayRef<mlir::Value> roots);
+                llvm::ArrayRef<int64_t> steps, llvm::ArrayRef<mlir::Value> roots,
+                llvm::ArrayRef<int64_t> periods = {},
+                llvm::ArrayRef<int64_t> phases = {}, int64_t ahead = 0);
   ~TileLoopScope();
   TileLoopScope(const TileLoopScope &) = delete;
   TileLoopScope &operator=(const TileLoopScope &) = delete;
@@ -117,7 +127,7 @@ std::optional<int64_t> tripCount(mlir::scf::ForOp loop);
 /// Peels `loop` (from 0 by 1 to a constant bound): its first `front`
 /// iterations run before it and its last `back` after it, as straight-line
 /// copies, the loop keeping those in between (its windows of the induction
-/// variable moved `front` steps on). A loop left with no iteration is
+/// variable moved `front` iterations on). A loop left with no iteration is
 /// erased. Loop fusion's producer running ahead and the hand-over of tiles
 /// between a loop and the straight-line instructions around it
 /// (trnc-fuse-forward-stores) are made of these.

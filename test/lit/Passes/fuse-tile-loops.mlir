@@ -294,6 +294,57 @@ func.func @producer_ahead(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: me
 
 // -----
 
+// @producer_ahead with a periodic window in the producer (x plus a table
+// of two tiles broadcast over the batch, the table's window returning to
+// its start every second iteration). Running one iteration ahead, the
+// window starts one iteration into its period (phase 1) and its access
+// moves one step on: the fused loop's iteration k still reads the table's
+// tile (k + 1) mod 2. A periodic window counts as its whole buffer in every
+// iteration (the table is only read here, so no hazard).
+// CHECK-LABEL: func.func @periodic_producer_ahead
+// CHECK: nisa.hbm_window %arg3[%{{.*}} * 65536 period 2]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3
+// CHECK: %[[P:[0-9]+]] = nisa.hbm_window %arg3[%{{.*}} * 65536 period 2 phase 1]
+// CHECK: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %[[P]] <65536, [512, 1], [128, 512]>
+// CHECK-NOT: scf.for
+// Unrolled: the table's tiles 0, then 1, 0, 1.
+// FWD-LABEL: func.func @periodic_producer_ahead
+// FWD: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %arg3 <0, [512, 1], [128, 512]>
+// FWD: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %arg3 <65536, [512, 1], [128, 512]>
+// FWD: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %arg3 <0, [512, 1], [128, 512]>
+// FWD: nisa.dma_copy %{{[0-9]+}} <0, [512, 1], [128, 512]>, %arg3 <65536, [512, 1], [128, 512]>
+// FWD-NOT: %arg3 <
+func.func @periodic_producer_ahead(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>, %p: memref<131072xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %pi = nisa.hbm_window %p[%i * 65536 period 2] : memref<131072xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    %u = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %u <0, [512, 1], [128, 512]>, %pi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<131072xf32>
+    nisa.tensor_tensor add %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %u <0, [512, 1], [128, 512]> on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %r0 = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %r0 <0, [512, 1], [128, 512]>, %y <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+  nisa.dma_copy %z <0, [512, 1], [128, 512]>, %r0 <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <65536, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %zi <65536, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
 // The producer has three iterations more than the consumer, beyond
 // max-shift (2): not fused (it would run most of its loop before the fused
 // one).

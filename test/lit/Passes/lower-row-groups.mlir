@@ -296,17 +296,18 @@ func.func @reshaped_rows(%x: tensor<256x64xf32>, %t: tensor<2x128x64xf32>) -> te
 // CHECK: nisa.dma_copy %arg3 <384, [1, 1], [128, 1]>
 // CHECK: return
 // As loops: the first tile alone (it would start sums over rows in PSUM),
-// then tiles 2 and 3 as two iterations, the table's window moving back by
-// 8192 elements as x's moves on, then the last tile.
+// then tiles 1 to 3 as three iterations of one loop, x's window moving on
+// by 8192 elements and the table's by -8192 with period 2 (8192, 0, 8192:
+// back where it started every second iteration).
 // LOOP-LABEL: func.func @batch_broadcast
 // LOOP: nisa.dma_copy %{{.*}}, %arg0 <0, [64, 1], [128, 64]>
-// LOOP: scf.for %[[I:[a-z0-9]+]] =
+// LOOP: scf.for %[[I:[a-z0-9]+]] = %c0 to %c3
 // LOOP-DAG: %[[X:[0-9]+]] = nisa.hbm_window %arg0[%[[I]] * 8192]
-// LOOP-DAG: %[[T:[0-9]+]] = nisa.hbm_window %arg1[%[[I]] * -8192]
+// LOOP-DAG: %[[T:[0-9]+]] = nisa.hbm_window %arg1[%[[I]] * -8192 period 2]
 // LOOP: nisa.dma_copy %{{.*}}, %[[X]] <8192, [64, 1], [128, 64]>
 // LOOP: nisa.dma_copy %{{.*}}, %[[T]] <8192, [64, 1], [128, 64]>
 // LOOP: }
-// LOOP: nisa.dma_copy %{{.*}}, %arg0 <24576, [64, 1], [128, 64]>
+// LOOP-NOT: nisa.dma_copy %{{.*}}, %arg0
 func.func @batch_broadcast(%x: tensor<2x256x64xf32>, %pos: tensor<256x64xf32>) -> (tensor<2x256x64xf32>, tensor<2x256xf32>) {
   %b = trn.broadcast %pos : tensor<256x64xf32> -> tensor<2x256x64xf32>
   %0 = trn.add %x, %b : tensor<2x256x64xf32>

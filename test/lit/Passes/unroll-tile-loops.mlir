@@ -160,6 +160,45 @@ func.func @one_trip(%x: memref<4096xf32>) {
 
 // -----
 
+// A periodic window (a table broadcast over the batch): iteration i reads
+// ((i + 1) mod 3 - 1) * 64 elements on, here 64, 128, 0, 64 and 128 from
+// the pattern's offset 64. A constant index whose window does not move
+// its source folds away (FOLD).
+// CHECK-LABEL: func.func @periodic
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <64, [4, 1], [16, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <128, [4, 1], [16, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [4, 1], [16, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <64, [4, 1], [16, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <128, [4, 1], [16, 4]>
+// Outside the loop: at 2, -64 elements (0); at 3, none (64).
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <0, [4, 1], [16, 4]>
+// CHECK: nisa.dma_copy %{{.*}}, %arg0 <64, [4, 1], [16, 4]>
+// CHECK-NOT: nisa.dma_copy
+// FOLD-LABEL: func.func @periodic
+// FOLD: %[[W:[0-9]+]] = nisa.hbm_window %arg0[%c2 * 64 period 3 phase 1]
+// FOLD: nisa.dma_copy %{{.*}}, %[[W]]
+// FOLD: nisa.dma_copy %{{.*}}, %arg0 <64, [4, 1], [16, 4]>
+func.func @periodic(%x: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  scf.for %i = %c0 to %c5 step %c1 {
+    %w = nisa.hbm_window %x[%i * 64 period 3 phase 1] : memref<256xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 16, 4, f32>
+    nisa.dma_copy %t <0, [4, 1], [16, 4]>, %w <64, [4, 1], [16, 4]> : !nisa.tile<sbuf, 16, 4, f32>, memref<256xf32>
+  }
+  %moved = nisa.hbm_window %x[%c2 * 64 period 3 phase 1] : memref<256xf32>
+  %still = nisa.hbm_window %x[%c3 * 64 period 3 phase 1] : memref<256xf32>
+  %t1 = nisa.alloc : !nisa.tile<sbuf, 16, 4, f32>
+  nisa.dma_copy %t1 <0, [4, 1], [16, 4]>, %moved <64, [4, 1], [16, 4]> : !nisa.tile<sbuf, 16, 4, f32>, memref<256xf32>
+  nisa.dma_copy %t1 <0, [4, 1], [16, 4]>, %still <64, [4, 1], [16, 4]> : !nisa.tile<sbuf, 16, 4, f32>, memref<256xf32>
+  return
+}
+
+// -----
+
 // A loop whose instructions carry no marks (a matmul's) keeps the engines
 // its body names, and carries a tile to the next iteration: each iteration
 // stores the tile the previous one computed (iter_args), the loop's result

@@ -258,3 +258,19 @@ func.func @hbm_window_still(%b: memref<1024xf32>, %i: index) {
   %w = nisa.hbm_window %b[%i * 0] : memref<1024xf32>
   return
 }
+
+// -----
+
+func.func @hbm_window_period_one(%b: memref<1024xf32>, %i: index) {
+  // expected-error @+1 {{period must be at least 2}}
+  %w = nisa.hbm_window %b[%i * 128 period 1] : memref<1024xf32>
+  return
+}
+
+// -----
+
+func.func @hbm_window_phase_without_period(%b: memref<1024xf32>, %i: index) {
+  // expected-error @+1 {{phase needs a period}}
+  %w = nisa.hbm_window %b[%i * 128 phase 1] : memref<1024xf32>
+  return
+}

@@ -16,6 +16,8 @@ func.func @kernel(%in: memref<1024xf32> {nisa.input = 0 : i64}, %out: memref<102
   %c2 = arith.constant 2 : index
   // CHECK: nisa.hbm_window %{{.*}}[%{{.*}} * 128] : memref<1024xf32>
   %w = nisa.hbm_window %in[%c2 * 128] : memref<1024xf32>
+  // CHECK: nisa.hbm_window %{{.*}}[%{{.*}} * 128 period 4 phase 1] : memref<1024xf32>
+  %wp = nisa.hbm_window %in[%c2 * 128 period 4 phase 1] : memref<1024xf32>
   // CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [16, 8]>, %{{.*}} <0, [8, 1], [16, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
   nisa.dma_copy %t <0, [8, 1], [16, 8]>, %w <0, [8, 1], [16, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
   // CHECK: nisa.dma_copy %{{.*}} <0, [8, 1], [128, 8]>, %{{.*}} <0, [8, 1], [128, 8]> : !nisa.tile<sbuf, 128, 8, f32>, memref<1024xf32>
