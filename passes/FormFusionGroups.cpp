@@ -46,6 +46,7 @@ public:
   GroupFormer(Block &body, const MachineModel &machine)
       : partitions(machine.numPartitions),
         rowGroups(formRowGroups(body, machine)) {
+    sinkLateReaders(rowGroups);
     for (const RowGroup &g : rowGroups) {
       rowMember.insert(g.ops.begin(), g.ops.end());
       rowGroupAt[g.point()] = &g;

@@ -52,12 +52,20 @@ struct RowGroup {
   mlir::Operation *point() const { return ops.back(); }
   /// The [K..., N] space: rows K, each of N elements.
   llvm::SmallVector<int64_t> fullShape;
+  /// Ops outside the group that read a member between the seed and the
+  /// point and are read only after the point (the casts of a layer norm
+  /// gradient's weight sums, before the residual add that joins it): they
+  /// move after the point (sinkLateReaders), in program order.
+  llvm::SmallVector<mlir::Operation *> sink;
 };
 
 /// The row groups of a function body (RowGroupFormation.cpp), disjoint,
-/// each legal to compute at its point (nothing outside reads a member
-/// before it).
+/// each legal to compute at its point once its `sink` ops are moved after
+/// it (nothing else outside reads a member before it).
 llvm::SmallVector<RowGroup> formRowGroups(mlir::Block &body,
                                           const MachineModel &machine);
+
+/// Moves each group's `sink` ops right after its point.
+void sinkLateReaders(llvm::ArrayRef<RowGroup> groups);
 
 } // namespace trnc::tile

@@ -5,9 +5,11 @@
 // RowSpace.h) along def-use edges, and places the group at its last op.
 // Ops are pure, so moving the members there is legal when nothing outside
 // the group reads a member before that point: the group is cut before the
-// first op that would (a matmul reading a normalised activation). A member
-// read outside before the seed (a residual sum read by a matmul) stays out
-// with what it is computed from.
+// first op that would (a matmul reading a normalised activation), unless
+// that op is elementwise and read only after the point: it then moves after
+// the group (a cast of a weight-gradient sum, between the group's first op
+// and the residual add that joins it). A member read outside before the seed (a
+// residual sum read by a matmul) stays out with what it is computed from.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/ElementwiseSteps.h"
@@ -18,6 +20,7 @@
 #include "dialects/Trn/TrnOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <deque>
@@ -108,6 +111,8 @@ public:
         continue;
       for (Operation *m : g->ops)
         groupOf[m] = groups.size();
+      // An op moving after this group joins no later one.
+      claimed.insert(g->sink.begin(), g->sink.end());
       groups.push_back(std::move(*g));
     }
     return groups;
@@ -124,7 +129,7 @@ private:
     members.insert(seed);
     auto consider = [&](Operation *op) {
       if (!op || members.contains(op) || !index.count(op) ||
-          groupOf.count(op))
+          groupOf.count(op) || claimed.contains(op))
         return;
       if (candidates ? !candidates->contains(op) : !admissible(op, space))
         return;
@@ -212,6 +217,19 @@ private:
     }
   }
 
+  /// Whether `reader` (outside the group, after the seed) may move after
+  /// `point`: an elementwise op (a cast; not a matmul, whose place in the
+  /// program is where it overlaps others) in no group, everything reading
+  /// it coming later.
+  bool sinkable(Operation *reader, size_t point) {
+    if (!index.count(reader) || groupOf.count(reader) ||
+        claimed.contains(reader) || !isGroupableElementwise(reader))
+      return false;
+    return llvm::all_of(reader->getUsers(), [&](Operation *user) {
+      return timeOf(user) > point;
+    });
+  }
+
   size_t timeOf(Operation *op) {
     auto it = index.find(op);
     if (it == index.end())
@@ -228,6 +246,7 @@ private:
         point = std::max(point, index[m]);
       size_t cut = SIZE_MAX;
       Operation *early = nullptr; // read outside before the seed
+      sink.clear();
       for (Operation *m : members) {
         SmallVector<Operation *> outside;
         readers(m->getResult(0), members, outside);
@@ -235,6 +254,10 @@ private:
           size_t t = timeOf(u);
           if (t > point)
             continue;
+          if (t > index[seed] && sinkable(u, point)) {
+            sink.insert(u);
+            continue;
+          }
           cut = std::min(cut, t);
           if (t <= index[seed] && !early)
             early = m;
@@ -281,8 +304,15 @@ private:
       return index[a] < index[b];
     });
     g.fullShape = space.full;
+    g.sink.assign(sink.begin(), sink.end());
+    llvm::sort(g.sink, [&](Operation *a, Operation *b) {
+      return index[a] < index[b];
+    });
     return g;
   }
+
+  llvm::SetVector<Operation *> sink; // form()'s late readers
+  llvm::DenseSet<Operation *> claimed; // groups' late readers
 
   int64_t maxRow;
   llvm::DenseMap<Operation *, size_t> index;
@@ -294,4 +324,14 @@ private:
 SmallVector<RowGroup> trnc::tile::formRowGroups(Block &body,
                                                 const MachineModel &machine) {
   return RowGroupFormation(body, maxSoftmaxRow(machine)).run(body);
+}
+
+void trnc::tile::sinkLateReaders(ArrayRef<RowGroup> groups) {
+  for (const RowGroup &g : groups) {
+    Operation *last = g.point();
+    for (Operation *op : g.sink) {
+      op->moveAfter(last);
+      last = op;
+    }
+  }
 }

@@ -124,3 +124,31 @@ func.func @rows(%dy: tensor<256x1024xf32>, %x: tensor<256x1024xf32>, %w: tensor<
   %6 = trn.matmul %3, %w : (tensor<256x1024xf32>, tensor<1024x64xf32>) -> tensor<256x64xf32>
   return %6, %5, %v : tensor<256x64xf32>, tensor<1024xf32>, tensor<2x128x1xf32>
 }
+
+// -----
+
+// A layer norm gradient's pattern: the sum over rows (a weight gradient) is
+// cast right after it, before the residual add on the rows. The cast is
+// read only after the group, so it moves after it instead of cutting the
+// group there, and the add joins: the rows are added in the group's loop
+// (before, they were stored, then loaded back by an add of their own).
+// CHECK-LABEL: func.func @late_cast_moves_after
+// CHECK: %[[G:.*]]:2 = trn.fusion_group "rows"
+// CHECK-NOT: trn.fusion_group
+// CHECK: trn.reduce_sum %{{.*}} dims = [0]
+// CHECK-NOT: trn.fusion_group
+// CHECK: trn.add %arg2
+// CHECK: trn.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: trn.convert %[[G]]#0 : tensor<1024xf32> -> tensor<1024xbf16>
+func.func @late_cast_moves_after(%dy: tensor<256x1024xf32>, %x: tensor<256x1024xf32>, %res: tensor<256x1024xf32>) -> (tensor<256x1024xf32>, tensor<1024xbf16>) {
+  %0 = trn.reduce_sum %dy dims = [1] : tensor<256x1024xf32> -> tensor<256xf32>
+  %1 = trn.reshape %0 : tensor<256xf32> -> tensor<256x1xf32>
+  %2 = trn.broadcast %1 : tensor<256x1xf32> -> tensor<256x1024xf32>
+  %3 = trn.sub %dy, %2 : tensor<256x1024xf32>
+  %4 = trn.mul %3, %x : tensor<256x1024xf32>
+  %5 = trn.reduce_sum %4 dims = [0] : tensor<256x1024xf32> -> tensor<1024xf32>
+  %6 = trn.convert %5 : tensor<1024xf32> -> tensor<1024xbf16>
+  %7 = trn.add %res, %3 : tensor<256x1024xf32>
+  return %7, %6 : tensor<256x1024xf32>, tensor<1024xbf16>
+}
