@@ -168,15 +168,24 @@ def test_bf16_residual_gradient_is_added_in_the_layer_norm_group():
     x = seeded(rows, n, dtype=torch.bfloat16).requires_grad_()
     g = seeded(rows, n, dtype=torch.bfloat16, seed=1)
     params = (x, model.ln.weight, model.ln.bias)
-    expected = torch.autograd.grad(model(x), params, g)
+    eager = torch.autograd.grad(model(x), params, g)
+    model64 = ResidualNorm(n).double()
+    model64.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
+    x64 = x.detach().double().requires_grad_()
+    ref = torch.autograd.grad(model64(x64), (x64, model64.ln.weight, model64.ln.bias), g.double())
     c = compile_neuron(model)
-    actual = torch.autograd.grad(c(x), params, g)
-    for a, e in zip(actual, expected):
-        torch.testing.assert_close(a.float(), e.float(), rtol=2e-2, atol=2e-2)
+    ours = torch.autograd.grad(c(x), params, g)
+    # Against float64: dx as close as eager's, the weight and bias sums
+    # (f32 on chip, bf16 in eager) closer.
+    for o, e, r in zip(ours, eager, ref):
+        err = lambda t: ((t.double() - r).abs().max() / r.abs().max()).item()
+        assert err(o) <= err(e) + 1e-3, (err(o), err(e))
     y = c(x)
     with trnc.profiling.capture() as p:
         torch.autograd.grad(y, params, g)
     # dy, x in and dx out ([rows, n] bf16), the row statistics and the
-    # parameters; separately, the add would store and reload 2 x [rows, n].
+    # parameters: 6.3 MB; the backward moves 8.9 MB, and 13.1 MB with the
+    # add on its own (the layer norm's input gradient stored and reloaded,
+    # dy read again).
     io = 3 * rows * n * 2 + 2 * rows * 4 + 3 * n * 2
-    assert p.hbm_bytes <= 1.25 * io, (p.hbm_bytes, io)
+    assert p.hbm_bytes <= 1.5 * io, (p.hbm_bytes, io)
