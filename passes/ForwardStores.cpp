@@ -200,24 +200,39 @@ bool isLoad(DmaCopyOp dma) { return !isa<TileType>(dma.getSrc0().getType()); }
 LogicalResult peelAtStraightLineHandOvers(func::FuncOp func) {
   SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  // Each block's straight-line stores and loads, by HBM root (the copies
+  // peeling adds are not listed: a hand-over to them is not looked for).
+  struct Dmas {
+    DenseMap<Value, SmallVector<std::pair<DmaCopyOp, HbmRef>>> stores, loads;
+  };
+  DenseMap<Block *, Dmas> dmasOf;
+  auto dmas = [&](Block *block) -> Dmas & {
+    auto [it, fresh] = dmasOf.try_emplace(block);
+    if (fresh)
+      for (DmaCopyOp dma : block->getOps<DmaCopyOp>()) {
+        if (isStore(dma)) {
+          HbmRef ref(dma.getDst());
+          it->second.stores[ref.root].push_back({dma, ref});
+        } else if (isLoad(dma)) {
+          HbmRef ref(dma.getSrc0());
+          it->second.loads[ref.root].push_back({dma, ref});
+        }
+      }
+    return it->second;
+  };
   for (scf::ForOp loop : loops) {
     std::optional<int64_t> trips = tile::tripCount(loop);
     if (!trips)
       continue;
-    SmallVector<DmaCopyOp> loads, stores, before, after;
+    SmallVector<DmaCopyOp> loads, stores;
     for (DmaCopyOp dma : loop.getBody()->getOps<DmaCopyOp>())
       (isStore(dma) ? stores : loads).push_back(dma);
-    for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode())
-      if (auto dma = dyn_cast<DmaCopyOp>(op); dma && isStore(dma))
-        before.push_back(dma);
-    for (Operation *op = loop->getNextNode(); op; op = op->getNextNode())
-      if (auto dma = dyn_cast<DmaCopyOp>(op); dma && isLoad(dma))
-        after.push_back(dma);
+    Dmas &outside = dmas(loop->getBlock());
     Value iv = loop.getInductionVar();
-    // Whether the HBM side of `inside` in iteration j is the HBM side of
-    // one of `outside`.
-    auto handsOver = [&](ArrayRef<DmaCopyOp> inside, ArrayRef<DmaCopyOp> outside,
-                         int64_t j) {
+    // Whether the HBM side of `inside` in iteration j is the HBM side of a
+    // straight-line store before the loop (inside loads) or load after it
+    // (inside stores) whose tile fits.
+    auto handsOver = [&](ArrayRef<DmaCopyOp> inside, int64_t j) {
       for (DmaCopyOp in : inside) {
         bool store = isStore(in);
         Value buffer = store ? in.getDst() : in.getSrc0();
@@ -225,10 +240,12 @@ LogicalResult peelAtStraightLineHandOvers(func::FuncOp func) {
         if (!ref)
           continue;
         AccessPatternAttr ap = store ? in.getDstAp() : in.getSrc0Ap();
-        for (DmaCopyOp out : outside) {
-          Value other = store ? out.getSrc0() : out.getDst();
+        for (auto &[out, outRef] :
+             (store ? outside.loads : outside.stores).lookup(ref->root)) {
+          if (store == out->isBeforeInBlock(loop))
+            continue;
           AccessPatternAttr otherAp = store ? out.getSrc0Ap() : out.getDstAp();
-          if (sameBytes(*ref, ap, HbmRef(other), otherAp) &&
+          if (sameBytes(*ref, ap, outRef, otherAp) &&
               (store ? fits(in, out) : fits(out, in)))
             return true;
         }
@@ -236,10 +253,9 @@ LogicalResult peelAtStraightLineHandOvers(func::FuncOp func) {
       return false;
     };
     int64_t front = 0, back = 0;
-    while (front < *trips && !before.empty() && handsOver(loads, before, front))
+    while (front < *trips && handsOver(loads, front))
       ++front;
-    while (front + back < *trips && !after.empty() &&
-           handsOver(stores, after, *trips - 1 - back))
+    while (front + back < *trips && handsOver(stores, *trips - 1 - back))
       ++back;
     if (failed(tile::peelIterations(loop, front, back)))
       return failure();
@@ -391,26 +407,42 @@ void ForwardStoresPass::runOnOperation() {
   // the HBM bytes `load` reads, with nothing writing them in between; null
   // if none. Only the block is searched: in a loop body, the store of the
   // same iteration.
+  // The ops of each block writing each HBM root, in order: an instruction,
+  // or a loop writing the root anywhere inside.
+  DenseMap<Block *, DenseMap<Value, SmallVector<Operation *>>> writersOf;
+  auto writers = [&](Block *block, Value root) -> ArrayRef<Operation *> {
+    auto [it, fresh] = writersOf.try_emplace(block);
+    if (fresh)
+      for (Operation &op : *block) {
+        llvm::SmallSetVector<Value, 4> roots;
+        op.walk([&](InstructionOpInterface inst) {
+          for (const Access &a : inst.getAccesses())
+            if (a.isWrite && !isTile(a.buffer))
+              roots.insert(HbmRef(a.buffer).root);
+        });
+        for (Value r : roots)
+          it->second[r].push_back(&op);
+      }
+    auto found = it->second.find(root);
+    return found == it->second.end() ? ArrayRef<Operation *>()
+                                     : ArrayRef<Operation *>(found->second);
+  };
+
   auto storeRead = [&](DmaCopyOp load) -> DmaCopyOp {
     HbmRef ref(load.getSrc0());
     Access read{load.getSrc0(), load.getSrc0Ap(), false};
     FailureOr<Footprint> readFp = footprintOf(load, read, TileBytes::Relative);
     if (failed(readFp))
       return {};
-    for (Operation *op = load->getPrevNode(); op; op = op->getPrevNode()) {
-      if (op->getNumRegions()) {
-        // A nested loop writing anywhere in the root ends the search.
-        bool writes = false;
-        op->walk([&](InstructionOpInterface inner) {
-          for (const Access &a : inner.getAccesses())
-            if (a.isWrite && !isTile(a.buffer) &&
-                HbmRef(a.buffer).root == ref.root)
-              writes = true;
-        });
-        if (writes)
-          return {};
-        continue;
-      }
+    ArrayRef<Operation *> list = writers(load->getBlock(), ref.root);
+    // The writers before the load, latest first.
+    auto end = llvm::partition_point(list, [&](Operation *op) {
+      return op->isBeforeInBlock(load);
+    });
+    for (Operation *op : llvm::reverse(ArrayRef<Operation *>(list.begin(), end))) {
+      // A nested loop writing the root ends the search.
+      if (op->getNumRegions())
+        return {};
       auto inst = dyn_cast<InstructionOpInterface>(op);
       if (!inst)
         continue;

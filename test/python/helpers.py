@@ -26,6 +26,20 @@ def compile_neuron(fn: Callable, **kwargs) -> Callable:
     return torch.compile(fn, backend=BACKEND, dynamic=False, **kwargs)
 
 
+def profile_inference(fn: Callable, *inputs: torch.Tensor, **tol):
+    """Compiles `fn`, checks its output against eager under no_grad (`tol`:
+    assert_close's rtol/atol) and returns the trnc.profiling capture of a
+    second compiled run (its hbm_bytes, simulated time)."""
+    c = compile_neuron(fn)
+    with torch.no_grad():
+        expected = fn(*inputs)
+        actual = c(*inputs)
+        with trnc.profiling.capture() as p:
+            c(*inputs)
+    torch.testing.assert_close(actual, expected, **tol)
+    return p
+
+
 def trnc_error(excinfo: pytest.ExceptionInfo) -> BaseException:
     """The trnc exception behind an error: Dynamo wraps forward-compile errors
     in BackendCompilerFailed; backward errors arrive as raised."""

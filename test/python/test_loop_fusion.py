@@ -11,8 +11,7 @@ profile's HBM bytes stay near the inputs and the output.
 
 import torch
 
-import trnc
-from helpers import compile_neuron, needs_native
+from helpers import needs_native, profile_inference
 
 pytestmark = needs_native
 
@@ -21,13 +20,7 @@ def test_layer_norm_rows_go_to_the_matmul_on_chip():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.LayerNorm(1024), torch.nn.Linear(1024, 512)).eval()
     x = torch.randn(8192, 1024, generator=torch.Generator().manual_seed(1))
-    c = compile_neuron(model)
-    with torch.no_grad():
-        expected = model(x)
-        actual = c(x)
-        with trnc.profiling.capture() as p:
-            c(x)
-    torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-4)
+    p = profile_inference(model, x, rtol=1e-4, atol=1e-4)
     io = (8192 * 1024 + 2 * 1024 + 1024 * 512 + 512 + 8192 * 512) * 4
     # Unfused, the normalised rows are stored and read back: 2 x 32 MiB more.
     assert p.hbm_bytes <= 1.15 * io, (p.hbm_bytes, io)
@@ -56,13 +49,7 @@ def test_embedding_norm_rows_go_to_the_matmul_on_chip():
     torch.manual_seed(0)
     model = _EmbedNormProject().eval()
     idx = torch.randint(0, 1000, (4, 512), generator=torch.Generator().manual_seed(1))
-    c = compile_neuron(model)
-    with torch.no_grad():
-        expected = model(idx)
-        actual = c(idx)
-        with trnc.profiling.capture() as p:
-            c(idx)
-    torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-4)
+    p = profile_inference(model, idx, rtol=1e-4, atol=1e-4)
     rows = 4 * 512 * 512 * 4  # the [2048, 512] f32 activations
     io = 4 * 512 * 8 + rows + 512 * 512 * 4 + 2 * 512 * 4 + (512 * 512 + 512) * 4 + rows
     # The gathered token rows go through HBM scratch once (2 x rows) and the
