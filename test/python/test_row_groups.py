@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import trnc
-from helpers import check_against_eager, compile_neuron, needs_native
+from helpers import check_against_eager, compile_neuron, needs_native, profile_inference
 
 pytestmark = needs_native
 
@@ -105,11 +105,7 @@ def test_rows_with_an_operand_broadcast_over_the_batch():
     model = EmbeddingsThenNorm(seq=seq, d=d)
     idx = torch.randint(0, 64, (batch, seq), generator=torch.Generator().manual_seed(0))
     check_against_eager(model, [idx], rtol=1e-5, atol=1e-5)
-    c = compile_neuron(model)
-    with torch.no_grad():
-        c(idx)
-        with trnc.profiling.capture() as p:
-            c(idx)
+    p = profile_inference(model, idx, rtol=1e-5, atol=1e-5)
     # The gathers write their rows to HBM and the group reads them back
     # (3 passes over token and position rows), then writes y; op by op, the
     # sum, the centred rows and more go through HBM too.
