@@ -303,3 +303,44 @@ func.func @peel_back(%in: memref<196608xf32> {nisa.input = 0 : i64},
   nisa.dma_copy %out <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
   return
 }
+
+// -----
+
+// A software-pipelined loop (each iteration stores the tile the previous one
+// computed, carried in iter_args) whose last store a load after the loop
+// reads: the last iteration is peeled, its carried input is the loop's
+// result, and that tile goes to the load; the loop's result, used after,
+// is now the peeled copy's.
+// CHECK-LABEL: func.func @peel_back_carried
+// CHECK-NOT: nisa.dram_alloc
+// CHECK: %[[R:[0-9]+]] = scf.for %{{.*}} = %c0 to %c2
+// CHECK: scf.yield
+// CHECK: nisa.activation exp %[[L:[0-9]+]]
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [512, 1], [128, 512]>, %[[R]]
+// CHECK-NEXT: nisa.dma_copy %arg1 <0, [512, 1], [128, 512]>, %[[L]]
+// CHECK-NEXT: return
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+func.func @peel_back_carried(%in: memref<196608xf32> {nisa.input = 0 : i64},
+                             %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %s = nisa.dram_alloc : memref<196608xf32>
+  %t0 = nisa.alloc : !t
+  nisa.dma_copy %t0 <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<196608xf32>
+  %last = scf.for %i = %c0 to %c3 step %c1 iter_args(%prev = %t0) -> (!t) {
+    %win = nisa.hbm_window %in[%i * 65536] : memref<196608xf32>
+    %ws = nisa.hbm_window %s[%i * 65536] : memref<196608xf32>
+    %a = nisa.alloc : !t
+    nisa.dma_copy %a <0, [512, 1], [128, 512]>, %win <0, [512, 1], [128, 512]> : !t, memref<196608xf32>
+    nisa.activation exp %a <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, !t
+    nisa.dma_copy %ws <0, [512, 1], [128, 512]>, %prev <0, [512, 1], [128, 512]> : memref<196608xf32>, !t
+    scf.yield %a : !t
+  }
+  %c = nisa.alloc : !t
+  nisa.dma_copy %c <0, [512, 1], [128, 512]>, %s <131072, [512, 1], [128, 512]> : !t, memref<196608xf32>
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %last <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  return
+}
