@@ -167,7 +167,7 @@ struct HbmRef {
       return std::nullopt;
     auto [var, step, period, phase] = *it;
     HbmRef r = *this;
-    r.offset += (period ? ((j + phase) % period - phase) : j) * step;
+    r.offset += windowOffset(j, step, period, phase);
     r.windows.erase(r.windows.begin() + (it - windows.begin()));
     return r;
   }
@@ -244,8 +244,11 @@ LogicalResult peelAtStraightLineHandOvers(func::FuncOp func) {
         if (!ref)
           continue;
         AccessPatternAttr ap = store ? in.getDstAp() : in.getSrc0Ap();
-        for (auto &[out, outRef] :
-             (store ? outside.loads : outside.stores).lookup(ref->root)) {
+        auto &byRoot = store ? outside.loads : outside.stores;
+        auto candidates = byRoot.find(ref->root);
+        if (candidates == byRoot.end())
+          continue;
+        for (auto &[out, outRef] : candidates->second) {
           if (store == out->isBeforeInBlock(loop))
             continue;
           AccessPatternAttr otherAp = store ? out.getSrc0Ap() : out.getDstAp();
@@ -374,7 +377,7 @@ void ForwardStoresPass::runOnOperation() {
       if (a.isWrite)
         t.writes.push_back(hi);
     }
-    if (auto dma = dyn_cast<DmaCopyOp>(op); dma && !isTile(dma.getSrc0()))
+    if (auto dma = dyn_cast<DmaCopyOp>(op); dma && isLoad(dma))
       loads.push_back(dma);
   });
 
@@ -407,10 +410,6 @@ void ForwardStoresPass::runOnOperation() {
     return true;
   };
 
-  // The store (a tile into HBM) earlier in `load`'s block that wrote exactly
-  // the HBM bytes `load` reads, with nothing writing them in between; null
-  // if none. Only the block is searched: in a loop body, the store of the
-  // same iteration.
   // The ops of each block writing each HBM root, in order: an instruction,
   // or a loop writing the root anywhere inside.
   DenseMap<Block *, DenseMap<Value, SmallVector<Operation *>>> writersOf;
@@ -432,6 +431,10 @@ void ForwardStoresPass::runOnOperation() {
                                      : ArrayRef<Operation *>(found->second);
   };
 
+  // The store (a tile into HBM) earlier in `load`'s block that wrote exactly
+  // the HBM bytes `load` reads, with nothing writing them in between; null
+  // if none. Only the block is searched: in a loop body, the store of the
+  // same iteration.
   auto storeRead = [&](DmaCopyOp load) -> DmaCopyOp {
     HbmRef ref(load.getSrc0());
     Access read{load.getSrc0(), load.getSrc0Ap(), false};

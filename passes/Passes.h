@@ -34,9 +34,9 @@ mlir::LogicalResult requireUnrolled(mlir::Operation *root, llvm::StringRef pass)
 enum class CompilePhase {
   Group,    // trn ops computed together wrapped in trn.fusion_group regions
   Tile,     // trn -> nisa instructions over tiles, a group at a time
-  Fuse,     // a consumer's tile loop joined to its producer's
-  Unroll,   // the tile loops unrolled, their engines chosen, and tiles
+  Fuse,     // a consumer's tile loop joined to its producer's, and tiles
             // stored and loaded back handed over on chip
+  Unroll,   // the tile loops unrolled, their engines chosen
   Pipeline, // instruction order and engines, so DMA overlaps compute
   Allocate, // SBUF/PSUM addresses by liveness
   Schedule, // semaphores between the per-engine streams (the artifact's form)

@@ -188,8 +188,8 @@ def FuseTileLoops : Pass<"trnc-fuse-tile-loops", "::mlir::func::FuncOp"> {
     and first tiles, which must not depend on the producer's later
     iterations), then one loop of the producer's iteration k + shift and the
     consumer's k. The consumer's load of tile i then follows the producer's
-    store of it, for `trnc-fuse-forward-stores` to hand over on chip once
-    the loops are unrolled.
+    store of it, in the same iteration, for `trnc-fuse-forward-stores` to
+    hand over on chip.
 
     Before:
     ```mlir

@@ -35,10 +35,10 @@ struct CompilePipelineOptions
                      "trn -> nisa instructions over tiles, a group at a time "
                      "(elementwise groups as scf.for loops)"),
           clEnumValN(CompilePhase::Fuse, "fuse",
-                     "a consumer group's tile loop joined to its producer's"),
+                     "a consumer group's tile loop joined to its producer's, "
+                     "tiles handed from op to op on chip"),
           clEnumValN(CompilePhase::Unroll, "unroll",
-                     "the tile loops unrolled, their engines chosen, tiles "
-                     "handed from op to op on chip"),
+                     "the tile loops unrolled, their engines chosen"),
           clEnumValN(CompilePhase::Pipeline, "pipeline",
                      "instruction order and engines"),
           clEnumValN(CompilePhase::Allocate, "allocate",

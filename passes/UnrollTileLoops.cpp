@@ -2,8 +2,8 @@
 //
 // `trnc-unroll-tile-loops`: the tile phase emits a group's tiles as scf.for
 // loops whose body is one iteration (passes/Tile/TileLoops.h), HBM buffers
-// walked through nisa.hbm_window. The later phases (forwarding, the list
-// scheduler, allocation, semaphores) work on the instruction stream, so this
+// walked through nisa.hbm_window. The later phases (the list scheduler,
+// allocation, semaphores) work on the instruction stream, so this
 // pass unrolls each loop nest, folds the windows into the instructions'
 // access patterns, and then chooses the engines the lowerings left to it
 // (EngineBalance.h): a matmul's or an attention's PSUM copies take turns

@@ -239,15 +239,18 @@ LogicalResult HbmWindowOp::verify() {
   return success();
 }
 
-int64_t HbmWindowOp::offsetAt(int64_t index) {
-  auto step = static_cast<int64_t>(getStep());
-  std::optional<uint64_t> period = getPeriod();
+int64_t trnc::nisa::windowOffset(int64_t index, int64_t step, int64_t period,
+                                 int64_t phase) {
   if (!period)
     return index * step;
-  auto p = static_cast<int64_t>(*period);
-  auto phase = static_cast<int64_t>(getPhase().value_or(0));
-  int64_t wrapped = ((index + phase) % p + p) % p;
+  int64_t wrapped = ((index + phase) % period + period) % period;
   return (wrapped - phase) * step;
+}
+
+int64_t HbmWindowOp::offsetAt(int64_t index) {
+  return windowOffset(index, static_cast<int64_t>(getStep()),
+                      static_cast<int64_t>(getPeriod().value_or(0)),
+                      static_cast<int64_t>(getPhase().value_or(0)));
 }
 
 OpFoldResult HbmWindowOp::fold(FoldAdaptor adaptor) {

@@ -63,4 +63,10 @@ llvm::SmallVector<Engine, 3> equivalentEngines(mlir::Operation *op);
 mlir::LogicalResult shiftAccessOffset(mlir::Operation *op,
                                       unsigned operandNumber, int64_t delta);
 
+/// How far a nisa.hbm_window moves its source at `index`: `index * step`,
+/// or with a `period` P (0: none) and `phase` p, `((index + p) mod P - p) *
+/// step`. The tile phase finds periodic views with the same formula.
+int64_t windowOffset(int64_t index, int64_t step, int64_t period,
+                     int64_t phase);
+
 } // namespace trnc::nisa

@@ -35,8 +35,7 @@ struct Walk {
   SmallVector<int64_t> steps, periods, phases;
 
   int64_t moved(size_t v, int64_t n) const {
-    int64_t p = periods[v];
-    return (p ? (n + phases[v]) % p - phases[v] : n) * steps[v];
+    return trnc::nisa::windowOffset(n, steps[v], periods[v], phases[v]);
   }
 };
 
@@ -290,23 +289,20 @@ static LogicalResult shiftThrough(Operation *window, int64_t delta) {
 /// window starts that many iterations further into its period.
 static LogicalResult advance(trnc::nisa::HbmWindowOp window,
                              int64_t iterations) {
-  int64_t delta = window.offsetAt(iterations);
-  if (std::optional<uint64_t> period = window.getPeriod()) {
-    int64_t phase = static_cast<int64_t>(window.getPhase().value_or(0));
-    // offsetAt(i + k) = (((i + p + k) mod P) - p) * step
-    //                 = offset with phase p + k at i, + k * step.
-    delta = iterations * static_cast<int64_t>(window.getStep());
-    int64_t next = (phase + iterations) % static_cast<int64_t>(*period);
-    OpBuilder b(window);
-    if (next)
-      window.setPhaseAttr(b.getI64IntegerAttr(next));
-    else
-      window.removePhaseAttr();
-    // The phase taken modulo P: moving it by a whole period changes the
-    // offsets by (phase + k - next) * step, put back into the accesses.
-    delta -= (phase + iterations - next) * static_cast<int64_t>(window.getStep());
-  }
-  return shiftThrough(window, delta);
+  auto step = static_cast<int64_t>(window.getStep());
+  std::optional<uint64_t> period = window.getPeriod();
+  if (!period)
+    return shiftThrough(window, iterations * step);
+  // With phase p, the offset at i + k is the offset with phase
+  // next = (p + k) mod P at i, plus (next - p) * step.
+  auto phase = static_cast<int64_t>(window.getPhase().value_or(0));
+  int64_t next = (phase + iterations) % static_cast<int64_t>(*period);
+  OpBuilder b(window);
+  if (next)
+    window.setPhaseAttr(b.getI64IntegerAttr(next));
+  else
+    window.removePhaseAttr();
+  return shiftThrough(window, (next - phase) * step);
 }
 
 std::optional<int64_t> trnc::tile::tripCount(scf::ForOp loop) {
