@@ -8,7 +8,8 @@
 // rounds O(log n) times per element, not O(n): BlockedReduction.h).
 //
 // A sum over the outer dim of a row-major tensor (the bias gradient over the
-// batch) instead runs on the Tensor Engine: ones[R, 1]^T @ X[R, C] in PSUM,
+// batch) instead runs on the Tensor Engine (ColumnSums.h: X[R, C] tiles as
+// the stationary operand, a column of ones as the moving one, in PSUM),
 // which reads X rows contiguously rather than gathering columns. When there
 // are fewer rows than partitions and the rows are long (a position
 // embedding's gradient summed over a batch of 4), the kept elements are
@@ -22,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/BlockedReduction.h"
+#include "passes/Tile/ColumnSums.h"
 #include "passes/Tile/LoweringContext.h"
 #include "passes/Tile/TileLoops.h"
 
@@ -52,32 +54,46 @@ void storeResult(LoweringContext &ctx, Location loc, Value acc, Value dst,
 }
 
 /// sum over r of X[r, c] for a [R, C] view with C contiguous, on the Tensor
-/// Engine: the stationary operand is a column of ones, so each matmul adds
-/// up to 128 rows of a 512-wide column block into one PSUM row.
+/// Engine, in blocks of up to 512 columns, each stored once its rows are
+/// summed: the [128, cn] tiles of X as stationary operands (ColumnSums.h)
+/// when there are enough of them to pay for the store, else a column of
+/// ones as the stationary operand, each matmul adding up to 128 rows of the
+/// block into one PSUM row.
 void lowerOuterSumOnTensorEngine(LoweringContext &ctx, Location loc,
                                  const HbmView &x, int64_t rows,
                                  int64_t rowStride, int64_t cols,
                                  const HbmView &dst, int64_t dstStride) {
-  Type elt = x.elementType();
+  Type elt = x.elementType(), f32 = ctx.b.getF32Type();
   int64_t tk = std::min<int64_t>(ctx.machine.matmulMaxK, ctx.partitions());
   int64_t tn = ctx.machine.matmulMaxN;
   Value ones = ctx.allocSbuf(loc, std::min(tk, rows), 1, elt);
   ctx.memset(loc, ones, ctx.tileAp(ones), 1.0);
+  bool columns = columnSumsPay((rows + tk - 1) / tk, elt);
   for (int64_t c0 = 0; c0 < cols; c0 += tn) {
     int64_t cn = std::min(tn, cols - c0);
-    Value psum = ctx.allocTile(loc, nisa::MemorySpace::psum, 1, cn,
-                               ctx.b.getF32Type());
+    ColumnSumShape shape = columnSumShape(ctx, cn);
+    Value acc = columns ? ctx.allocTile(loc, nisa::MemorySpace::psum,
+                                        shape.partitions, shape.blocks, f32)
+                        : ctx.allocTile(loc, nisa::MemorySpace::psum, 1, cn, f32);
     for (int64_t r0 = 0; r0 < rows; r0 += tk) {
       int64_t rp = std::min(tk, rows - r0);
       Value t = ctx.allocSbuf(loc, rp, cn, elt);
       ctx.dma(loc, t, ctx.tileAp(t), x.root,
               ctx.ap(x.offset + r0 * rowStride + c0, {rowStride, 1}, {rp, cn}));
-      ctx.matmul(loc, psum, ctx.tileAp(psum), ones, ctx.tileAp(ones, rp, 1), t,
-                 ctx.tileAp(t), /*accumulate=*/r0 > 0);
+      if (columns)
+        addColumnSums(ctx, loc, acc, t, cn, /*c0=*/0, rp, cn, ones,
+                      /*accumulate=*/r0 > 0);
+      else
+        ctx.matmul(loc, acc, ctx.tileAp(acc), ones, ctx.tileAp(ones, rp, 1), t,
+                   ctx.tileAp(t), /*accumulate=*/r0 > 0);
     }
-    storeResult(ctx, loc, psum, dst.root, dst.elementType(),
-                ctx.ap(dst.offset + c0 * dstStride, {cn * dstStride, dstStride},
-                       {1, cn}));
+    if (columns)
+      storeColumnSums(ctx, loc, acc, cn, dst.root, dst.offset + c0 * dstStride,
+                      dstStride, dst.elementType());
+    else
+      storeResult(ctx, loc, acc, dst.root, dst.elementType(),
+                  ctx.ap(dst.offset + c0 * dstStride,
+                         {cn * dstStride, dstStride}, {1, cn}));
   }
 }
 

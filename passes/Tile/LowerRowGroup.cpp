@@ -12,7 +12,7 @@
 // group: per tile of 128 rows every input is loaded once, a whole row sits in
 // one partition, the row reductions are Vector folds into [P, 1] tiles that
 // later ops read broadcast (stride 0) along the row, the sums over rows
-// accumulate on the Tensor Engine (ones^T @ tile) in PSUM across the tiles,
+// accumulate on the Tensor Engine in PSUM across the tiles (ColumnSums.h),
 // and only values read outside the group are stored. The first tile is
 // emitted alone (it starts the PSUM sums and loads what every tile shares),
 // the others as tile loops where they repeat (TileLoops.h).
@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/BlockedReduction.h"
+#include "passes/Tile/ColumnSums.h"
 #include "passes/Tile/ElementwiseSteps.h"
 #include "passes/Tile/LowerRowGroup.h"
 #include "passes/Tile/TileLoops.h"
@@ -169,6 +170,7 @@ private:
   llvm::DenseMap<Value, size_t> lastUse;
   /// Bytes per partition one task keeps live at its peak (fits()).
   int64_t taskBytes = 0;
+
   /// A reshaped view of the rows whose strides do not walk them.
   bool unwalkable = false;
 };
@@ -328,7 +330,16 @@ bool RowGroupLowering::fits() {
       live.erase(v);
   }
   taskBytes = peak;
-  return peak <= (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3;
+  // The sums' accumulators live in PSUM for the whole loop: at most half of
+  // it (4 bytes per block of 128 columns: 64 KiB columns a bank).
+  int64_t psumBytes = 0;
+  for (Operation *op : sums)
+    psumBytes += 4 * columnSumShape(ctx, space.isFull(op->getOperand(0))
+                                             ? space.n()
+                                             : 1)
+                         .blocks;
+  return peak <= (int64_t)ctx.machine.sbufPartitionBytes * 2 / 3 &&
+         psumBytes <= (int64_t)ctx.machine.psumPartitionBytes / 2;
 }
 
 Value RowGroupLowering::load(External &e, Value root, int64_t p,
@@ -360,40 +371,26 @@ void RowGroupLowering::emit() {
   EmitMark groupStart(ctx.b); // the group's instructions, for their engines
   int64_t n = space.n();
   Type f32 = ctx.b.getF32Type();
-  int64_t maxN = ctx.machine.matmulMaxN;
-  // Sums over rows: PSUM accumulators ([1, <= 512] f32 blocks) across the
-  // tasks, and a column of ones per operand type (the stationary operand).
-  // When the blocks of all the sums take more than half of PSUM (rows of
-  // more than 1024 elements with two sums: a wide layer norm's weight and
-  // bias gradients), each tile's block products go through one rotating
-  // PSUM bank into an fp32 SBUF row instead (a [1, 512] Vector add each).
+  // Sums over rows: one PSUM accumulator per sum, across the tasks, and a
+  // column of ones per operand type (the moving operand).
   struct SumAcc {
     Operation *op;
     int64_t width;
-    SmallVector<Value> blocks; // PSUM accumulators
-    Value row;                 // or the fp32 SBUF accumulator [1, width]
+    Value psum;
   };
   SmallVector<SumAcc> accs;
   llvm::DenseMap<Type, Value> ones;
-  int64_t banks = 0;
-  for (Operation *op : sums)
-    banks += (space.isFull(op->getOperand(0)) ? n + maxN - 1 : maxN) / maxN;
-  bool inSbuf = banks > int64_t(ctx.machine.psumBanks / 2);
+  int64_t parts = ctx.partitions();
   for (Operation *op : sums) {
     Value in = op->getOperand(0);
-    SumAcc a{op, space.isFull(in) ? n : 1, {}, Value()};
-    if (inSbuf) {
-      a.row = ctx.allocSbuf(loc, 1, a.width, f32);
-      ctx.memset(loc, a.row, ctx.tileAp(a.row), 0.0);
-    } else {
-      for (int64_t c0 = 0; c0 < a.width; c0 += maxN)
-        a.blocks.push_back(ctx.allocTile(loc, nisa::MemorySpace::psum, 1,
-                                         std::min(maxN, a.width - c0), f32));
-    }
-    accs.push_back(std::move(a));
+    int64_t width = space.isFull(in) ? n : 1;
+    ColumnSumShape shape = columnSumShape(ctx, width);
+    accs.push_back({op, width,
+                    ctx.allocTile(loc, nisa::MemorySpace::psum,
+                                  shape.partitions, shape.blocks, f32)});
     Type elt = tileType(in);
     if (!ones.count(elt)) {
-      Value one = ctx.allocSbuf(loc, ctx.partitions(), 1, elt);
+      Value one = ctx.allocSbuf(loc, parts, 1, elt);
       ctx.memset(loc, one, ctx.tileAp(one), 1.0);
       ones[elt] = one;
     }
@@ -528,26 +525,8 @@ void RowGroupLowering::emit() {
         Value x = acc.width == 1 ? t.tile : asFullTile(t, elt);
         Value one = ones.lookup(elt);
         int64_t xFree = cast<nisa::TileType>(x.getType()).getFreeSize();
-        if (acc.row) {
-          for (int64_t c0 = 0; c0 < acc.width; c0 += maxN) {
-            int64_t cn = std::min(maxN, acc.width - c0);
-            Value psum = ctx.allocTile(opLoc, nisa::MemorySpace::psum, 1, cn, f32);
-            ctx.matmul(opLoc, psum, ctx.tileAp(psum), one,
-                       ctx.tileAp(one, p, 1), x,
-                       ctx.ap(c0, {xFree, 1}, {p, cn}), /*accumulate=*/false);
-            Ap part = ctx.ap(c0, {acc.width, 1}, {1, cn});
-            ctx.tensorTensor(opLoc, nisa::AluOp::add, acc.row, part, acc.row,
-                             part, psum, ctx.tileAp(psum));
-          }
-          break;
-        }
-        for (auto [b, psum] : llvm::enumerate(acc.blocks)) {
-          int64_t c0 = b * maxN;
-          int64_t cn = cast<nisa::TileType>(psum.getType()).getFreeSize();
-          ctx.matmul(opLoc, psum, ctx.tileAp(psum), one, ctx.tileAp(one, p, 1),
-                     x, ctx.ap(c0, {xFree, 1}, {p, cn}),
-                     /*accumulate=*/!firstTask);
-        }
+        addColumnSums(ctx, opLoc, acc.psum, x, xFree, /*c0=*/0, p, acc.width,
+                      one, /*accumulate=*/!firstTask);
         break;
       }
       case Role::none:
@@ -604,24 +583,8 @@ void RowGroupLowering::emit() {
     Value res = acc.op->getResult(0);
     HbmView dst = ctx.destination(loc, res);
     ctx.views[res] = dst;
-    int64_t stride = dst.strides.empty() ? 1 : dst.strides[0];
-    if (acc.row) {
-      Value out = ctx.allocSbuf(loc, 1, acc.width, eltOf(res));
-      ctx.copyOnScalar(loc, out, ctx.tileAp(out), acc.row, ctx.tileAp(acc.row));
-      ctx.dma(loc, dst.root,
-              ctx.ap(dst.offset, {acc.width * stride, stride}, {1, acc.width}),
-              out, ctx.tileAp(out));
-      continue;
-    }
-    for (auto [b, psum] : llvm::enumerate(acc.blocks)) {
-      int64_t cn = cast<nisa::TileType>(psum.getType()).getFreeSize();
-      Value out = ctx.allocSbuf(loc, 1, cn, eltOf(res));
-      ctx.copyOnScalar(loc, out, ctx.tileAp(out), psum, ctx.tileAp(psum));
-      ctx.dma(loc, dst.root,
-              ctx.ap(dst.offset + b * maxN * stride, {cn * stride, stride},
-                     {1, cn}),
-              out, ctx.tileAp(out));
-    }
+    storeColumnSums(ctx, loc, acc.psum, acc.width, dst.root, dst.offset,
+                    dst.strides.empty() ? 1 : dst.strides[0], eltOf(res));
   }
   markEngineGroup(groupStart.begin(), ctx.b.getInsertionPoint(),
                   ctx.nextEngineGroup++);

@@ -58,20 +58,22 @@ func.func @layer_norm(%w: tensor<256xf32>, %unused: tensor<256xf32>, %x: tensor<
 
 // -----
 
-// Sums over the rows (a layer norm's weight and bias gradients) are one
-// matmul of a column of ones per 512-wide block and tile, accumulated in
-// PSUM over the tiles (the first starts the group), copied out once.
+// Sums over the rows (a layer norm's weight and bias gradients) take each
+// tile as the stationary operand of one matmul per 128 columns with a
+// column of ones (tile^T @ ones), accumulated in one PSUM tile of [128, 8]
+// over the tiles (the first starts the group), copied out once and stored
+// one element per partition.
 // CHECK-LABEL: func.func @sums_over_rows
 // CHECK: nisa.memset %[[ONES:[0-9]+]] <0, [1, 1], [128, 1]>, 1.000000e+00
 // CHECK: nisa.tensor_reduce add
 // CHECK: nisa.tensor_tensor multiply %[[P:[0-9]+]]
-// CHECK: nisa.matmul %[[A0:[0-9]+]] <0, [512, 1], [1, 512]>, %[[ONES]] <0, [1, 1], [128, 1]>, %[[P]] <0, [1024, 1], [128, 512]> :
-// CHECK: nisa.matmul %[[A1:[0-9]+]] <0, [512, 1], [1, 512]>, %[[ONES]] <0, [1, 1], [128, 1]>, %[[P]] <512, [1024, 1], [128, 512]> :
-// CHECK: nisa.matmul %[[A0]] {{.*}} accumulate
-// CHECK: nisa.matmul %[[A1]] {{.*}} accumulate
-// CHECK: nisa.tensor_copy %[[O:[0-9]+]] <0, [512, 1], [1, 512]>, %[[A0]] {{.*}} on scalar : <sbuf, 1, 512, f32>, <psum, 1, 512, f32>
-// CHECK: nisa.dma_copy %arg3 <0, [512, 1], [1, 512]>, %[[O]]
-// CHECK: nisa.dma_copy %arg3 <512, [512, 1], [1, 512]>
+// CHECK: nisa.matmul %[[A:[0-9]+]] <0, [8, 1], [128, 1]>, %[[P]] <0, [1024, 1], [128, 128]>, %[[ONES]] <0, [1, 1], [128, 1]> : <psum, 128, 8, f32>
+// CHECK: nisa.matmul %[[A]] <7, [8, 1], [128, 1]>, %[[P]] <896, [1024, 1], [128, 128]>, %[[ONES]]
+// CHECK-NOT: accumulate
+// CHECK: nisa.matmul %[[A]] <0, [8, 1], [128, 1]>, {{.*}} accumulate
+// CHECK: nisa.matmul %[[A]] <7, [8, 1], [128, 1]>, {{.*}} accumulate
+// CHECK: nisa.tensor_copy %[[O:[0-9]+]] <0, [8, 1], [128, 8]>, %[[A]] {{.*}} on scalar : <sbuf, 128, 8, f32>, <psum, 128, 8, f32>
+// CHECK: nisa.dma_copy %arg3 <0, [1, 128], [128, 8]>, %[[O]]
 func.func @sums_over_rows(%dy: tensor<256x1024xf32>, %x: tensor<256x1024xf32>) -> (tensor<256x1024xf32>, tensor<1024xf32>) {
   %0 = trn.reduce_sum %dy dims = [1] : tensor<256x1024xf32> -> tensor<256xf32>
   %1 = trn.reshape %0 : tensor<256xf32> -> tensor<256x1xf32>
@@ -202,26 +204,26 @@ func.func @member_through_outside_view(%x: tensor<4x4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Two sums over rows of 2048 elements would hold all eight PSUM banks for
-// the whole loop: each tile's block products instead go through one PSUM
-// bank into an fp32 SBUF row (a Vector add per block), copied out once.
-// CHECK-LABEL: func.func @wide_sums_over_rows
-// CHECK-DAG: nisa.memset %[[R0:[0-9]+]] <0, [2048, 1], [1, 2048]>, 0.000000e+00
-// CHECK-DAG: nisa.memset %[[R1:[0-9]+]] <0, [2048, 1], [1, 2048]>, 0.000000e+00
-// CHECK: nisa.matmul %[[P:[0-9]+]] <0, [512, 1], [1, 512]>
-// CHECK-NOT: accumulate
-// CHECK: nisa.tensor_tensor add %[[R0]] <0, [2048, 1], [1, 512]>, %[[R0]] <0, [2048, 1], [1, 512]>, %[[P]]
-// CHECK: nisa.tensor_tensor add %[[R0]] <1536, [2048, 1], [1, 512]>
-// CHECK: nisa.tensor_copy %{{[0-9]+}} <0, [2048, 1], [1, 2048]>, %[[R0]] {{.*}} on scalar
-func.func @wide_sums_over_rows(%dy: tensor<256x2048xf32>, %x: tensor<256x2048xf32>) -> (tensor<256x2048xf32>, tensor<2048xf32>, tensor<2048xf32>) {
-  %0 = trn.reduce_sum %dy dims = [1] : tensor<256x2048xf32> -> tensor<256xf32>
-  %1 = trn.reshape %0 : tensor<256xf32> -> tensor<256x1xf32>
-  %2 = trn.broadcast %1 : tensor<256x1xf32> -> tensor<256x2048xf32>
-  %3 = trn.sub %dy, %2 : tensor<256x2048xf32>
-  %4 = trn.mul %3, %x : tensor<256x2048xf32>
-  %5 = trn.reduce_sum %4 dims = [0] : tensor<256x2048xf32> -> tensor<2048xf32>
-  %6 = trn.reduce_sum %3 dims = [0] : tensor<256x2048xf32> -> tensor<2048xf32>
-  return %3, %5, %6 : tensor<256x2048xf32>, tensor<2048xf32>, tensor<2048xf32>
+// A sum over rows of 200 columns: a block of 128 and one of 72 (a second
+// matmul with a narrower stationary, stored apart), and a sum of the row
+// sums to a scalar (a [128, 1] stationary, a [1, 1] accumulator), over two
+// full tiles and a last of 44 rows.
+// CHECK-LABEL: func.func @sums_over_rows_partial_block
+// CHECK: nisa.memset %[[ONES:[0-9]+]] <0, [1, 1], [128, 1]>, 1.000000e+00 {{.*}} : <sbuf, 128, 1, bf16>
+// CHECK: nisa.matmul %[[C:[0-9]+]] <0, [2, 1], [128, 1]>, %[[E:[0-9]+]] <0, [200, 1], [128, 128]>, %[[ONES]] <0, [1, 1], [128, 1]> : <psum, 128, 2, f32>
+// CHECK: nisa.matmul %[[C]] <1, [2, 1], [72, 1]>, %[[E]] <128, [200, 1], [128, 72]>, %[[ONES]]
+// CHECK: nisa.matmul %[[S:[0-9]+]] <0, [1, 1], [1, 1]>, %{{[0-9]+}} <0, [1, 1], [128, 1]>, %[[ONES]] <0, [1, 1], [128, 1]> : <psum, 1, 1, f32>
+// CHECK: nisa.matmul %[[C]] <1, [2, 1], [72, 1]>, %{{[0-9]+}} <128, [200, 1], [44, 72]>, %[[ONES]] <0, [1, 1], [44, 1]> accumulate
+// CHECK: nisa.matmul %[[S]] <0, [1, 1], [1, 1]>, %{{[0-9]+}} <0, [1, 1], [44, 1]>, %[[ONES]] <0, [1, 1], [44, 1]> accumulate
+// CHECK: nisa.dma_copy %arg1 <0, [1, 128], [128, 1]>
+// CHECK: nisa.dma_copy %arg1 <128, [1, 1], [72, 1]>
+// CHECK: nisa.dma_copy %arg2 <0, [1, 1], [1, 1]>
+func.func @sums_over_rows_partial_block(%x: tensor<300x200xbf16>) -> (tensor<200xbf16>, tensor<bf16>) {
+  %0 = trn.exp %x : tensor<300x200xbf16>
+  %1 = trn.reduce_sum %0 dims = [0] : tensor<300x200xbf16> -> tensor<200xbf16>
+  %2 = trn.reduce_sum %0 dims = [1] : tensor<300x200xbf16> -> tensor<300xbf16>
+  %3 = trn.reduce_sum %2 dims = [0] : tensor<300xbf16> -> tensor<bf16>
+  return %1, %3 : tensor<200xbf16>, tensor<bf16>
 }
 
 // -----

@@ -73,21 +73,43 @@ func.func @relu_threshold(%g: tensor<4x6xf32>, %x: tensor<4x6xf32>) -> tensor<4x
   return %0 : tensor<4x6xf32>
 }
 
-// Sum over the batch dim of a row-major tensor: ones^T @ X on the Tensor
-// Engine, 128 rows x 512 columns per matmul, accumulating in PSUM.
+// Sum over the batch dim of a row-major tensor on the Tensor Engine, per
+// block of 512 columns: each [128, 512] tile of X is the stationary operand
+// of four matmuls with a column of ones (X^T @ ones: 128 columns summed into
+// one PSUM column each, accumulating over the row tiles); the block's sums
+// are stored one element per partition, a partial block of 60 apart.
 // CHECK-LABEL: func.func @sum_dim0
 // CHECK: %[[ONES:.*]] = nisa.alloc : <sbuf, 128, 1, f32>
 // CHECK: nisa.memset %[[ONES]] <0, [1, 1], [128, 1]>, 1.000000e+00 on gpsimd
-// CHECK: nisa.dma_copy %{{.*}} <0, [512, 1], [128, 512]>, %arg0 <0, [700, 1], [128, 512]>
+// CHECK: nisa.dma_copy %[[X:[0-9]+]] <0, [512, 1], [128, 512]>, %arg0 <0, [700, 1], [128, 512]>
+// CHECK: nisa.matmul %[[P:[0-9]+]] <0, [4, 1], [128, 1]>, %[[X]] <0, [512, 1], [128, 128]>, %[[ONES]] <0, [1, 1], [128, 1]> : <psum, 128, 4, f32>
+// CHECK: nisa.matmul %[[P]] <3, [4, 1], [128, 1]>, %[[X]] <384, [512, 1], [128, 128]>, %[[ONES]]
+// CHECK: nisa.matmul %[[P]] <0, [4, 1], [128, 1]>, {{.*}} accumulate
+// CHECK: nisa.matmul %[[P]] <0, [4, 1], [128, 1]>, %{{[0-9]+}} <0, [512, 1], [44, 128]>, %[[ONES]] <0, [1, 1], [44, 1]> accumulate
+// CHECK: nisa.tensor_copy %[[O:[0-9]+]] <0, [4, 1], [128, 4]>, %[[P]] {{.*}} on scalar
+// CHECK: nisa.dma_copy %arg1 <0, [1, 128], [128, 4]>, %[[O]] <0, [4, 1], [128, 4]>
+// CHECK: nisa.matmul %[[P2:[0-9]+]] <1, [2, 1], [60, 1]>, %{{[0-9]+}} <128, [188, 1], [128, 60]>, %[[ONES]]
+// CHECK: nisa.dma_copy %arg1 <512, [1, 128], [128, 1]>
+// CHECK: nisa.dma_copy %arg1 <640, [1, 1], [60, 1]>
+func.func @sum_dim0(%x: tensor<300x700xf32>) -> tensor<700xf32> {
+  %0 = trn.reduce_sum %x dims = [0] : tensor<300x700xf32> -> tensor<700xf32>
+  return %0 : tensor<700xf32>
+}
+
+// Three bf16 row tiles do not pay for stores of one element per partition:
+// the column of ones is the stationary operand, each matmul adds 128 rows x
+// 512 columns into one PSUM row, stored contiguously.
+// CHECK-LABEL: func.func @sum_dim0_few_rows
+// CHECK: %[[ONES:.*]] = nisa.alloc : <sbuf, 128, 1, bf16>
 // CHECK: nisa.matmul %[[P:.*]] <0, [512, 1], [1, 512]>, %[[ONES]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.matmul %[[P]] {{.*}} accumulate
 // CHECK: nisa.matmul %[[P]] {{.*}}, %[[ONES]] <0, [1, 1], [44, 1]>, {{.*}} accumulate
 // CHECK: nisa.tensor_copy {{.*}}, %[[P]] {{.*}} on scalar
 // CHECK: nisa.dma_copy %arg1 <0, [512, 1], [1, 512]>
 // CHECK: nisa.dma_copy %arg1 <512, [188, 1], [1, 188]>
-func.func @sum_dim0(%x: tensor<300x700xf32>) -> tensor<700xf32> {
-  %0 = trn.reduce_sum %x dims = [0] : tensor<300x700xf32> -> tensor<700xf32>
-  return %0 : tensor<700xf32>
+func.func @sum_dim0_few_rows(%x: tensor<300x700xbf16>) -> tensor<700xbf16> {
+  %0 = trn.reduce_sum %x dims = [0] : tensor<300x700xbf16> -> tensor<700xbf16>
+  return %0 : tensor<700xbf16>
 }
 
 // Sum to a 0-d result: one row, one block of 32, tensor_reduce into an fp32
