@@ -293,7 +293,7 @@ std::optional<SmallVector<StringRef, 3>> partitionHalvablePatterns(Operation *op
   auto dst = op->getAttrOfType<AccessPatternAttr>("dst_ap");
   bool compute = !llvm::isa<DmaCopyOp>(op);
   SmallVector<StringRef, 3> names;
-  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"}) {
+  for (StringRef name : kAccessPatternNames) {
     auto ap = op->getAttrOfType<AccessPatternAttr>(name);
     if (!ap)
       continue;
@@ -340,7 +340,7 @@ std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op,
   if (reduce)
     elements = freeElements(src0);
   SmallVector<StringRef, 3> names;
-  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"}) {
+  for (StringRef name : kAccessPatternNames) {
     auto ap = op->getAttrOfType<AccessPatternAttr>(name);
     if (!ap)
       continue;
@@ -350,7 +350,7 @@ std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op,
                        ? elements / src0.getCounts().back()
                        : elements;
     if (freeElements(ap) != want) {
-      if (name == "src1_ap" && freeElements(ap) == 1 &&
+      if ((name == "src1_ap" || name == "src2_ap") && freeElements(ap) == 1 &&
           llvm::isa<ActivationOp, TensorScalarOp>(op))
         continue; // one value per partition, for both halves
       return std::nullopt;
@@ -461,9 +461,9 @@ bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i,
   std::optional<SmallVector<StringRef, 3>> names = halvablePatterns(insts[i], how);
   if (!names)
     return true;
-  // footprints[i] follow getAccesses: dst, src0, src1, those present.
+  // footprints[i] follow getAccesses: dst, src0, src1, src2, those present.
   SmallVector<StringRef, 3> present;
-  for (StringRef name : {"dst_ap", "src0_ap", "src1_ap"})
+  for (StringRef name : kAccessPatternNames)
     if (insts[i]->getAttr(name))
       present.push_back(name);
   for (auto [name, fp] : llvm::zip(present, footprints[i])) {

@@ -16,7 +16,14 @@ struct Access {
   mlir::Value buffer;
   AccessPatternAttr pattern;
   bool isWrite = false;
+  /// Which operand of the instruction word: 0 dst, 1 src0, 2 src1, 3 src2.
+  unsigned slot = 0;
 };
+
+/// The pattern attributes of an instruction's operands, in operand order
+/// (the instruction word's dst, src0, src1, src2).
+inline constexpr const char *kAccessPatternNames[] = {"dst_ap", "src0_ap",
+                                                      "src1_ap", "src2_ap"};
 
 /// Inclusive range of linear element indices an access pattern touches.
 struct ElementExtent {

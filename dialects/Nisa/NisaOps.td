@@ -323,7 +323,8 @@ def Nisa_TensorTensorOp : Nisa_InstrOp<"tensor_tensor"> {
   }];
 }
 
-def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar"> {
+def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar",
+                                       [AttrSizedOperandSegments]> {
   let summary = "dst = (src0 op0 imm0) op1 imm1";
   let description = [{
     `reverse0`/`reverse1` swap the operands (`imm0 op0 x`). `op1` may be
@@ -331,7 +332,9 @@ def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar"> {
     `operand0` vector form of NKI's tensor_scalar), op0's operand is that
     partition's value instead of `imm0`: `x - rowmax` over a row tile costs
     one pass of N, where a tensor_tensor reading the value broadcast along
-    the row costs 2N (HARDWARE.md "Instructions").
+    the row costs 2N (HARDWARE.md "Instructions"). With `src2`, op1's
+    operand likewise (`operand1`): `(x - mean) * rstd` is one instruction,
+    at the cost of one operator (nki.isa.tensor_scalar).
 
     ```mlir
     nisa.tensor_scalar %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>
@@ -339,6 +342,12 @@ def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar"> {
         : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
     nisa.tensor_scalar %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>
         subtract 0.0 per_partition %m <0, [1, 1], [128, 1]>, bypass 0.0 on vector
+        : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>,
+          !nisa.tile<sbuf, 128, 1, f32>
+    nisa.tensor_scalar %o <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]>
+        subtract 0.0 per_partition %m <0, [1, 1], [128, 1]>,
+        multiply 0.0 per_partition %r <0, [1, 1], [128, 1]>
+          : !nisa.tile<sbuf, 128, 1, f32> on vector
         : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>,
           !nisa.tile<sbuf, 128, 1, f32>
     ```
@@ -352,13 +361,17 @@ def Nisa_TensorScalarOp : Nisa_InstrOp<"tensor_scalar"> {
                             UnitAttr:$reverse0, UnitAttr:$reverse1,
                             Nisa_Engine:$engine,
                             Arg<Optional<Nisa_Tile>, "", [MemRead]>:$src1,
-                            OptionalAttr<Nisa_AccessPatternAttr>:$src1_ap),
+                            OptionalAttr<Nisa_AccessPatternAttr>:$src1_ap,
+                            Arg<Optional<Nisa_Tile>, "", [MemRead]>:$src2,
+                            OptionalAttr<Nisa_AccessPatternAttr>:$src2_ap),
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
     $dst $dst_ap `,` $src0 $src0_ap $op0 $imm0 (`per_partition` $src1^ $src1_ap)?
-    `,` $op1 $imm1 `on` $engine
+    `,` $op1 $imm1 (`per_partition` $src2^ $src2_ap `:` type($src2))?
+    `on` $engine
     attr-dict `:` type($dst) `,` type($src0) (`,` type($src1)^)?
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Nisa_TensorReduceOp : Nisa_InstrOp<"tensor_reduce"> {

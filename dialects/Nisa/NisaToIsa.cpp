@@ -227,14 +227,11 @@ bool trnc::nisa::describeAccess(const Access &access, isa::AccessPattern &out,
 bool trnc::nisa::describeForCost(Operation *op, isa::Instruction &inst) {
   if (!describeInstruction(op, inst))
     return false;
-  isa::AccessPattern *slots[] = {&inst.dst, &inst.src0, &inst.src1};
-  SmallVector<Access, 3> accesses =
-      cast<InstructionOpInterface>(op).getAccesses();
-  if (accesses.size() > 3)
-    return false;
+  isa::AccessPattern *slots[] = {&inst.dst, &inst.src0, &inst.src1,
+                                 &inst.src2};
   std::string error;
-  for (auto [slot, access] : llvm::zip(slots, accesses))
-    if (!describeAccess(access, *slot, error))
+  for (const Access &access : cast<InstructionOpInterface>(op).getAccesses())
+    if (!describeAccess(access, *slots[access.slot], error))
       return false;
   return true;
 }

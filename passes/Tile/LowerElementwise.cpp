@@ -363,7 +363,8 @@ TileCompute scalar(LoweringContext &ctx, ScalarOps s) {
         s.reverse0 ? ctx.b.getUnitAttr() : UnitAttr(),
         s.reverse1 ? ctx.b.getUnitAttr() : UnitAttr(),
         nisa::EngineAttr::get(m, nisa::Engine::vector), Value(),
-        nisa::AccessPatternAttr(), DenseI64ArrayAttr(), IntegerAttr());
+        nisa::AccessPatternAttr(), Value(), nisa::AccessPatternAttr(),
+        DenseI64ArrayAttr(), IntegerAttr());
   };
 }
 

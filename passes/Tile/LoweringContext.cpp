@@ -289,8 +289,8 @@ void LoweringContext::tensorTensor(Location loc, nisa::AluOp op, Value dst,
           nisa::AluOpAttr::get(ctx, nisa::AluOp::bypass),
           b.getF32FloatAttr(0.0), bRow ? UnitAttr() : b.getUnitAttr(),
           UnitAttr(), nisa::EngineAttr::get(ctx, nisa::Engine::vector),
-          bRow ? bv : a, bRow ? bRow : aRow, DenseI64ArrayAttr(),
-          IntegerAttr());
+          bRow ? bv : a, bRow ? bRow : aRow, Value(),
+          nisa::AccessPatternAttr(), DenseI64ArrayAttr(), IntegerAttr());
       return;
     }
   }
@@ -311,7 +311,8 @@ void LoweringContext::tensorScalar(Location loc, Value dst,
       b.getF32FloatAttr(imm0), nisa::AluOpAttr::get(ctx, op1),
       b.getF32FloatAttr(imm1), UnitAttr(), UnitAttr(),
       nisa::EngineAttr::get(ctx, nisa::Engine::vector), Value(),
-      nisa::AccessPatternAttr(), DenseI64ArrayAttr(), IntegerAttr());
+      nisa::AccessPatternAttr(), Value(), nisa::AccessPatternAttr(),
+      DenseI64ArrayAttr(), IntegerAttr());
 }
 
 void LoweringContext::tensorReduce(Location loc, nisa::AluOp op, Value dst,

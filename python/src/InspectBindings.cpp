@@ -75,7 +75,7 @@ py::dict describeEngine(const trnc::Program &p, unsigned e) {
     for (const trnc::isa::Instruction &inst : stream) {
       py::str name(std::string(trnc::isa::opcodeName(inst.opcode)));
       opcodes[name] = (opcodes.contains(name) ? opcodes[name].cast<size_t>() : 0) + 1;
-      for (const trnc::isa::AccessPattern *ap : {&inst.dst, &inst.src0, &inst.src1})
+      for (const trnc::isa::AccessPattern *ap : trnc::isa::operandPatterns(inst))
         if (ap->present())
           elements += double(ap->freeElements()) * ap->partitionCount;
     }

@@ -514,7 +514,10 @@ llvm::Expected<Program> readArtifact(llvm::ArrayRef<uint8_t> bytes) {
   if (isaVersion != isa::kIsaVersion)
     return fail("ISA version " + std::to_string(isaVersion) +
                 " found, this runtime implements version " +
-                std::to_string(isa::kIsaVersion));
+                std::to_string(isa::kIsaVersion) +
+                (isaVersion < isa::kIsaVersion
+                     ? " (written by an older trnc: recompile the graph)"
+                     : " (written by a newer trnc)"));
   if (reserved != 0)
     return fail("header reserved bytes are not zero");
   unsigned lnc = 0;

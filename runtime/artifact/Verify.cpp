@@ -281,7 +281,7 @@ bool isImplemented(Opcode op) {
 
 /// Which operands each opcode takes: 2 = required, 1 = optional, 0 = absent.
 struct OperandUse {
-  uint8_t dst, src0, src1;
+  uint8_t dst, src0, src1, src2 = 0;
 };
 OperandUse operandUse(Opcode op) {
   switch (op) {
@@ -290,7 +290,7 @@ OperandUse operandUse(Opcode op) {
   case Opcode::Matmul: return {2, 2, 2};
   case Opcode::Activation: return {2, 2, 1};
   case Opcode::TensorTensor: return {2, 2, 2};
-  case Opcode::TensorScalar: return {2, 2, 1}; // src1: per-partition operand0
+  case Opcode::TensorScalar: return {2, 2, 1, 1}; // per-partition operand0, 1
   case Opcode::TensorReduce: return {2, 2, 0};
   case Opcode::TensorScan: return {2, 2, 0};
   case Opcode::TensorCopy: return {2, 2, 0};
@@ -358,7 +358,8 @@ std::string Verifier::checkOperands(const Instruction &inst) const {
     OperandSpec spec;
   } entries[] = {{&inst.dst, use.dst, {"dst", true}},
                  {&inst.src0, use.src0, {"src0", false}},
-                 {&inst.src1, use.src1, {"src1", false}}};
+                 {&inst.src1, use.src1, {"src1", false}},
+                 {&inst.src2, use.src2, {"src2", false}}};
   std::string op(opcodeName(inst.opcode));
   for (const Entry &e : entries) {
     if (!e.ap->present()) {
@@ -568,16 +569,24 @@ std::string Verifier::checkShapes(const Instruction &inst) const {
     return "";
   }
   case Opcode::Activation:
-  case Opcode::TensorScalar:
-    if (b.present()) {
-      if (b.partitionCount != a.partitionCount || freeElements(b) != 1)
-        return std::string(inst.opcode == Opcode::Activation ? "bias" : "operand0") +
-               " src1 must be a per-partition [" +
-               std::to_string(a.partitionCount) + ", 1] tile, found [" +
-               std::to_string(b.partitionCount) + ", " +
-               count(freeElements(b)) + "]";
-    }
+  case Opcode::TensorScalar: {
+    struct {
+      const AccessPattern *ap;
+      const char *role, *name;
+    } perPartition[] = {
+        {&b, inst.opcode == Opcode::Activation ? "bias" : "operand0", "src1"},
+        {&inst.src2, "operand1", "src2"}};
+    for (const auto &o : perPartition)
+      if (o.ap->present() &&
+          (o.ap->partitionCount != a.partitionCount || freeElements(*o.ap) != 1))
+        return std::string(o.role) + " " + o.name +
+               " must be a per-partition [" + std::to_string(a.partitionCount) +
+               ", 1] tile, found [" + std::to_string(o.ap->partitionCount) +
+               ", " + count(freeElements(*o.ap)) + "]";
+    if (inst.src2.present() && AluOp(inst.op1) == AluOp::Bypass)
+      return "operand1 src2 given, but op1 is bypass";
     return sameShape(d, a, "src0");
+  }
   case Opcode::CopyPredicated:
   case Opcode::TensorTensor: {
     // nki.isa.tensor_tensor: the two inputs may not both be in PSUM.

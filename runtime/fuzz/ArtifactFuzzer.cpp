@@ -52,7 +52,7 @@ void runBounded(const Program &p, bool timed) {
   for (const auto &stream : p.streams) {
     instructions += stream.size();
     for (const isa::Instruction &inst : stream)
-      for (const isa::AccessPattern *ap : {&inst.dst, &inst.src0, &inst.src1})
+      for (const isa::AccessPattern *ap : isa::operandPatterns(inst))
         if (ap->present()) {
           double n = ap->partitionCount;
           for (unsigned i = 0; i < ap->numDims && i < isa::kMaxFreeDims; ++i)

@@ -17,7 +17,9 @@
 //     8  u32 region         12 u32 reserved
 //    16  u64 offset         24 i64 partitionStride
 //    32  4 x i64 stride     64 4 x u32 count
-//   304..320 reserved
+//   src2 at 304 (16 bytes; a [P, 1] pattern: free dims [1] stride 1)
+//     0  u8 mem  1 u8 dtype  2 u16 partitionStart  4 u16 partitionCount
+//     6  reserved           8 u32 offset          12 reserved
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +33,9 @@ namespace {
 constexpr size_t kWaitsOffset = 24;
 constexpr size_t kPatternOffsets[3] = {64, 144, 224};
 constexpr size_t kPatternBytes = 80;
-static_assert(kPatternOffsets[2] + kPatternBytes <= kInstructionBytes,
+constexpr size_t kSrc2Offset = 304, kSrc2Bytes = 16;
+static_assert(kPatternOffsets[2] + kPatternBytes <= kSrc2Offset &&
+                  kSrc2Offset + kSrc2Bytes <= kInstructionBytes,
               "instruction word overflow");
 
 void putU8(uint8_t *p, uint8_t v) { p[0] = v; }
@@ -136,6 +140,14 @@ void encode(const Instruction &inst, uint8_t *out) {
   encodePattern(inst.dst, out + kPatternOffsets[0]);
   encodePattern(inst.src0, out + kPatternOffsets[1]);
   encodePattern(inst.src1, out + kPatternOffsets[2]);
+  if (inst.src2.present()) {
+    uint8_t *p = out + kSrc2Offset;
+    putU8(p, uint8_t(inst.src2.mem));
+    putU8(p + 1, uint8_t(inst.src2.dtype));
+    putU16(p + 2, inst.src2.partitionStart);
+    putU16(p + 4, inst.src2.partitionCount);
+    putU32(p + 8, uint32_t(inst.src2.offset));
+  }
 }
 
 Instruction decode(const uint8_t *in) {
@@ -161,6 +173,17 @@ Instruction decode(const uint8_t *in) {
   inst.dst = decodePattern(in + kPatternOffsets[0]);
   inst.src0 = decodePattern(in + kPatternOffsets[1]);
   inst.src1 = decodePattern(in + kPatternOffsets[2]);
+  const uint8_t *p = in + kSrc2Offset;
+  inst.src2.mem = MemKind(p[0]);
+  if (inst.src2.present()) {
+    inst.src2.dtype = DType(p[1]);
+    inst.src2.partitionStart = getU16(p + 2);
+    inst.src2.partitionCount = getU16(p + 4);
+    inst.src2.offset = getU32(p + 8);
+    inst.src2.numDims = 1;
+    inst.src2.stride[0] = 1;
+    inst.src2.count[0] = 1;
+  }
   return inst;
 }
 
@@ -183,6 +206,8 @@ std::optional<size_t> firstNonZeroReservedByte(const uint8_t *word) {
   for (size_t base : kPatternOffsets)
     for (const Span &s : kPatternFieldSpans)
       mark(base + s.begin, base + s.end);
+  mark(kSrc2Offset, kSrc2Offset + 6);
+  mark(kSrc2Offset + 8, kSrc2Offset + 12);
   for (size_t i = 0; i < kInstructionBytes; ++i)
     if (!used[i] && word[i] != 0)
       return i;

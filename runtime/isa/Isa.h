@@ -35,8 +35,9 @@
 
 namespace trnc::isa {
 
-/// Bumped whenever the encoding of an instruction word changes.
-constexpr uint32_t kIsaVersion = 1;
+/// Bumped whenever the encoding of an instruction word changes. 2:
+/// tensor_scalar's per-partition operand1 (src2, in bytes 304..316).
+constexpr uint32_t kIsaVersion = 2;
 
 /// Size of one encoded instruction word in bytes (fixed width).
 constexpr size_t kInstructionBytes = 320;
@@ -81,7 +82,9 @@ enum class Opcode : uint16_t {
   /// Vector/Scalar/GpSimd: dst = (src0 <op0> imm0) <op1> imm1. op1 may be
   /// Bypass. kFlagReverse0/1 swap the operands of op0/op1 (imm op x). With
   /// src1 (a per-partition [P, 1] pattern) op0's operand is that
-  /// partition's value instead of imm0.
+  /// partition's value instead of imm0; with src2, op1's instead of imm1
+  /// (NKI's tensor_scalar: both operands may be [P, 1] vectors, at the cost
+  /// of one).
   TensorScalar = 5,
   /// Vector: reduce the innermost free dim of src0 with alu op0; dst has the
   /// same partitions and the remaining free dims (or one dim of count 1).
@@ -304,7 +307,17 @@ struct Instruction {
   int32_t freeCoef = 0;
   std::array<SemaphoreWait, kMaxWaits> waits{};
   AccessPattern dst, src0, src1;
+  /// A third source, one element per partition: TensorScalar's op1 operand.
+  /// Encoded compactly (Encoding.cpp): SBUF or PSUM, partitions and a byte
+  /// offset, free shape [1].
+  AccessPattern src2;
 };
+
+/// The operand patterns of `inst` in word order: dst, src0, src1, src2.
+inline std::array<const AccessPattern *, 4>
+operandPatterns(const Instruction &inst) {
+  return {&inst.dst, &inst.src0, &inst.src1, &inst.src2};
+}
 
 /// Encode `inst` into exactly kInstructionBytes little-endian bytes at `out`.
 void encode(const Instruction &inst, uint8_t *out);

@@ -76,7 +76,7 @@ json sliceArgs(const Program &program, const InstructionRecord &r) {
   if (const isa::Instruction *found = instructionOf(program, r)) {
     const isa::Instruction &inst = *found;
     for (auto [name, ap] : {std::pair{"dst", &inst.dst}, std::pair{"src0", &inst.src0},
-                            std::pair{"src1", &inst.src1}})
+                            std::pair{"src1", &inst.src1}, std::pair{"src2", &inst.src2}})
       if (ap->present())
         args[name] = operandText(*ap);
     if (inst.opcode == isa::Opcode::Matmul && (inst.flags & isa::kFlagTranspose))

@@ -164,7 +164,7 @@ uint64_t vectorLikeCycles(const MachineModel &m, const Instruction &inst) {
   // Elements per cycle of the engine, over all partitions; 2-byte floats are
   // faster on trn2/trn3 Vector and trn3 Scalar (HARDWARE.md "Targets").
   bool all16 = true;
-  for (const AccessPattern *ap : {&inst.dst, &inst.src0, &inst.src1})
+  for (const AccessPattern *ap : operandPatterns(inst))
     if (ap->present() && !isFloat16(ap->dtype))
       all16 = false;
   unsigned perCycle = m.gpsimdElemsPerCycle;

@@ -247,7 +247,8 @@ struct RaceChecker::Impl {
     // dma_indirect: its HBM pattern spans the table's N rows, so the
     // footprint is every row the index tile could name (conservative).
     const std::pair<const AccessPattern *, bool> operands[] = {
-        {&inst.src0, false}, {&inst.src1, false}, {&inst.dst, true}};
+        {&inst.src0, false}, {&inst.src1, false}, {&inst.src2, false},
+        {&inst.dst, true}};
     for (auto [ap, write] : operands) {
       if (!ap->present())
         continue;

@@ -68,6 +68,7 @@ void ScratchArena::beforeExecute(const isa::Instruction &inst,
   // Reads first: a dma_copy within one region reads before it writes.
   access(inst.src0, false, ctx);
   access(inst.src1, false, ctx);
+  access(inst.src2, false, ctx);
   // dma_copy and collective write every element of dst (the hook fills
   // all outputBytes).
   access(inst.dst,

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace trnc::sim {
 namespace {
@@ -250,31 +251,47 @@ void execTensorScalar(ExecContext &ctx, const isa::Instruction &inst) {
   float *x = ctx.buf0.data();
   const bool rev0 = inst.flags & isa::kFlagReverse0;
   const bool rev1 = inst.flags & isa::kFlagReverse1;
-  auto apply = [&](Walker &wd, Walker &wa, float s0, uint64_t n) {
+  auto apply = [&](Walker &wd, Walker &wa, float s0, float s1, uint64_t n) {
     for (uint64_t left = n; left;) {
       size_t k = size_t(std::min<uint64_t>(left, kChunk));
       wa.load(x, k);
       applyScalar(AluOp(inst.op0), rev0, s0, x, k);
-      applyScalar(AluOp(inst.op1), rev1, inst.imm1, x, k);
+      applyScalar(AluOp(inst.op1), rev1, s1, x, k);
       wd.store(x, k);
       left -= k;
     }
   };
-  if (!inst.src1.present()) {
+  if (!inst.src1.present() && !inst.src2.present()) {
     Walker wd(d, 0), wa(a, 0);
-    apply(wd, wa, inst.imm0, totalElements(d));
+    apply(wd, wa, inst.imm0, inst.imm1, totalElements(d));
     return;
   }
-  // operand0 per partition: src1 holds one value for each.
-  View s = ctx.view(inst.src1);
-  Walker wd(d, 1), wa(a, 1), ws(s, 1);
+  // operand0 (src1) and operand1 (src2) per partition, where present: one
+  // value for each partition.
+  std::optional<View> s0v, s1v;
+  std::optional<Walker> w0, w1;
+  if (inst.src1.present()) {
+    s0v = ctx.view(inst.src1);
+    w0.emplace(*s0v, 1);
+  }
+  if (inst.src2.present()) {
+    s1v = ctx.view(inst.src2);
+    w1.emplace(*s1v, 1);
+  }
+  Walker wd(d, 1), wa(a, 1);
   for (uint64_t p = 0; p < d.partitions(); ++p) {
     wd.setPartition(p);
     wa.setPartition(p);
-    ws.setPartition(p);
-    float s0;
-    ws.load(&s0, 1);
-    apply(wd, wa, s0, d.freeElements());
+    float s0 = inst.imm0, s1 = inst.imm1;
+    if (w0) {
+      w0->setPartition(p);
+      w0->load(&s0, 1);
+    }
+    if (w1) {
+      w1->setPartition(p);
+      w1->load(&s1, 1);
+    }
+    apply(wd, wa, s0, s1, d.freeElements());
   }
 }
 

@@ -167,7 +167,15 @@ TEST_CASE("wrong magic and versions are named", "[artifact]") {
   bad[12] = 7;
   auto r3 = readArtifact(bad);
   CHECK(contains(errorText(r3),
-                 "ISA version 7 found, this runtime implements version 1"));
+                 "ISA version 7 found, this runtime implements version 2 "
+                 "(written by a newer trnc)"));
+  // ISA 1 had no src2 (tensor_scalar's per-partition operand1) in the
+  // instruction word.
+  bad = bytes;
+  bad[12] = 1;
+  CHECK(contains(errorText(readArtifact(bad)),
+                 "ISA version 1 found, this runtime implements version 2 "
+                 "(written by an older trnc: recompile the graph)"));
 }
 
 TEST_CASE("the reader verifies the program", "[artifact]") {

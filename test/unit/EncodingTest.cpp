@@ -59,6 +59,17 @@ Instruction randomInstruction(std::mt19937_64 &rng) {
   i.dst = randomPattern(rng);
   i.src0 = randomPattern(rng);
   i.src1 = randomPattern(rng);
+  // src2 is a per-partition [P, 1] operand: partitions and a 32-bit offset.
+  if (rng() % 2) {
+    i.src2.mem = MemKind(1 + rng() % 3);
+    i.src2.dtype = DType(rng() % kNumDTypes);
+    i.src2.partitionStart = uint16_t(rng());
+    i.src2.partitionCount = uint16_t(rng());
+    i.src2.offset = uint32_t(rng());
+    i.src2.numDims = 1;
+    i.src2.stride[0] = 1;
+    i.src2.count[0] = 1;
+  }
   return i;
 }
 
@@ -83,7 +94,7 @@ bool sameInstruction(const Instruction &a, const Instruction &b) {
          std::memcmp(&a.imm1, &b.imm1, 4) == 0 && waits &&
          a.partitionCoef == b.partitionCoef && a.freeCoef == b.freeCoef &&
          samePattern(a.dst, b.dst) && samePattern(a.src0, b.src0) &&
-         samePattern(a.src1, b.src1);
+         samePattern(a.src1, b.src1) && samePattern(a.src2, b.src2);
 }
 
 } // namespace
@@ -131,8 +142,8 @@ TEST_CASE("the word is 320 little-endian bytes with reserved zeros", "[isa]") {
     nonZero += b != 0;
   CHECK(nonZero == 4 + 1 + 4 + 1); // sourceIndex, signal, 4 waits, engine
 
-  for (size_t reserved : {10u, 11u, 25u, 305u, 64u + 3, 64u + 12, 144u + 13,
-                          224u + 15, 304u, 319u}) {
+  for (size_t reserved : {10u, 11u, 25u, 64u + 3, 64u + 12, 144u + 13,
+                          224u + 15, 304u + 6, 304u + 7, 304u + 12, 319u}) {
     uint8_t copy[kInstructionBytes];
     std::memcpy(copy, word, sizeof(copy));
     copy[reserved] = 1;
@@ -140,6 +151,37 @@ TEST_CASE("the word is 320 little-endian bytes with reserved zeros", "[isa]") {
     REQUIRE(at.has_value());
     CHECK(*at == reserved);
   }
+}
+
+TEST_CASE("src2 takes bytes 304..316: mem, dtype, partitions, offset",
+          "[isa]") {
+  Instruction inst = make(Opcode::TensorScalar, Engine::Vector);
+  inst.src2.mem = MemKind::SBUF;
+  inst.src2.dtype = DType::F32;
+  inst.src2.partitionStart = 0x0102;
+  inst.src2.partitionCount = 0x0080;
+  inst.src2.offset = 0x0A0B0C0D;
+  inst.src2.numDims = 1;
+  inst.src2.stride[0] = 1;
+  inst.src2.count[0] = 1;
+  uint8_t word[kInstructionBytes];
+  encode(inst, word);
+  CHECK(word[304] == uint8_t(MemKind::SBUF));
+  CHECK(word[305] == uint8_t(DType::F32));
+  CHECK(word[306] == 0x02);
+  CHECK(word[307] == 0x01);
+  CHECK(word[308] == 0x80);
+  CHECK(word[312] == 0x0D);
+  CHECK(word[315] == 0x0A);
+  Instruction back = decode(word);
+  CHECK(back.src2.present());
+  CHECK(back.src2.freeElements() == 1);
+  CHECK(back.src2.offset == 0x0A0B0C0D);
+  // Absent: all sixteen bytes zero, decoded absent.
+  encode(make(Opcode::TensorScalar, Engine::Vector), word);
+  for (size_t b = 304; b < 320; ++b)
+    CHECK(word[b] == 0);
+  CHECK_FALSE(decode(word).src2.present());
 }
 
 TEST_CASE("every enum value has a lower-case name", "[isa]") {

@@ -264,6 +264,38 @@ TEST_CASE("tensor_scalar with a per-partition operand0", "[sim][ts]") {
   }
 }
 
+TEST_CASE("tensor_scalar with per-partition operands for both operators",
+          "[sim][ts]") {
+  // src1 [P, 1] is op0's operand, src2 [P, 1] op1's (imm0 and imm1
+  // ignored), each in either order: a norm's (x - mean) * rstd in one
+  // instruction; or an immediate op0 with a per-partition op1.
+  const int P = 4, F = 24;
+  Input x{P, F, randomData(P * F, 1.0f, 5.0f, 11)};
+  Input mean{P, 1, {0.5f, 2.0f, -3.0f, 8.0f}};
+  Input rstd{P, 1, {1.5f, -0.25f, 4.0f, 0.125f}};
+  for (bool withSrc1 : {true, false})
+    for (bool reverse1 : {false, true}) {
+      Instruction op = make(Opcode::TensorScalar, Engine::Vector);
+      op.op0 = uint8_t(AluOp::Subtract);
+      op.op1 = uint8_t(AluOp::Divide);
+      op.flags = reverse1 ? kFlagReverse1 : 0;
+      op.imm0 = withSrc1 ? 100.0f : 1.0f;
+      op.imm1 = 1000.0f;
+      op.src0 = sbuf(DType::F32, 0, P, slot(0), {F});
+      if (withSrc1)
+        op.src1 = sbuf(DType::F32, 0, P, slot(1), {1});
+      op.src2 = sbuf(DType::F32, 0, P, slot(2), {1});
+      op.dst = sbuf(DType::F32, 0, P, slot(3), {F});
+      std::vector<float> y = runOp(op, {x, mean, rstd}, op.dst);
+      for (int p = 0; p < P; ++p)
+        for (int i = 0; i < F; ++i) {
+          float v = x.data[p * F + i] - (withSrc1 ? mean.data[p] : 1.0f);
+          float r = rstd.data[p];
+          REQUIRE(y[p * F + i] == (reverse1 ? r / v : v / r));
+        }
+    }
+}
+
 TEST_CASE("tensor_reduce over the innermost free dim", "[sim][reduce]") {
   const int P = 6, A = 3, R = 10;
   Input x{P, A * R, randomData(P * A * R, -5.0f, 5.0f, 11)};

@@ -166,6 +166,20 @@ TEST_CASE("opcode, engine, flags and operand rules", "[verify]") {
   ts.src1 = sbuf(DType::F32, 0, 4, 128, {2});
   CHECK(contains(verifyOne(ts), "operand0 src1 must be a per-partition [4, 1] "
                                 "tile, found [4, 2]"));
+  ts.src1 = sbuf(DType::F32, 0, 4, 128, {1});
+  ts.src2 = sbuf(DType::F32, 0, 4, 132, {1}); // per-partition operand1
+  CHECK(contains(verifyOne(ts), "operand1 src2 given, but op1 is bypass"));
+  ts.op1 = uint8_t(AluOp::Multiply);
+  CHECK(verifyOne(ts) == "");
+  ts.src2 = sbuf(DType::F32, 0, 2, 132, {1});
+  CHECK(contains(verifyOne(ts), "operand1 src2 must be a per-partition [4, 1] "
+                                "tile, found [2, 1]"));
+  Instruction three = make(Opcode::TensorTensor, Engine::Vector);
+  three.dst = sbuf(DType::F32, 0, 4, 0, {16});
+  three.src0 = sbuf(DType::F32, 0, 4, 64, {16});
+  three.src1 = sbuf(DType::F32, 0, 4, 128, {16});
+  three.src2 = sbuf(DType::F32, 0, 4, 192, {1});
+  CHECK(contains(verifyOne(three), "tensor_tensor takes no src2"));
 
   Instruction dq = make(Opcode::DmaCopy, Engine::Dma);
   dq.dst = sbuf(DType::F32, 0, 1, 0, {4});

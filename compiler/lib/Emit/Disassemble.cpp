@@ -84,9 +84,10 @@ std::string mnemonic(const isa::Instruction &inst) {
 void printInstruction(llvm::raw_ostream &os, const Program &p,
                       const isa::Instruction &inst) {
   os << mnemonic(inst);
-  const isa::AccessPattern *ops[] = {&inst.dst, &inst.src0, &inst.src1};
-  static const char *const names[] = {"dst", "src0", "src1"};
-  for (unsigned i = 0; i < 3; ++i)
+  const isa::AccessPattern *ops[] = {&inst.dst, &inst.src0, &inst.src1,
+                                     &inst.src2};
+  static const char *const names[] = {"dst", "src0", "src1", "src2"};
+  for (unsigned i = 0; i < 4; ++i)
     if (ops[i]->present()) {
       os << " " << names[i] << "=";
       printPattern(os, p, *ops[i]);

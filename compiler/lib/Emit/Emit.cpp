@@ -191,12 +191,10 @@ llvm::Error Emitter::emitInstruction(Operation *op) {
   if (!known)
     return error(op, "no ISA opcode for this instruction");
 
-  isa::AccessPattern *slots[] = {&inst.dst, &inst.src0, &inst.src1};
-  SmallVector<Access, 3> accesses = iface.getAccesses();
-  if (accesses.size() > 3)
-    return error(op, "more than three operands");
-  for (auto [slot, access] : llvm::zip(slots, accesses))
-    if (llvm::Error e = emitAccess(op, access, *slot))
+  isa::AccessPattern *slots[] = {&inst.dst, &inst.src0, &inst.src1,
+                                 &inst.src2};
+  for (const Access &access : iface.getAccesses())
+    if (llvm::Error e = emitAccess(op, access, *slots[access.slot]))
       return e;
 
   if (auto waits = op->getAttrOfType<DenseI64ArrayAttr>("waits")) {

@@ -139,6 +139,22 @@ func.func @tensor_scalar_per_partition(%t: !nisa.tile<sbuf, 128, 8, f32>) {
 
 // -----
 
+func.func @tensor_scalar_per_partition_operand1(%t: !nisa.tile<sbuf, 128, 8, f32>, %b: !nisa.tile<sbuf, 64, 1, f32>) {
+  // expected-error @+1 {{per-partition operand1 must be [128, 1]}}
+  nisa.tensor_scalar %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> multiply 2.0, add 0.0 per_partition %b <0, [1, 1], [64, 1]> : !nisa.tile<sbuf, 64, 1, f32> on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
+func.func @tensor_scalar_operand1_bypass(%t: !nisa.tile<sbuf, 128, 8, f32>, %b: !nisa.tile<sbuf, 128, 1, f32>) {
+  // expected-error @+1 {{per-partition operand1 with op1 bypass}}
+  nisa.tensor_scalar %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> multiply 2.0, bypass 0.0 per_partition %b <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 1, f32> on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  return
+}
+
+// -----
+
 func.func @semaphore(%t: !nisa.tile<sbuf, 128, 8, f32>) {
   // expected-error @+1 {{semaphore id 40 out of range 0..31}}
   nisa.memset %t <0, [8, 1], [128, 8]>, 0.0 on vector {waits = array<i64: 40, 1>} : !nisa.tile<sbuf, 128, 8, f32>

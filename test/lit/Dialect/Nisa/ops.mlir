@@ -28,6 +28,12 @@ func.func @kernel(%in: memref<1024xf32> {nisa.input = 0 : i64}, %out: memref<102
   nisa.tensor_scalar %u <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> multiply 2.0, add 1.0 on vector {reverse0} : !nisa.tile<sbuf, 128, 8, bf16>, !nisa.tile<sbuf, 128, 8, f32>
   // CHECK: nisa.tensor_scalar {{.*}} subtract 0.000000e+00 per_partition %{{.*}} <0, [1, 1], [128, 1]>, bypass 0.000000e+00 on scalar : {{.*}}, !nisa.tile<sbuf, 128, 1, f32>
   nisa.tensor_scalar %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> subtract 0.0 per_partition %b <0, [1, 1], [128, 1]>, bypass 0.0 on scalar : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 1, f32>
+  // Both operands per partition (src1 for op0, src2 for op1, typed inline).
+  // CHECK: nisa.tensor_scalar {{.*}} subtract 0.000000e+00 per_partition %[[B:.*]] <0, [1, 1], [128, 1]>, multiply 0.000000e+00 per_partition %[[B]] <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 1, f32> on vector : {{.*}}, !nisa.tile<sbuf, 128, 1, f32>
+  nisa.tensor_scalar %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> subtract 0.0 per_partition %b <0, [1, 1], [128, 1]>, multiply 0.0 per_partition %b <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 1, f32> on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 1, f32>
+  // Only op1's operand per partition.
+  // CHECK: nisa.tensor_scalar {{.*}} multiply 1.024000e+03, subtract 0.000000e+00 per_partition %{{.*}} : !nisa.tile<sbuf, 128, 1, f32> on vector : <sbuf, 128, 8, f32>, <sbuf, 128, 8, f32>{{$}}
+  nisa.tensor_scalar %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]> multiply 1024.0, subtract 0.0 per_partition %b <0, [1, 1], [128, 1]> : !nisa.tile<sbuf, 128, 1, f32> on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
   // CHECK: nisa.tensor_tensor add {{.*}}, %{{.*}} <0, [8, 0], [128, 8]> on gpsimd
   nisa.tensor_tensor add %t <0, [8, 1], [128, 8]>, %t <0, [8, 1], [128, 8]>, %t <0, [8, 0], [128, 8]> on gpsimd : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
   // CHECK: nisa.matmul {{.*}} accumulate :
