@@ -101,6 +101,51 @@ def test_softmax_like():
 
 
 @nki.jit
+def normalize_rows(x):
+    """(x - mean) * rstd with both operands per partition, then 2 - y with an immediate."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    mean = nl.mean(t, axis=1, keepdims=True)
+    rstd = nl.rsqrt(nl.add(nl.mean(nl.square(t), axis=1, keepdims=True), 1.0))
+    y = nisa.tensor_scalar(data=t, op0=nl.subtract, operand0=mean, op1=nl.multiply, operand1=rstd)
+    nl.store(out, nisa.tensor_scalar(data=y, op0=nl.subtract, operand0=2.0, reverse0=True,
+                                     op1=nl.multiply, operand1=rstd))
+    return out
+
+
+def test_tensor_scalar_per_partition_operands(tmp_path):
+    from trnc._native import native
+
+    x = torch.randn(128, 96)
+    mean = x.mean(1, keepdim=True)
+    rstd = torch.rsqrt((x * x).mean(1, keepdim=True) + 1.0)
+    torch.testing.assert_close(normalize_rows(x), (2 - (x - mean) * rstd) * rstd, rtol=1e-5, atol=1e-5)
+    # Each is one tensor_scalar (per-partition operands in src1 / src2), not a tensor_tensor
+    # reading the operand broadcast along the row (twice the cost).
+    path = normalize_rows.write_artifact(str(tmp_path / "norm.trnc"), x)
+    with open(path, "rb") as f:
+        info = native().inspect_artifact(f.read())
+    ops: dict = {}
+    for e in info["engines"]:
+        for name, count in e["opcodes"].items():
+            ops[name] = ops.get(name, 0) + count
+    assert "tensor_tensor" not in ops
+    assert ops["tensor_scalar"] >= 2
+
+
+def test_tensor_scalar_operand_shape_is_checked():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nl.store(out, nisa.tensor_scalar(data=t, op0=nl.add, operand0=t))
+        return out
+
+    with pytest.raises(Exception, match=r"tensor_scalar operand must be a number or a \[128, 1\] tile"):
+        bad(torch.randn(128, 8))
+
+
+@nki.jit
 def softmax_builtin(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     nl.store(out, nl.softmax(nl.load(x), axis=1))

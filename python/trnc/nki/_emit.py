@@ -348,20 +348,32 @@ def emit_tensor_tensor(op: str, dst: View, a: View, b: View, engine: str = "vect
 
 
 def emit_tensor_scalar(dst: View, src: View, op0: str, imm0: float, op1: str = "bypass", imm1: float = 0.0,
-                       reverse0: bool = False, reverse1: bool = False, engine: str = "vector") -> None:
+                       reverse0: bool = False, reverse1: bool = False, engine: str = "vector",
+                       operand0: Optional[View] = None, operand1: Optional[View] = None) -> None:
+    """dst = (src op0 a) op1 b: a is `operand0` (a [P, 1] tile: one value per partition) or imm0,
+    b likewise `operand1` or imm1."""
     check_on_chip(src, "tensor_scalar input")
     check_on_chip(dst, "tensor_scalar output")
     src = same_shape(dst, src, "tensor_scalar input")
+    tiles = [t for t in (operand0, operand1) if t is not None]
+    for t in tiles:
+        check_on_chip(t, "tensor_scalar operand")
+        if t.free_elements() != 1 or t.shape[0] != dst.shape[0]:
+            fail(f"tensor_scalar operand must be a number or a [{dst.shape[0]}, 1] tile, got {list(t.shape)}")
     if engine == "scalar" and not {op0, op1} <= {"multiply", "add", "bypass"}:
         engine = "vector"  # the Scalar engine's ALU only multiplies and adds
-    if engine == "gpsimd" and "psum" in (src.buffer.space, dst.buffer.space):
+    if engine == "gpsimd" and "psum" in [v.buffer.space for v in (src, dst, *tiles)]:
         engine = "vector"
-    _touch(src)
+    for v in (src, *tiles):
+        _touch(v)
     _touch(dst, written=True, whole=True)
     flags = [f for f, on in (("reverse0", reverse0), ("reverse1", reverse1)) if on]
     attr = f" {{{', '.join(flags)}}}" if flags else ""
-    active().emit(f"nisa.tensor_scalar {dst.ap()}, {src.ap()} {op0} {_f32(imm0)}, {op1} {_f32(imm1)} on {engine}"
-                 f"{attr} : {_type(dst)}, {_type(src)}")
+    per0 = f" per_partition {operand0.ap()}" if operand0 is not None else ""
+    per1 = f" per_partition {operand1.ap()} : {_type(operand1)}" if operand1 is not None else ""
+    type0 = f", {_type(operand0)}" if operand0 is not None else ""
+    active().emit(f"nisa.tensor_scalar {dst.ap()}, {src.ap()} {op0} {_f32(imm0)}{per0}, {op1} {_f32(imm1)}{per1}"
+                 f" on {engine}{attr} : {_type(dst)}, {_type(src)}{type0}")
 
 
 def emit_tensor_reduce(op: str, dst: View, src: View) -> None:

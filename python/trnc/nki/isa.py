@@ -175,8 +175,8 @@ def tensor_tensor(*args: Any, op: Any = None, engine: Any = None, dtype: Any = N
 def tensor_scalar(*args: Any, op0: Any = None, operand0: Any = None, reverse0: bool = False, op1: Any = None,
                   operand1: Any = None, reverse1: bool = False, engine: Any = None, dtype: Any = None,
                   **kwargs: Any) -> Any:
-    """dst = (data op0 operand0) op1 operand1; operands numbers or [P, 1] tiles (those become
-    tensor_tensor with a broadcast operand: trnc's tensor_scalar takes immediates only)."""
+    """dst = (data op0 operand0) op1 operand1; each operand a number or a [P, 1] tile (one value
+    per partition): one instruction either way, as on the hardware."""
     dst, rest = _dst_first(args, kwargs, 1)
     rest = list(rest)
     data = kwargs.pop("data", None) or rest.pop(0)
@@ -192,22 +192,10 @@ def tensor_scalar(*args: Any, op0: Any = None, operand0: Any = None, reverse0: b
     eng = engine if engine in ("vector", "scalar", "gpsimd") else "vector"
 
     def fill(out: View) -> None:
-        imms = [nl._is_scalar(o) for _, o, _ in ops]
-        if all(imms):
-            (a0, i0, r0), (a1, i1, r1) = ops[0], ops[1] if len(ops) > 1 else ("bypass", 0.0, False)
-            _emit.emit_tensor_scalar(out, v, a0, float(i0), a1, float(i1), r0, r1, eng)
-            return
-        src = v
-        for alu, o, rev in ops:
-            if nl._is_scalar(o):
-                _emit.emit_tensor_scalar(out, src, alu, float(o), reverse0=rev, engine=eng)
-            else:
-                t = operand(o, "tensor_scalar operand")
-                if t.free_elements() != 1:
-                    fail(f"tensor_scalar operand must be a number or a [P, 1] tile, got {list(t.shape)}")
-                first, second = (t, src) if rev else (src, t)
-                _emit.emit_tensor_tensor(alu, out, first, second)
-            src = out
+        (a0, o0, r0), (a1, o1, r1) = ops[0], ops[1] if len(ops) > 1 else ("bypass", 0.0, False)
+        imm = [float(o) if nl._is_scalar(o) else 0.0 for o in (o0, o1)]
+        tile = [None if nl._is_scalar(o) else operand(o, "tensor_scalar operand") for o in (o0, o1)]
+        _emit.emit_tensor_scalar(out, v, a0, imm[0], a1, imm[1], r0, r1, eng, tile[0], tile[1])
 
     return _finish(dst, v.shape, dtype or v.dtype, nl.sbuf, fill, "nisa.tensor_scalar")
 
