@@ -41,9 +41,11 @@ struct FoldTensorScalarPair : OpRewritePattern<TensorScalarOp> {
 
   LogicalResult matchAndRewrite(TensorScalarOp b,
                                 PatternRewriter &rewriter) const override {
-    if (b.getOp1() != AluOp::bypass || b.getWaits() || b.getSignal())
-      return failure();
     Value t = b.getSrc0();
+    // B's per-partition operand read from T too would read what A wrote.
+    if (b.getOp1() != AluOp::bypass || b.getWaits() || b.getSignal() ||
+        b.getSrc1() == t)
+      return failure();
     auto tile = dyn_cast<TileType>(t.getType());
     if (!tile || !tile.getElementType().isF32())
       return failure();

@@ -170,7 +170,6 @@ private:
   llvm::DenseMap<Value, size_t> lastUse;
   /// Bytes per partition one task keeps live at its peak (fits()).
   int64_t taskBytes = 0;
-
   /// A reshaped view of the rows whose strides do not walk them.
   bool unwalkable = false;
 };
@@ -331,7 +330,7 @@ bool RowGroupLowering::fits() {
   }
   taskBytes = peak;
   // The sums' accumulators live in PSUM for the whole loop: at most half of
-  // it (4 bytes per block of 128 columns: 64 KiB columns a bank).
+  // it (4 bytes per block of 128 columns: 64 Ki columns a bank).
   int64_t psumBytes = 0;
   for (Operation *op : sums)
     psumBytes += 4 * columnSumShape(ctx, space.isFull(op->getOperand(0))

@@ -54,9 +54,10 @@ func.func @both_in_place(%mean: !nisa.tile<sbuf, 128, 1, f32>, %rstd: !nisa.tile
 // rounding); read again after a second that writes elsewhere; a source of
 // the first rewritten in between; the first already has two operators; the
 // first in place on a tile the caller owns, the second writing elsewhere
-// (the tile would keep x, not x - 1).
+// (the tile would keep x, not x - 1); the second's per-partition operand a
+// column of the first's tile.
 // CHECK-LABEL: func.func @kept
-// CHECK-COUNT-10: nisa.tensor_scalar
+// CHECK-COUNT-12: nisa.tensor_scalar
 // CHECK: return
 func.func @kept(%x: !nisa.tile<sbuf, 128, 8, f32>, %m: !nisa.tile<sbuf, 128, 1, f32>, %o: !nisa.tile<sbuf, 128, 8, f32>) {
   %h = nisa.alloc : !nisa.tile<sbuf, 128, 8, bf16>
@@ -79,6 +80,10 @@ func.func @kept(%x: !nisa.tile<sbuf, 128, 8, f32>, %m: !nisa.tile<sbuf, 128, 1, 
 
   nisa.tensor_scalar %x <0, [8, 1], [128, 8]>, %x <0, [8, 1], [128, 8]> subtract 1.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
   nisa.tensor_scalar %o <0, [8, 1], [128, 8]>, %x <0, [8, 1], [128, 8]> multiply 2.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+
+  %d = nisa.alloc : !nisa.tile<sbuf, 128, 8, f32>
+  nisa.tensor_scalar %d <0, [8, 1], [128, 8]>, %x <0, [8, 1], [128, 8]> subtract 1.0, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
+  nisa.tensor_scalar %d <0, [8, 1], [128, 8]>, %d <0, [8, 1], [128, 8]> multiply 0.0 per_partition %d <7, [8, 1], [128, 1]>, bypass 0.0 on vector : !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>, !nisa.tile<sbuf, 128, 8, f32>
   return
 }
 
