@@ -133,6 +133,27 @@ def test_tensor_scalar_per_partition_operands(tmp_path):
     assert ops["tensor_scalar"] >= 2
 
 
+@nki.jit
+def column_ops(x, c):
+    """nl binary ops of a tile and a [P, 1] column, in both orders."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t, col = nl.load(x), nl.load(c)
+    nl.store(out, nl.add(nl.divide(t, col), nl.subtract(col, t)))
+    return out
+
+
+def test_nl_ops_with_a_column_are_tensor_scalars(tmp_path):
+    from trnc._native import native
+
+    x, c = torch.randn(128, 64), torch.rand(128, 1) + 0.5
+    torch.testing.assert_close(column_ops(x, c), x / c + (c - x))
+    path = column_ops.write_artifact(str(tmp_path / "col.trnc"), x, c)
+    with open(path, "rb") as f:
+        info = native().inspect_artifact(f.read())
+    ops = [name for e in info["engines"] for name, n in e["opcodes"].items() for _ in range(n)]
+    assert ops.count("tensor_scalar") == 2 and ops.count("tensor_tensor") == 1, ops
+
+
 def test_tensor_scalar_operand_shape_is_checked():
     @nki.jit
     def bad(x):

@@ -290,6 +290,15 @@ def _binary(name: str, alu: str):
         a, b = operand(x, f"nl.{name} first input"), operand(y, f"nl.{name} second input")
         shape = a.shape if a.free_elements() >= b.free_elements() else b.shape
         out_dtype = dtype or (a.dtype if a.dtype.is_float or not b.dtype.is_float else b.dtype)
+        # A [P, 1] tile against a wider one: a tensor_scalar with it as the per-partition
+        # operand (one pass of the row), not a tensor_tensor reading it broadcast (two).
+        column = [t.free_elements() == 1 and t.shape[0] == other.shape[0] and other.free_elements() > 1
+                  for t, other in ((a, b), (b, a))]
+        if any(column):
+            data, per_partition = (b, a) if column[0] else (a, b)
+            return Deferred(shape, check_dtype(out_dtype), sbuf,
+                            lambda dst: _emit.emit_tensor_scalar(dst, data, alu, 0.0, reverse0=column[0],
+                                                                 operand0=per_partition), f"nl.{name}")
         return Deferred(shape, check_dtype(out_dtype), sbuf,
                         lambda dst: _emit.emit_tensor_tensor(alu, dst, a, b), f"nl.{name}")
 
