@@ -24,7 +24,10 @@
 //    written by one transfer (a weight or bias gradient, or a [2, 128, C]
 //    tiled [128, 2, C]), which would stay on core 0, when its store and
 //    every on-chip producer of the operands the cut halves (not of those
-//    read whole, which both cores then compute) are halvable; chains that
+//    read whole, which both cores then compute) are halvable, a producer
+//    writing into one half only staying whole with that half's core (a
+//    sum over rows' matmul into its block's PSUM column, ColumnSums.h,
+//    the copy out cut by blocks); chains that
 //    load what another chain stores are tried together first, so each
 //    core reads back the columns it wrote. Before that, elementwise chains
 //    that load HBM the other core writes (or store what it reads) are cut
@@ -462,18 +465,28 @@ bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i,
   if (!names)
     return true;
   // footprints[i] follow getAccesses: dst, src0, src1, src2, those present.
-  SmallVector<StringRef, 3> present;
-  for (StringRef name : kAccessPatternNames)
-    if (insts[i]->getAttr(name))
-      present.push_back(name);
-  for (auto [name, fp] : llvm::zip(present, footprints[i])) {
-    const Footprint &read = fp;
+  auto inst = cast<InstructionOpInterface>(insts[i]);
+  auto writes = [&](const Footprint &read) {
+    return llvm::any_of(footprints[p], [&](const Footprint &w) {
+      return w.isWrite && w.overlaps(read);
+    });
+  };
+  for (auto [access, read] : llvm::zip(inst.getAccesses(), footprints[i])) {
+    StringRef name = kAccessPatternNames[access.slot];
     if ((read.isWrite && !readsDestination(insts[i])) ||
-        !llvm::is_contained(*names, name))
+        !llvm::is_contained(*names, name) || !writes(read))
       continue;
-    if (llvm::any_of(footprints[p], [&](const Footprint &w) {
-          return w.isWrite && w.overlaps(read);
-        }))
+    // A producer writing into one half only (a column sum's matmul into its
+    // block of a PSUM tile whose copy out is cut by blocks) stays whole,
+    // with that half's core; one writing both halves is cut with it.
+    unsigned halvesWritten = 0;
+    for (unsigned h : {0u, 1u}) {
+      Access half = access;
+      half.pattern = *halfOf(access.pattern, h, nullptr, how);
+      FailureOr<Footprint> fp = footprintOf(insts[i], half, TileBytes::Relative);
+      halvesWritten += failed(fp) || writes(*fp);
+    }
+    if (halvesWritten == 2)
       return true;
   }
   return false;

@@ -660,3 +660,43 @@ func.func @main(%in: memref<131072xf32> {nisa.input = 0 : i64},
   return
 }
 }
+
+// -----
+
+// Sums over rows as tile^T @ ones (ColumnSums.h): each block of 128 columns
+// is one matmul per row tile into its own PSUM column, which cannot be
+// halved (its moving operand is one column). The copy out and the store of
+// the sums are cut by blocks; each block's matmuls write one half only, so
+// they go whole to that half's core (block 1's to core 1), with the
+// columns of the row tiles they read.
+// CHECK-LABEL: module attributes {trnc.lnc = 2 : i64}
+// CHECK: func.func @main(
+// CHECK-COUNT-2: nisa.matmul %{{[0-9]+}} <0, [2, 1], [128, 1]>
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.tensor_copy %{{[0-9]+}} <0, [2, 1], [128, 1]>
+// CHECK: nisa.dma_copy %arg1 <0, [1, 128], [128, 1]>
+// CHECK: func.func @main_core1(
+// CHECK-NOT: nisa.matmul %{{[0-9]+}} <0,
+// CHECK-COUNT-2: nisa.matmul %{{[0-9]+}} <1, [2, 1], [128, 1]>
+// CHECK: nisa.tensor_copy %{{[0-9]+}} <1, [2, 1], [128, 1]>
+// CHECK: nisa.dma_copy %arg1 <128, [1, 128], [128, 1]>
+// CHECK-NEXT: return
+module {
+func.func @main(%x: memref<65536xf32> {nisa.input = 0 : i64}, %out: memref<256xf32> {nisa.output = 0 : i64}) {
+  %ones = nisa.alloc : !nisa.tile<sbuf, 128, 1, f32>
+  nisa.memset %ones <0, [1, 1], [128, 1]>, 1.0 on gpsimd : !nisa.tile<sbuf, 128, 1, f32>
+  %acc = nisa.alloc : !nisa.tile<psum, 128, 2, f32>
+  %t0 = nisa.alloc : !nisa.tile<sbuf, 128, 256, f32>
+  nisa.dma_copy %t0 <0, [256, 1], [128, 256]>, %x <0, [256, 1], [128, 256]> : !nisa.tile<sbuf, 128, 256, f32>, memref<65536xf32>
+  nisa.matmul %acc <0, [2, 1], [128, 1]>, %t0 <0, [256, 1], [128, 128]>, %ones <0, [1, 1], [128, 1]> : <psum, 128, 2, f32>, <sbuf, 128, 256, f32>, <sbuf, 128, 1, f32>
+  nisa.matmul %acc <1, [2, 1], [128, 1]>, %t0 <128, [256, 1], [128, 128]>, %ones <0, [1, 1], [128, 1]> : <psum, 128, 2, f32>, <sbuf, 128, 256, f32>, <sbuf, 128, 1, f32>
+  %t1 = nisa.alloc : !nisa.tile<sbuf, 128, 256, f32>
+  nisa.dma_copy %t1 <0, [256, 1], [128, 256]>, %x <32768, [256, 1], [128, 256]> : !nisa.tile<sbuf, 128, 256, f32>, memref<65536xf32>
+  nisa.matmul %acc <0, [2, 1], [128, 1]>, %t1 <0, [256, 1], [128, 128]>, %ones <0, [1, 1], [128, 1]> accumulate : <psum, 128, 2, f32>, <sbuf, 128, 256, f32>, <sbuf, 128, 1, f32>
+  nisa.matmul %acc <1, [2, 1], [128, 1]>, %t1 <128, [256, 1], [128, 128]>, %ones <0, [1, 1], [128, 1]> accumulate : <psum, 128, 2, f32>, <sbuf, 128, 256, f32>, <sbuf, 128, 1, f32>
+  %o = nisa.alloc : !nisa.tile<sbuf, 128, 2, f32>
+  nisa.tensor_copy %o <0, [2, 1], [128, 2]>, %acc <0, [2, 1], [128, 2]> on scalar : !nisa.tile<sbuf, 128, 2, f32>, !nisa.tile<psum, 128, 2, f32>
+  nisa.dma_copy %out <0, [1, 128], [128, 2]>, %o <0, [2, 1], [128, 2]> : memref<256xf32>, !nisa.tile<sbuf, 128, 2, f32>
+  return
+}
+}
