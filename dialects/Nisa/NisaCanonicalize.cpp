@@ -49,19 +49,17 @@ struct FoldTensorScalarPair : OpRewritePattern<TensorScalarOp> {
     auto tile = dyn_cast<TileType>(t.getType());
     if (!tile || !tile.getElementType().isF32())
       return failure();
-    // A: the last op of the block before B that touches T.
+    // A: the last op of the block before B that touches T (through T's
+    // users, not a scan of the block: this runs for every tensor_scalar).
     Block *block = b->getBlock();
-    TensorScalarOp a;
-    for (Operation *p = b->getPrevNode(); p; p = p->getPrevNode()) {
-      bool touches = false;
-      p->walk([&](Operation *nested) {
-        touches |= llvm::is_contained(nested->getOperands(), t);
-      });
-      if (!touches)
-        continue;
-      a = dyn_cast<TensorScalarOp>(p);
-      break;
+    Operation *last = nullptr;
+    for (Operation *user : t.getUsers()) {
+      Operation *anc = block->findAncestorOpInBlock(*user);
+      if (anc && anc->isBeforeInBlock(b) &&
+          (!last || last->isBeforeInBlock(anc)))
+        last = anc;
     }
+    auto a = dyn_cast_or_null<TensorScalarOp>(last);
     // A in place (x = x - mean) leaves x in T once it is gone: the merged
     // instruction reads it there.
     if (!a || a.getDst() != t || a.getDstAp() != b.getSrc0Ap() ||
