@@ -249,6 +249,34 @@ TouchedRows startTouchedRows(LoweringContext &ctx, trn::ScatterRowsOp op,
   return prep;
 }
 
+/// The point just after the last operation lowered so far (in the builder's
+/// block) that touches one of `roots` or a window of one, or that defines a
+/// root: work reading only those buffers can go there rather than after
+/// everything lowered since. Block start if none does (graph inputs).
+Block::iterator afterLastUse(OpBuilder &b, ArrayRef<Value> roots) {
+  Block *block = b.getInsertionBlock();
+  Block::iterator end = b.getInsertionPoint();
+  Operation *last = nullptr;
+  auto consider = [&](Operation *op) {
+    Operation *a = op ? block->findAncestorOpInBlock(*op) : nullptr;
+    if (!a || (end != block->end() && !a->isBeforeInBlock(&*end)))
+      return;
+    if (!last || last->isBeforeInBlock(a))
+      last = a;
+  };
+  SmallVector<Value> work(roots.begin(), roots.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    consider(v.getDefiningOp());
+    for (Operation *user : v.getUsers()) {
+      consider(user);
+      if (isa<nisa::HbmWindowOp>(user))
+        work.push_back(user->getResult(0));
+    }
+  }
+  return last ? std::next(Block::iterator(last)) : block->begin();
+}
+
 /// A 16-bit accumulate of M <= N indices goes through an fp32 table S
 /// ([N, D] of scratch) of which only the touched rows are read or written:
 ///   0. result = base, 1. S[index[m]] = base[index[m]] (startTouchedRows);
@@ -258,14 +286,24 @@ TouchedRows startTouchedRows(LoweringContext &ctx, trn::ScatterRowsOp op,
 /// Each touched row is base's plus the fp32 sum of its src rows in index
 /// order, rounded once: the bits of the whole-table path, for ~M rows of
 /// traffic instead of two copies of N rows, of which only steps 2 and 3
-/// wait for src.
+/// wait for src. Steps 0 and 1 go right after the last instruction so far
+/// touching base or index: a tied embedding's gradient adds the token
+/// rows to the LM head's weight gradient, written early in a backward
+/// graph, and the rows it starts from need not wait, at the graph's end,
+/// for the last layer's gradient (src).
 LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
                            const HbmView &base, const HbmView &index,
                            const HbmView &src) {
   Location loc = op.getLoc();
   if (sumsTouchedRows(op)) {
     IndirectLowering low(ctx, loc, index);
-    TouchedRows prep = startTouchedRows(ctx, op, base, low);
+    TouchedRows prep;
+    {
+      OpBuilder::InsertionGuard early(ctx.b);
+      ctx.b.setInsertionPoint(ctx.b.getInsertionBlock(),
+                              afterLastUse(ctx.b, {base.root, index.root}));
+      prep = startTouchedRows(ctx, op, base, low);
+    }
     ctx.views[op.getResult()] = prep.out;
     int64_t N = base.shape[0], D = base.shape[1];
     Type elt = base.elementType(), f32 = ctx.b.getF32Type();

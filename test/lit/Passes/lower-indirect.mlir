@@ -82,15 +82,16 @@ func.func @scatter_bf16_blocks(%b: tensor<300x6xbf16>, %i: tensor<260xi32>, %s: 
 
 // The matmul making base, read only by the scatter, stores straight into
 // the scatter's output (LowerToNisa): no copy of base, and the start rows
-// are gathered from there.
+// are gathered from there, right after the matmul's store rather than
+// after src's exp (they read only base and index).
 // CHECK-LABEL: func.func @scatter_bf16_base_in_place
 // CHECK: nisa.matmul
 // CHECK: nisa.tensor_copy %[[X:.*]] <0, [6, 1], [10, 6]>, %{{.*}} on scalar
 // CHECK-NEXT: nisa.dma_copy %arg4 <0, [6, 1], [10, 6]>, %[[X]]
 // CHECK-NOT: nisa.dma_copy %arg4
-// CHECK: nisa.activation exp
 // CHECK: nisa.dma_gather %{{.*}}, %arg4 <0, [6, 1], [10, 6]>
 // CHECK: nisa.dma_scatter %{{.*}} : memref<60xf32>
+// CHECK: nisa.activation exp
 // CHECK: nisa.dma_scatter {{.*}} accumulate
 // CHECK-NOT: nisa.dma_copy %arg4
 // CHECK: return
@@ -98,6 +99,21 @@ func.func @scatter_bf16_base_in_place(%a: tensor<10x8xbf16>, %w: tensor<8x6xbf16
   %x = trn.matmul %a, %w : (tensor<10x8xbf16>, tensor<8x6xbf16>) -> tensor<10x6xbf16>
   %e = trn.exp %s : tensor<4x6xbf16>
   %r = trn.scatter_rows %x, %i, %e accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
+  return %r : tensor<10x6xbf16>
+}
+
+// base and index are graph inputs: the start (result = base, the touched
+// rows into fp32) leads the program, ahead of src's computation.
+// CHECK-LABEL: func.func @scatter_bf16_start_first
+// CHECK-NOT: nisa.activation
+// CHECK: nisa.dma_copy %arg3 {{.*}}, %arg0 {{.*}} : memref<60xbf16>, memref<60xbf16>
+// CHECK: nisa.dma_gather %{{.*}}, %arg0 <0, [6, 1], [10, 6]>
+// CHECK: nisa.dma_scatter %{{.*}} : memref<60xf32>
+// CHECK: nisa.activation exp
+// CHECK: nisa.dma_scatter {{.*}} accumulate
+func.func @scatter_bf16_start_first(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
+  %e = trn.exp %s : tensor<4x6xbf16>
+  %r = trn.scatter_rows %b, %i, %e accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>
   return %r : tensor<10x6xbf16>
 }
 
