@@ -166,16 +166,30 @@ bool readsFrom(const Accesses &consumer, const Accesses &producer) {
   return false;
 }
 
+/// Whether `user` (or an op nested in it) reads a value `def` defines or
+/// one defined inside `def`.
+bool usesResultsOf(Operation *user, Operation *def) {
+  bool uses = false;
+  user->walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (Operation *d = v.getDefiningOp(); d && def->isAncestor(d))
+        uses = true;
+  });
+  return uses;
+}
+
 /// Fuses `consumer` into `producer`, the producer `shift` iterations ahead:
-/// its first `shift` iterations run first, then the ops between the loops,
-/// then one loop runs the producer's iteration k + shift and the consumer's
-/// k, carrying both loops' values, where the consumer was.
+/// its first `shift` iterations run first, then the ops between the loops
+/// that go above (`above`), then one loop runs the producer's iteration
+/// k + shift and the consumer's k, carrying both loops' values, where the
+/// consumer was, then the ops between that go below (`below`).
 FailureOr<scf::ForOp> fuse(scf::ForOp producer, scf::ForOp consumer,
-                           int64_t shift, ArrayRef<Operation *> between) {
+                           int64_t shift, ArrayRef<Operation *> above,
+                           ArrayRef<Operation *> below) {
   // What is left of the producer's loop is its iteration k + shift at k.
   if (failed(tile::peelIterations(producer, shift, 0)))
     return failure();
-  for (Operation *op : between)
+  for (Operation *op : above)
     op->moveBefore(producer);
   OpBuilder b(consumer);
   SmallVector<Value> inits(producer.getInitArgs());
@@ -200,12 +214,68 @@ FailureOr<scf::ForOp> fuse(scf::ForOp producer, scf::ForOp consumer,
       yields.push_back(map.lookupOrDefault(v));
   }
   inner.create<scf::YieldOp>(consumer.getLoc(), yields);
+  for (Operation *op : below)
+    op->moveBefore(consumer);
   unsigned n = producer.getNumResults();
   producer.replaceAllUsesWith(fused.getResults().take_front(n));
   consumer.replaceAllUsesWith(fused.getResults().drop_front(n));
   producer.erase();
   consumer.erase();
   return fused;
+}
+
+/// Splits the ops between a producer and its consumer (in program order)
+/// into those that go above the producer's iterations after its first
+/// `shift` and those that go below the fused loop; false if one can go
+/// nowhere. An op goes above unless it uses the producer's results,
+/// touches what those iterations write or writes what they read, or
+/// depends (SSA value or bytes) on an op that goes below; then it goes
+/// below, which it may if the consumer uses none of its results and it
+/// neither touches what the consumer's iterations write nor writes what
+/// they read. So a row group's weight sums, stored after its row loop, go
+/// below a tied embedding's sums over those rows, which join the loop.
+bool placeBetween(scf::ForOp producer, const Accesses &producerAcc,
+                  int64_t producerTrip, int64_t shift, scf::ForOp consumer,
+                  const Accesses &consumerAcc, int64_t trip,
+                  ArrayRef<Operation *> between, ArrayRef<Accesses> betweenAcc,
+                  SmallVectorImpl<Operation *> &above,
+                  SmallVectorImpl<Operation *> &below) {
+  Block *block = consumer->getBlock();
+  DenseSet<Operation *> belowSet;
+  Accesses belowAcc;
+  // Whether `op` reads a value defined by `def` or by an op in `defs`.
+  auto readsFromOps = [&](Operation *op, Operation *def,
+                          const DenseSet<Operation *> &defs) {
+    WalkResult r = op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands()) {
+        Operation *d = v.getDefiningOp();
+        Operation *top = d ? block->findAncestorOpInBlock(*d) : nullptr;
+        if (top && (top == def || defs.contains(top)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return r.wasInterrupted();
+  };
+  for (auto [op, acc] : llvm::zip(between, betweenAcc)) {
+    bool goesBelow = readsFromOps(op, producer, belowSet) ||
+                     acc.conflicts(belowAcc, 0, 0);
+    for (int64_t j = shift; j < producerTrip && !goesBelow; ++j)
+      goesBelow = acc.conflicts(producerAcc, 0, j);
+    if (!goesBelow) {
+      above.push_back(op);
+      continue;
+    }
+    if (readsFromOps(consumer, op, {}))
+      return false;
+    for (int64_t i = 0; i < trip; ++i)
+      if (consumerAcc.conflicts(acc, i, 0))
+        return false;
+    below.push_back(op);
+    belowSet.insert(op);
+    llvm::append_range(belowAcc.list, acc.list);
+  }
+  return true;
 }
 
 struct FuseTileLoopsPass
@@ -228,7 +298,7 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
     return {};
   // Walk back over the ops between the two loops, collecting them.
   SmallVector<Operation *> between;
-  Accesses betweenAcc;
+  SmallVector<Accesses> betweenAcc;
   for (Operation *op = consumer->getPrevNode(); op; op = op->getPrevNode()) {
     auto producer = dyn_cast<scf::ForOp>(op);
     Accesses producerAcc;
@@ -237,7 +307,7 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
     if (!producer || !readsFrom(consumerAcc, producerAcc)) {
       // Not the producer: it stays between (a loop or an instruction).
       between.push_back(op);
-      if (!betweenAcc.collect(op, nullptr))
+      if (!betweenAcc.emplace_back().collect(op, nullptr))
         return {};
       continue;
     }
@@ -249,16 +319,9 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
         *producerTrip - *trip > maxShift)
       return {};
     int64_t shift = *producerTrip - *trip;
-    // The consumer and the ops between must not need the producer's
-    // results (SSA values); the ops between move above the producer's
-    // iterations after its first `shift`, so they must not touch what
-    // those write nor write what they read.
+    // The consumer must not need the producer's results (SSA values).
     for (Operation *user : producer->getUsers())
-      if (consumer->isAncestor(user) ||
-          llvm::any_of(between, [&](Operation *o) { return o->isAncestor(user); }))
-        return {};
-    for (int64_t j = shift; j < *producerTrip; ++j)
-      if (betweenAcc.conflicts(producerAcc, 0, j))
+      if (consumer->isAncestor(user))
         return {};
     // Iteration i of the consumer then runs before iterations j > i + shift
     // of the producer.
@@ -267,7 +330,12 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
         if (consumerAcc.conflicts(producerAcc, i, j))
           return {};
     std::reverse(between.begin(), between.end());
-    FailureOr<scf::ForOp> fused = fuse(producer, consumer, shift, between);
+    std::reverse(betweenAcc.begin(), betweenAcc.end());
+    SmallVector<Operation *> above, below;
+    if (!placeBetween(producer, producerAcc, *producerTrip, shift, consumer,
+                      consumerAcc, *trip, between, betweenAcc, above, below))
+      return {};
+    FailureOr<scf::ForOp> fused = fuse(producer, consumer, shift, above, below);
     if (failed(fused)) {
       signalPassFailure();
       return {};

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/LoweringContext.h"
+#include "passes/Tile/TileLoops.h"
 
 #include "dialects/Trn/TrnOps.h"
 
@@ -52,14 +53,20 @@ public:
   /// Calls fn(block) for each block of up to 128 indices.
   void forEachBlock(llvm::function_ref<void(const IndexBlock &)> fn) {
     int64_t M = index.shape[0], P = ctx.partitions();
-    for (int64_t m0 = 0; m0 < M; m0 += P) {
-      IndexBlock blk{m0, std::min(P, M - m0),
-                     ctx.allocSbuf(loc, P, 1, ctx.b.getI32Type())};
-      ctx.dma(loc, blk.tile, ctx.tileAp(blk.tile, blk.rows, 1), index.root,
-              ctx.ap(index.offset + m0 * index.strides[0],
-                     {index.strides[0], 1}, {blk.rows, 1}));
-      fn(blk);
-    }
+    for (int64_t m0 = 0; m0 < M; m0 += P)
+      fn(loadBlock(index.root, m0));
+  }
+
+  /// Loads the block of indices from position m0, through `root` (the
+  /// index's buffer, or a tile loop's window of it).
+  IndexBlock loadBlock(Value root, int64_t m0) {
+    int64_t M = index.shape[0], P = ctx.partitions();
+    IndexBlock blk{m0, std::min(P, M - m0),
+                   ctx.allocSbuf(loc, P, 1, ctx.b.getI32Type())};
+    ctx.dma(loc, blk.tile, ctx.tileAp(blk.tile, blk.rows, 1), root,
+            ctx.ap(index.offset + m0 * index.strides[0],
+                   {index.strides[0], 1}, {blk.rows, 1}));
+    return blk;
   }
 
   /// The index tile for table rows [r0, r0 + n): the block's own tile for
@@ -193,15 +200,15 @@ private:
   unsigned turn = 0;
 };
 
-/// Loads src's rows of `blk`, columns [c0, c0 + w), into `rows` and
-/// scatters them into `target` (N rows), one DMA per range of at most
-/// kMaxTableRows rows.
+/// Loads src's rows of `blk`, columns [c0, c0 + w), into `rows` (through
+/// `srcRoot`: src's buffer or a tile loop's window of it) and scatters them
+/// into `target` (N rows), one DMA per range of at most kMaxTableRows rows.
 void scatterChunk(LoweringContext &ctx, Location loc, IndirectLowering &low,
-                  const IndexBlock &blk, const HbmView &src,
+                  const IndexBlock &blk, const HbmView &src, Value srcRoot,
                   const HbmView &target, int64_t N, int64_t c0, int64_t w,
                   Value rows, bool accumulate) {
   auto rowsAp = ctx.tileAp(rows, blk.rows, w);
-  ctx.dma(loc, rows, rowsAp, src.root,
+  ctx.dma(loc, rows, rowsAp, srcRoot,
           low.rowsAp(src, blk.first, blk.rows, c0, w));
   for (int64_t r0 = 0; r0 < N; r0 += kMaxTableRows) {
     int64_t n = std::min(kMaxTableRows, N - r0);
@@ -277,6 +284,50 @@ Block::iterator afterLastUse(OpBuilder &b, ArrayRef<Value> roots) {
   return last ? std::next(Block::iterator(last)) : block->begin();
 }
 
+/// Step 2 of lowerScatter's touched-rows path: S[index[m]] += src[m], in
+/// index order. Blocks alike (whole blocks of 128 indices, one chunk of the
+/// row, one table range) are a tile loop after the first, its index and
+/// src windows moving a block per iteration, so that `fuse` can join it to
+/// the loop that writes src (a layer norm gradient's rows, which the tied
+/// embedding's gradient adds up): each block is then added while the next
+/// rows are computed, not after all of them (bf16 GPT backward: the tail
+/// after the last layer norm gradient 230 -> 174 us). Not at lnc=2: the
+/// scatters' whole-table footprints keep the chain on one core, and
+/// joined to the row loop they would take its rows from that core on chip
+/// (SplitLogicalCores computes what a core's transfers need), which then
+/// computes most of the rows (backward at lnc=2 6167 -> 6235 us).
+/// Otherwise each block is emitted, its src rows loaded into two tiles in
+/// turn (TilePair).
+void addTouchedRows(LoweringContext &ctx, Location loc, IndirectLowering &low,
+                    ArrayRef<IndexBlock> blocks, const HbmView &src,
+                    const HbmView &acc, int64_t maxFree) {
+  int64_t N = acc.shape[0], D = acc.shape[1], P = ctx.partitions();
+  Type elt = src.elementType();
+  bool alike = ctx.lnc == 1 && blocks.size() >= 3 && D <= maxFree &&
+               N <= kMaxTableRows &&
+               llvm::all_of(blocks, [&](const IndexBlock &b) { return b.rows == P; });
+  if (!alike) {
+    TilePair srcTiles(ctx, loc, maxFree, elt);
+    for (const IndexBlock &blk : blocks)
+      low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
+        scatterChunk(ctx, loc, low, blk, src, src.root, acc, N, c0, w,
+                     srcTiles.next(), /*accumulate=*/true);
+      });
+    return;
+  }
+  auto addBlock = [&](const IndexBlock &blk, Value srcRoot) {
+    scatterChunk(ctx, loc, low, blk, src, srcRoot, acc, N, 0, D,
+                 ctx.allocSbuf(loc, P, maxFree, elt), /*accumulate=*/true);
+  };
+  addBlock(blocks.front(), src.root);
+  // In the loop, each block's indices are loaded again (an SSA tile of
+  // the start cannot be indexed by the iteration).
+  TileLoopScope loop(ctx.b, loc, int64_t(blocks.size()) - 1,
+                     {P * low.index.strides[0], P * src.strides[0]},
+                     {low.index.root, src.root});
+  addBlock(low.loadBlock(loop.roots()[0], P), loop.roots()[1]);
+}
+
 /// A 16-bit accumulate of M <= N indices goes through an fp32 table S
 /// ([N, D] of scratch) of which only the touched rows are read or written:
 ///   0. result = base, 1. S[index[m]] = base[index[m]] (startTouchedRows);
@@ -310,12 +361,7 @@ LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
     int64_t maxFree = ctx.maxFree({f32});
     ArrayRef<IndexBlock> blocks = prep.blocks;
     // 2. S[index[m]] += src[m], in index order.
-    TilePair srcTiles(ctx, loc, maxFree, elt);
-    for (const IndexBlock &blk : blocks)
-      low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
-        scatterChunk(ctx, loc, low, blk, src, prep.acc, N, c0, w,
-                     srcTiles.next(), /*accumulate=*/true);
-      });
+    addTouchedRows(ctx, loc, low, blocks, src, prep.acc, maxFree);
     // 3. result[index[m]] = S[index[m]] rounded on chip (duplicates write
     // the same row), so the scatters move 16-bit rows.
     int64_t P = ctx.partitions();
@@ -357,7 +403,7 @@ LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
     IndirectLowering low(ctx, loc, index);
     low.forEachBlock([&](const IndexBlock &blk) {
       low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
-        scatterChunk(ctx, loc, low, blk, src, target, N, c0, w,
+        scatterChunk(ctx, loc, low, blk, src, src.root, target, N, c0, w,
                      ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt),
                      op.getAccumulate());
       });

@@ -89,6 +89,23 @@ def test_scatter_rows_accumulate_touched_rows(dtype):
     torch.testing.assert_close(compile_neuron(fn)(base, index, src), fn(base, index, src), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("lnc", [1, 2])
+def test_scatter_rows_accumulate_touched_rows_block_loop(lnc):
+    # Whole blocks of 128 indices, a row in one chunk: the sums are a tile
+    # loop over the blocks after the first, which `fuse` joins to the loop
+    # computing src (here a + b, exact in bf16 as eager rounds it), and
+    # duplicates across blocks still sum in index order, rounded once. At
+    # lnc=2 the blocks stay straight-line.
+    base = torch.randn(600, 256).to(torch.bfloat16)
+    a = torch.randn(512, 256).to(torch.bfloat16)
+    b = torch.randn(512, 256).to(torch.bfloat16)
+    index = _index(512, 600, seed=11)
+    index[[3, 130, 260, 400, 511]] = 42
+    fn = lambda t, i, x, y: scatter_rows(t, i, x + y, True)  # noqa: E731
+    actual = compile_neuron(fn, options={"lnc": lnc})(base, index, a, b)
+    torch.testing.assert_close(actual, fn(base, index, a, b), rtol=0, atol=0)
+
+
 def test_scatter_rows_accumulate_touched_rows_past_65535_rows():
     base = torch.randn(66000, 3).to(torch.bfloat16)
     src = torch.randn(6, 3).to(torch.bfloat16)

@@ -85,7 +85,8 @@ func.func @reads_ahead(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memre
 // -----
 
 // An instruction between the loops reads what the producer loop writes
-// (its last tile): it cannot move above the producer, so nothing fuses.
+// (its last tile): it cannot move above the producer, nor below the fused
+// loop (the consumer reads the tile it loads), so nothing fuses.
 // CHECK-LABEL: func.func @between_reads_producer
 // CHECK-COUNT-2: scf.for
 func.func @between_reads_producer(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
@@ -213,6 +214,84 @@ func.func @chain_carried(%x: memref<262144xf32>, %y: memref<262144xf32>, %u: mem
     scf.yield %t : !nisa.tile<sbuf, 128, 512, f32>
   }
   nisa.dma_copy %z <262144, [512, 1], [128, 512]>, %last <0, [512, 1], [128, 512]> : memref<327680xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  return
+}
+
+// -----
+
+// Between the loops, a copy of the producer's last tile into %v (a row
+// group's weight sums stored after its loop) and a copy of %w into %u.
+// The first cannot move above the producer; the consumer neither reads
+// what it writes nor uses its tile, so it goes below the fused loop, with
+// the store that uses its tile. The second goes above.
+// CHECK-LABEL: func.func @between_goes_below
+// CHECK: nisa.dma_copy %[[U:[0-9]+]] {{.*}}, %arg3
+// CHECK-NEXT: nisa.dma_copy %arg4 {{.*}}, %[[U]]
+// CHECK: scf.for
+// CHECK: nisa.activation exp
+// CHECK: nisa.tensor_tensor add
+// CHECK: }
+// CHECK-NEXT: nisa.dma_copy %[[L:[0-9]+]] {{.*}}, %arg1 <131072, [512, 1], [128, 512]>
+// CHECK-NEXT: nisa.dma_copy %arg5 {{.*}}, %[[L]]
+// CHECK-NOT: scf.for
+func.func @between_goes_below(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>, %w: memref<65536xf32>, %u: memref<65536xf32>, %v: memref<65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    %e = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.activation exp %e <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %e <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %l = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %l <0, [512, 1], [128, 512]>, %y <131072, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+  %m = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %m <0, [512, 1], [128, 512]>, %w <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<65536xf32>
+  nisa.dma_copy %u <0, [512, 1], [128, 512]>, %m <0, [512, 1], [128, 512]> : memref<65536xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %v <0, [512, 1], [128, 512]>, %l <0, [512, 1], [128, 512]> : memref<65536xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.tensor_tensor add %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// The copy of the producer's last tile goes into z, which the consumer
+// writes: it can go neither above the producer nor below the consumer's
+// stores, so nothing fuses.
+// CHECK-LABEL: func.func @below_would_reorder_consumer
+// CHECK-COUNT-2: scf.for
+func.func @below_would_reorder_consumer(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %l = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+  nisa.dma_copy %l <0, [512, 1], [128, 512]>, %y <131072, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+  nisa.dma_copy %z <0, [512, 1], [128, 512]>, %l <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
   return
 }
 

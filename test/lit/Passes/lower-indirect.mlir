@@ -1,5 +1,6 @@
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | FileCheck %s
 // RUN: trnc-opt %s --trnc-tile-lower-to-nisa | trnc-opt | FileCheck %s
+// RUN: trnc-opt %s --trnc-tile-lower-to-nisa=lnc=2 | FileCheck %s --check-prefix=LNC2
 // trn.gather_rows / trn.scatter_rows -> dma_indirect (LowerIndirect.cpp).
 
 // Gather of 5 rows of a 10 x 6 table: the int64 index is narrowed into an
@@ -78,6 +79,30 @@ func.func @scatter_bf16(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6
 func.func @scatter_bf16_blocks(%b: tensor<300x6xbf16>, %i: tensor<260xi32>, %s: tensor<260x6xbf16>) -> tensor<300x6xbf16> {
   %r = trn.scatter_rows %b, %i, %s accumulate : tensor<300x6xbf16>, tensor<260xi32>, tensor<260x6xbf16> -> tensor<300x6xbf16>
   return %r : tensor<300x6xbf16>
+}
+
+// Four whole blocks of 128 indices, a row in one chunk: the sums of the
+// touched rows are the first block, then a tile loop over the other three,
+// its index and src windows moving a block (128 indices, 128 rows of 6)
+// per iteration, for `fuse` to join to the loop computing src. At lnc=2
+// the blocks stay straight-line (LowerIndirect.cpp, addTouchedRows).
+// CHECK-LABEL: func.func @scatter_bf16_block_loop
+// CHECK: nisa.dma_scatter %[[A:[0-9]+]] {{.*}} : memref<3600xf32>
+// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [600, 6]>, %{{.*}} <0, [2048, 1], [128, 6]>, %{{.*}} <0, [1, 1], [128, 1]> accumulate
+// CHECK: scf.for %{{.*}} = %c0 to %c3
+// CHECK-NEXT: %[[IW:[0-9]+]] = nisa.hbm_window %arg1[%{{.*}} * 128] : memref<512xi32>
+// CHECK-NEXT: %[[SW:[0-9]+]] = nisa.hbm_window %arg2[%{{.*}} * 768] : memref<3072xbf16>
+// CHECK: nisa.dma_copy %[[I:[0-9]+]] <0, [1, 1], [128, 1]>, %[[IW]] <128, [1, 1], [128, 1]>
+// CHECK: nisa.dma_copy %[[S:[0-9]+]] <0, [2048, 1], [128, 6]>, %[[SW]] <768, [6, 1], [128, 6]>
+// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [600, 6]>, %[[S]] <0, [2048, 1], [128, 6]>, %[[I]] <0, [1, 1], [128, 1]> accumulate
+// CHECK-NEXT: }
+// CHECK: nisa.dma_gather
+// LNC2-LABEL: func.func @scatter_bf16_block_loop
+// LNC2-NOT: scf.for
+// LNC2: return
+func.func @scatter_bf16_block_loop(%b: tensor<600x6xbf16>, %i: tensor<512xi32>, %s: tensor<512x6xbf16>) -> tensor<600x6xbf16> {
+  %r = trn.scatter_rows %b, %i, %s accumulate : tensor<600x6xbf16>, tensor<512xi32>, tensor<512x6xbf16> -> tensor<600x6xbf16>
+  return %r : tensor<600x6xbf16>
 }
 
 // The matmul making base, read only by the scatter, stores straight into
