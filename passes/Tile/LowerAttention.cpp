@@ -13,9 +13,10 @@
 //    an identity matmul, kMasked; key chunks wholly above it are never computed)
 //   m'    = max(m, max_c rowmax(S_c))   Vector   [r, 1]
 //   P     = exp(scale * S - scale*m')   Scalar   SBUF [r, block] in v's type
-//   O_b   = sum_kb P^T_kb . V_kb     Tensor   PSUM [r, Ev] (P^T by transposes)
+//   [O_b | s_b] = sum_kb P^T_kb . [V_kb | 1]   Tensor   PSUM [r, Ev + 1]
+//                 (P^T by transposes; V's column of ones sums P's rows)
 //   f     = exp(scale*m - scale*m')  (FlashAttention's online softmax)
-//   s     = s * f + rowsum(P),  O = O * f + O_b  (fp32 SBUF)
+//   [O | s] = [O | s] * f + [O_b | s_b]  (fp32 SBUF)
 //   out   = O / s, lse = log s + scale*m
 // A row of one block needs no rescaling: O stays in PSUM. Any
 // key count is lowered while K^T and the K, V rows of a head fit in SBUF
@@ -422,10 +423,14 @@ void AttentionEmitter::attendRow(const Block &qT, Value kT, const Heads &v,
                                  int64_t keys, const Block &result,
                                  const Column &sumCol, const Column &biasCol) {
   const int64_t p = parts(), ev = v.cols;
-  // The running state: row max m (its -scale * m as the exp bias), row sum
-  // and, past the first block, the fp32 output sum in SBUF. The last block
-  // leaves its bias and the row sum in the lse columns.
-  Value m, sum, acc, o;
+  // V's rows carry a column of ones (forwardGroup): P [V | 1] sums P's rows
+  // in its last column, so the row sum rides in the output's accumulator.
+  const int64_t ow = ev + 1;
+  assert(v.tilePitch() == ow && "V without its column of ones");
+  // The running state: row max m (its -scale * m as the exp bias) and,
+  // past the first block, the fp32 output and row sum in SBUF. The last
+  // block leaves its bias in the lse columns.
+  Value m, acc, o;
   Column bias;
   const int64_t block = blockKeys(keys);
   for (int64_t b0 = 0; b0 < keys; b0 += block) {
@@ -447,38 +452,26 @@ void AttentionEmitter::attendRow(const Block &qT, Value kT, const Heads &v,
     Value probs = ctx.allocSbuf(loc, r, bw, elt);
     activation(nisa::ActFunc::exp, probs, ctx.tileAp(probs), sc,
                ctx.tileAp(sc), newBias, r, scale);
-    Column blockSum = first && last ? sumCol : Column{f32Tile(r, 1), 0};
-    ctx.tensorReduce(loc, nisa::AluOp::add, blockSum.tile,
-                     column(blockSum, r), probs, ctx.tileAp(probs));
-
-    o = psum(r, ev);
+    o = psum(r, ow);
     SmallVector<Block> pT = transposeColumns(probs, r, 0, bw);
     for (auto [kb, blk] : llvm::enumerate(pT)) {
       Block vb = blockOf(v, vTile, b0 / p + kb, h);
       ctx.matmul(loc, o, ctx.tileAp(o), blk.tile, window(blk, r), vb.tile,
-                 window(vb.tile, vb.offset, blk.parts, ev),
+                 window(vb.tile, vb.offset, blk.parts, ow),
                  /*accumulate=*/kb > 0);
     }
     if (first) {
-      sum = blockSum.tile;
       if (!last) { // more blocks follow: the output sum moves to SBUF
-        acc = f32Tile(r, ev);
+        acc = f32Tile(r, ow);
         evacuate(acc, ctx.tileAp(acc), o, ctx.tileAp(o));
       }
     } else {
       // Rescale what the earlier blocks summed by exp(scale * (m - m_new)).
-      Value factor = f32Tile(r, 1), scaled = f32Tile(r, 1);
+      Value factor = f32Tile(r, 1);
       activation(nisa::ActFunc::exp, factor, ctx.tileAp(factor), m,
                  ctx.tileAp(m), newBias, r, scale);
-      ctx.tensorTensor(loc, nisa::AluOp::multiply, scaled, ctx.tileAp(scaled),
-                       sum, ctx.tileAp(sum), factor, ctx.tileAp(factor));
-      Column next = last ? sumCol : Column{f32Tile(r, 1), 0};
-      ctx.tensorTensor(loc, nisa::AluOp::add, next.tile, column(next, r),
-                       scaled, ctx.tileAp(scaled), blockSum.tile,
-                       ctx.tileAp(blockSum.tile));
-      sum = next.tile;
       ctx.tensorTensor(loc, nisa::AluOp::multiply, acc, ctx.tileAp(acc), acc,
-                       ctx.tileAp(acc), factor, ctx.ap(0, {1, 0}, {r, ev}));
+                       ctx.tileAp(acc), factor, ctx.ap(0, {1, 0}, {r, ow}));
       ctx.tensorTensor(loc, nisa::AluOp::add, acc, ctx.tileAp(acc), acc,
                        ctx.tileAp(acc), o, ctx.tileAp(o));
     }
@@ -486,8 +479,11 @@ void AttentionEmitter::attendRow(const Block &qT, Value kT, const Heads &v,
     bias = newBias;
   }
   Value total = acc ? acc : o;
+  // The row sum, for the division and the lse.
+  ctx.copyOnVector(loc, sumCol.tile, column(sumCol, r), total,
+                   window(total, ev, r, 1));
   ctx.tensorTensor(loc, nisa::AluOp::divide, result.tile, window(result, ev),
-                   total, ctx.tileAp(total), sumCol.tile,
+                   total, window(total, 0, r, ev), sumCol.tile,
                    broadcast(sumCol, r, ev));
 }
 
@@ -497,7 +493,19 @@ void AttentionEmitter::forwardGroup(const Heads &q, const Heads &k,
   const int64_t p = parts(), s = k.rows, e = q.cols, ev = v.cols,
                 g = q.count, kBlocks = (s + p - 1) / p;
   // The group's keys and values, and each head's K^T, stay resident.
-  Value kTile = loadBlocks(k), vTile = loadBlocks(v);
+  // Each head's V rows carry a column of ones, so that P V also sums P's
+  // rows on the Tensor Engine (one more moving column per matmul; Ev <= 128,
+  // attention_ops.MAX_HEAD): a Vector reduction over each block of
+  // probabilities fewer (bf16 GPT forward: 512 reductions of [128, <= 1024]
+  // per layer; forward 5520.3 -> 5417.1 us, Vector and Scalar, which bound
+  // the attention, each ~490 us per layer).
+  Heads vAug = v;
+  vAug.pitch = ev + 1;
+  Value kTile = loadBlocks(k), vTile = loadBlocks(vAug);
+  ctx.memset(loc, vTile,
+             ctx.ap(ev, {kBlocks * vAug.width(), vAug.width(), ev + 1},
+                    {std::min(p, s), kBlocks, g}),
+             1.0);
   SmallVector<Value> kT;
   for (int64_t h = 0; h < g; ++h) {
     SmallVector<Block> blocks;
@@ -513,7 +521,7 @@ void AttentionEmitter::forwardGroup(const Heads &q, const Heads &k,
     Value sums = f32Tile(r, g), biases = f32Tile(r, g);
     for (int64_t h = 0; h < g; ++h) {
       Value qT = transposeBlocks({Block{qTile, h * e, r}}, e);
-      attendRow(Block{qT, 0, e}, kT[h], v, vTile, h, q0, r, keys,
+      attendRow(Block{qT, 0, e}, kT[h], vAug, vTile, h, q0, r, keys,
                 Block{result, h * ev, r}, Column{sums, h}, Column{biases, h});
     }
     storeRows(out, q0, result);
@@ -803,8 +811,8 @@ int64_t residentBytes(int64_t l, int64_t s, int64_t e, int64_t ev,
                       int64_t eltBytes, int64_t p, bool forward,
                       int64_t heads) {
   int64_t kBlocks = (s + p - 1) / p, qBlocks = (l + p - 1) / p;
-  if (forward)
-    return heads * (s * eltBytes + kBlocks * (e + ev) * eltBytes);
+  if (forward) // V's rows with their column of ones (forwardGroup)
+    return heads * (s * eltBytes + kBlocks * (e + ev + 1) * eltBytes);
   const int64_t fc = foldColumns(eltBytes);
   return heads * (kBlocks * (2 * (e + ev) + fc) * eltBytes +
                   qBlocks * ((2 * e + ev + fc) * eltBytes + 8)) +

@@ -42,14 +42,15 @@ WORKING_BYTES = 64 * 1024
 
 def resident_bytes(l: int, s: int, e: int, ev: int, elt_bytes: int, backward: bool) -> int:
     """SBUF bytes per partition one head's resident tiles take, for l queries
-    and s keys: forward, K^T [E, S] and the [<= 128, E] row blocks of K and V;
+    and s keys: forward, K^T [E, S] and the [<= 128, E] row blocks of K and V
+    (V with a column of ones, whose product with P sums P's rows);
     the gradient, the K and V rows (V with extra columns) and the dK, dV
     results, per query block the Q and dO rows (dO with -D), the dq result and
     fp32 -lse and -D, and K^T, V^T, Q^T, dO^T. -D rides in one extra column
     of dO (ones in V's) in float32, two (hi, lo) in a 16-bit type."""
     k_blocks, q_blocks = -(-s // PARTITIONS), -(-l // PARTITIONS)
     if not backward:
-        return s * elt_bytes + k_blocks * (e + ev) * elt_bytes
+        return s * elt_bytes + k_blocks * (e + ev + 1) * elt_bytes
     fold = 2 if elt_bytes < 4 else 1
     return (
         k_blocks * (2 * (e + ev) + fold) * elt_bytes

@@ -13,6 +13,8 @@
 
 // CHECK-LABEL: func.func @causal_forward
 // CHECK-NOT: nisa.dram_alloc
+// V's rows carry a column of ones after the head's 32 columns.
+// CHECK: nisa.memset %[[V:[0-9]+]] <32, [33, 33, 33], [128, 1, 1]>, 1.000000e+00
 // Scores of the one 128-row block: Q^T [32, 128] x K^T [32, 128] into PSUM,
 // then the mask (0 on and below the diagonal, -1e30 above) added as I^T . M.
 // CHECK: nisa.matmul %[[S:[0-9]+]] <0, [128, 1], [128, 128]>, %{{.*}} <0, [128, 1], [32, 128]>, %{{.*}} <0, [128, 1], [32, 128]>
@@ -21,11 +23,13 @@
 // CHECK: nisa.matmul %[[S]] <0, [128, 1], [128, 128]>, %{{.*}}, %[[M]] <0, [128, 1], [128, 128]> accumulate
 // CHECK: nisa.tensor_reduce max %{{.*}}, %[[S]]
 // CHECK: nisa.activation exp %{{.*}}, %[[S]] {{.*}} bias
-// CHECK: nisa.tensor_reduce add
-// P^T, then O = P V.
+// P^T, then [O | s] = P [V | 1]: the row sum in the last column, no Vector
+// reduction.
+// CHECK-NOT: nisa.tensor_reduce add
 // CHECK: transpose :
-// CHECK: nisa.matmul %{{.*}} <0, [32, 1], [128, 32]>
-// CHECK: nisa.tensor_scalar {{.*}} divide 0.000000e+00 per_partition
+// CHECK: nisa.matmul %[[O:[0-9]+]] <0, [33, 1], [128, 33]>, %{{.*}}, %[[V]] <0, [33, 1], [128, 33]>
+// CHECK: nisa.tensor_copy %[[SUM:[0-9]+]] <0, [1, 1], [128, 1]>, %[[O]] <32, [33, 1], [128, 1]>
+// CHECK: nisa.tensor_scalar {{.*}}, %[[O]] <0, [33, 1], [128, 32]> divide 0.000000e+00 per_partition %[[SUM]]
 // lse = log(sum) - bias of every head, stored as a column per head.
 // CHECK: nisa.activation log
 // CHECK: nisa.tensor_tensor subtract %[[L:[0-9]+]]
@@ -128,41 +132,40 @@ func.func @gradient_bf16(%do: tensor<1x1x128x32xbf16>, %q: tensor<1x1x128x32xbf1
 }
 
 // 4096 keys: four softmax blocks of two 512-key chunks. The first sets the
-// row max and sum and moves its P V out of PSUM; each later one takes the
-// larger max, rescales the sum and the fp32 output by exp(scale * (m - m'))
-// and adds its own, then out = O / s once.
+// row max and moves its [O | s] = P [V | 1] (the row sum in the last column)
+// out of PSUM; each later one takes the larger max, rescales the fp32
+// output and sum by exp(scale * (m - m')) and adds its own, then out = O / s
+// once.
 // CHECK-LABEL: func.func @online_softmax
+// CHECK: nisa.memset %[[V:[0-9]+]] <64, [2080, 65, 65], [128, 32, 1]>, 1.000000e+00
 // CHECK: nisa.tensor_reduce max %[[M0:[0-9]+]] <0, [1, 1], [128, 1]>, %{{.*}} <0, [1024, 1], [128, 1024]>
 // CHECK: nisa.tensor_scalar %[[B0:[0-9]+]] {{.*}}, %[[M0]] {{.*}} multiply -1.250000e-01
 // CHECK: nisa.activation exp %[[P0:[0-9]+]] <0, [1024, 1], [128, 1024]>, %{{.*}} bias %[[B0]]
-// CHECK: nisa.tensor_reduce add %[[S0:[0-9]+]] {{.*}}, %[[P0]]
-// CHECK: nisa.matmul %[[O0:[0-9]+]] <0, [64, 1], [128, 64]>
-// CHECK: nisa.matmul %[[O0]] <0, [64, 1], [128, 64]>{{.*}} accumulate
-// CHECK: %[[ACC:[0-9]+]] = nisa.alloc : <sbuf, 128, 64, f32>
-// CHECK: %[[ACC]] <0, [64, 1], [128, 64]>, %[[O0]]
+// CHECK-NOT: nisa.tensor_reduce add
+// CHECK: nisa.matmul %[[O0:[0-9]+]] <0, [65, 1], [128, 65]>, %{{.*}}, %[[V]] <0, [2080, 1], [128, 65]>
+// CHECK: nisa.matmul %[[O0]] <0, [65, 1], [128, 65]>{{.*}} accumulate
+// CHECK: %[[ACC:[0-9]+]] = nisa.alloc : <sbuf, 128, 65, f32>
+// CHECK: %[[ACC]] <0, [65, 1], [128, 65]>, %[[O0]]
 // Second block: scores of keys 1024.. (K^T columns from 1024).
 // CHECK: nisa.matmul {{.*}} <1024, [4096, 1], [64, 512]>
 // CHECK: nisa.tensor_reduce max %[[BM1:[0-9]+]] <0, [1, 1], [128, 1]>, %{{.*}} <0, [1024, 1], [128, 1024]>
 // CHECK: nisa.tensor_tensor max %[[M1:[0-9]+]] {{.*}}, %[[M0]] {{.*}}, %[[BM1]]
 // CHECK: nisa.tensor_scalar %[[B1:[0-9]+]] {{.*}}, %[[M1]] {{.*}} multiply -1.250000e-01
 // CHECK: nisa.activation exp %[[P1:[0-9]+]] <0, [1024, 1], [128, 1024]>, %{{.*}} bias %[[B1]]
-// CHECK: nisa.tensor_reduce add %[[S1:[0-9]+]] {{.*}}, %[[P1]]
-// CHECK: nisa.matmul %[[O1:[0-9]+]] <0, [64, 1], [128, 64]>
+// CHECK: nisa.matmul %[[O1:[0-9]+]] <0, [65, 1], [128, 65]>, %{{.*}}, %[[V]] <520, [2080, 1], [128, 65]>
 // CHECK: nisa.activation exp %[[F:[0-9]+]] <0, [1, 1], [128, 1]>, %[[M0]] <0, [1, 1], [128, 1]> bias %[[B1]] {{.*}}scale = 1.250000e-01
-// CHECK: nisa.tensor_tensor multiply %[[T:[0-9]+]] {{.*}}, %[[S0]] {{.*}}, %[[F]]
-// CHECK: nisa.tensor_tensor add %[[S:[0-9]+]] {{.*}}, %[[T]] {{.*}}, %[[S1]]
 // CHECK: nisa.tensor_scalar %[[ACC]] {{.*}}, %[[ACC]] {{.*}} multiply 0.000000e+00 per_partition %[[F]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[O1]]
-// Blocks three and four: the same, into the same output sum; the last
-// block's sum goes to the lse column tile.
+// Blocks three and four: the same, into the same output sum; the row sum
+// goes to the lse column tile.
 // CHECK: nisa.matmul {{.*}} <2048, [4096, 1], [64, 512]>
 // CHECK: nisa.tensor_tensor max
 // CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]]
 // CHECK: nisa.matmul {{.*}} <3072, [4096, 1], [64, 512]>
 // CHECK: nisa.tensor_tensor max
-// CHECK: nisa.tensor_tensor add %[[SN:[0-9]+]]
 // CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]]
-// CHECK: nisa.tensor_scalar %{{.*}}, %[[ACC]] {{.*}} divide 0.000000e+00 per_partition %[[SN]] <0, [1, 1], [128, 1]>
+// CHECK: nisa.tensor_copy %[[SN:[0-9]+]] <0, [1, 1], [128, 1]>, %[[ACC]] <64, [65, 1], [128, 1]>
+// CHECK: nisa.tensor_scalar %{{.*}}, %[[ACC]] <0, [65, 1], [128, 64]> divide 0.000000e+00 per_partition %[[SN]] <0, [1, 1], [128, 1]>
 // CHECK: nisa.activation log %{{.*}}, %[[SN]]
 // CHECK-NOT: nisa.tensor_tensor divide
 // CHECK: return
@@ -191,12 +194,13 @@ func.func @online_causal(%q: tensor<1x1x2176x16xf32>, %k: tensor<1x1x2176x16xf32
 
 // A model's attention: 4 heads of 32 as views of one packed [B, T, 3C]
 // activation (row stride 384). The group's keys and values are one DMA each
-// (both 128-row blocks, 4 heads x 32 contiguous = 256 B rows), the queries of
-// a block one DMA, and the output block one DMA of 4 heads; lse columns of 4
-// heads x 128 queries one DMA.
+// (both 128-row blocks, 4 heads x 32 contiguous = 256 B rows; in the values'
+// tile each head's 32 columns are followed by its column of ones), the
+// queries of a block one DMA, and the output block one DMA of 4 heads; lse
+// columns of 4 heads x 128 queries one DMA.
 // CHECK-LABEL: func.func @packed_heads
 // CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 32, 1], [128, 2, 4, 32]>, %arg0 <128, [384, 49152, 32, 1], [128, 2, 4, 32]>
-// CHECK: nisa.dma_copy %{{.*}} <0, [256, 128, 32, 1], [128, 2, 4, 32]>, %arg0 <256, [384, 49152, 32, 1], [128, 2, 4, 32]>
+// CHECK: nisa.dma_copy %{{.*}} <0, [264, 132, 33, 1], [128, 2, 4, 32]>, %arg0 <256, [384, 49152, 32, 1], [128, 2, 4, 32]>
 // CHECK: nisa.dma_copy %{{.*}} <0, [128, 32, 1], [128, 4, 32]>, %arg0 <0, [384, 32, 1], [128, 4, 32]>
 // CHECK-COUNT-4: nisa.tensor_scalar {{.*}} divide 0.000000e+00 per_partition
 // CHECK: nisa.dma_copy %arg1 <0, [128, 32, 1], [128, 4, 32]>, %{{.*}} <0, [128, 1], [128, 128]>
