@@ -17,12 +17,17 @@
 //     `max-shift` more (a matmul with an epilogue peels two tiles off its
 //     loop, a row group one): it then runs that many iterations ahead, the
 //     extra ones before the fused loop;
-//   - neither the consumer nor the top-level instructions between the loops
-//     (the consumer's prologue: its resident operands, its first tiles) use
-//     the producer's results (its tiles flow through HBM);
-//   - the instructions between touch nothing the producer's iterations
-//     after those it runs ahead write, and write nothing they read, so they
-//     move above them;
+//   - the consumer does not use the producer's results (its tiles flow
+//     through HBM);
+//   - each top-level instruction between the loops (the consumer's
+//     prologue: its resident operands, its first tiles) moves above the
+//     producer's iterations after those it runs ahead: it uses none of the
+//     producer's results, touches nothing those iterations write and writes
+//     nothing they read, and depends on no instruction that moves below;
+//     or else below the fused loop: the consumer uses none of its results,
+//     and it touches nothing the consumer's iterations write and writes
+//     nothing they read (a row group's weight sums stored after its loop,
+//     when the sums of a tied embedding's gradient over its rows join it);
 //   - no iteration i of the consumer touches bytes an iteration j > i +
 //     shift of the producer accesses, one side writing (the order fusion
 //     swaps).
@@ -164,18 +169,6 @@ bool readsFrom(const Accesses &consumer, const Accesses &producer) {
         if (!r.fp.isWrite && r.fp.resource == w.fp.resource)
           return true;
   return false;
-}
-
-/// Whether `user` (or an op nested in it) reads a value `def` defines or
-/// one defined inside `def`.
-bool usesResultsOf(Operation *user, Operation *def) {
-  bool uses = false;
-  user->walk([&](Operation *op) {
-    for (Value v : op->getOperands())
-      if (Operation *d = v.getDefiningOp(); d && def->isAncestor(d))
-        uses = true;
-  });
-  return uses;
 }
 
 /// Fuses `consumer` into `producer`, the producer `shift` iterations ahead:
@@ -353,7 +346,7 @@ void FuseTileLoopsPass::runOnOperation() {
     return;
   // In program order, each loop joins its producer; a fused loop is then a
   // producer the next consumer may join, so a chain becomes one loop.
-  int64_t fused = 0;
+  [[maybe_unused]] int64_t fused = 0; // for the debug output
   SmallVector<scf::ForOp> loops;
   for (Operation &op : func.getBody().front())
     if (auto loop = dyn_cast<scf::ForOp>(op))

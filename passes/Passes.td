@@ -184,10 +184,12 @@ def FuseTileLoops : Pass<"trnc-fuse-tile-loops", "::mlir::func::FuncOp"> {
     iterations, at most `max-shift`, the producer's loop has beyond the
     consumer's), the consumer's body joins the producer's loop, after it:
     the producer's first `shift` iterations run before, then the
-    instructions between the two loops (the consumer's resident operands
-    and first tiles, which must not depend on the producer's later
-    iterations), then one loop of the producer's iteration k + shift and the
-    consumer's k. The consumer's load of tile i then follows the producer's
+    instructions between the two loops that do not depend on the producer's
+    later iterations (the consumer's resident operands and first tiles),
+    then one loop of the producer's iteration k + shift and the consumer's
+    k, then the instructions between that do (a row group's weight sums,
+    stored after its loop), when the consumer does not depend on them. The
+    consumer's load of tile i then follows the producer's
     store of it, in the same iteration, for `trnc-fuse-forward-stores` to
     hand over on chip.
 
