@@ -277,7 +277,7 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
       if (failed(lowerElementwiseGroup(ctx, ops)))
         return failure();
     } else if (kind == "rows") {
-      RowGroup rows{ops, SmallVector<int64_t>(*group.getRowSpace())};
+      RowGroup rows{ops, SmallVector<int64_t>(*group.getRowSpace()), {}};
       // Not one loop (rows too long for SBUF): its elementwise members
       // still share loops, as the elementwise groups the body forms.
       llvm::DenseSet<Operation *> lowered;

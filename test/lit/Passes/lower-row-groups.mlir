@@ -8,6 +8,7 @@
 // RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s --check-prefix=LOOP
 // The output must pass the nisa verifiers when read back.
 // RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | trnc-opt -split-input-file > /dev/null
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa -canonicalize | FileCheck %s --check-prefix=FOLD
 
 // Layer norm forward (mean, centred variance, normalise, scale, shift): x
 // is loaded once per tile, cast in the DMA; the mean is read broadcast; the
@@ -138,6 +139,36 @@ func.func @rows_too_long(%x: tensor<2x9000xf32>) -> tensor<2x9000xf32> {
   %13 = trn.mul %12, %2 : tensor<2x9000xf32>
   %14 = trn.mul %13, %7 : tensor<2x9000xf32>
   return %14 : tensor<2x9000xf32>
+}
+
+// -----
+
+// A scalar op read by one op is computed just before that reader (a layer
+// norm gradient's N * g - sum(g), with g * x computed and reduced between):
+// g * x then takes a tile of its own instead of overwriting g, and the
+// multiply and the per-partition subtraction are one tensor_scalar once
+// canonicalized (FOLD).
+// CHECK-LABEL: func.func @scalar_op_beside_its_reader
+// CHECK: nisa.dma_copy %[[G:[0-9]+]] {{.*}}, %arg0
+// CHECK-NOT: nisa.tensor_tensor multiply %[[G]] 
+// CHECK: nisa.tensor_tensor multiply %{{[0-9]+}} {{.*}}, %[[G]]
+// CHECK: nisa.tensor_scalar %[[N:[0-9]+]] {{.*}}, %[[G]] {{.*}} multiply 5.120000e+02, bypass
+// CHECK-NEXT: nisa.tensor_scalar %[[N]] {{.*}}, %[[N]] {{.*}} subtract 0.000000e+00 per_partition
+// FOLD-LABEL: func.func @scalar_op_beside_its_reader
+// FOLD: nisa.tensor_scalar {{.*}} multiply 5.120000e+02, subtract 0.000000e+00 per_partition
+func.func @scalar_op_beside_its_reader(%g: tensor<128x512xf32>, %x: tensor<128x512xf32>) -> tensor<128x512xf32> {
+  %n = trn.mul_scalar %g, 5.120000e+02 : tensor<128x512xf32>
+  %s = trn.reduce_sum %g dims = [1] : tensor<128x512xf32> -> tensor<128xf32>
+  %s1 = trn.reshape %s : tensor<128xf32> -> tensor<128x1xf32>
+  %sb = trn.broadcast %s1 : tensor<128x1xf32> -> tensor<128x512xf32>
+  %p = trn.mul %g, %x : tensor<128x512xf32>
+  %t = trn.reduce_sum %p dims = [1] : tensor<128x512xf32> -> tensor<128xf32>
+  %t1 = trn.reshape %t : tensor<128xf32> -> tensor<128x1xf32>
+  %tb = trn.broadcast %t1 : tensor<128x1xf32> -> tensor<128x512xf32>
+  %d = trn.sub %n, %sb : tensor<128x512xf32>
+  %e = trn.mul %x, %tb : tensor<128x512xf32>
+  %r = trn.sub %d, %e : tensor<128x512xf32>
+  return %r : tensor<128x512xf32>
 }
 
 // -----
