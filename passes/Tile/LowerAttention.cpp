@@ -431,7 +431,6 @@ void AttentionEmitter::attendRow(const Block &qT, Value kT, const Heads &v,
   // past the first block, the fp32 output and row sum in SBUF. The last
   // block leaves its bias in the lse columns.
   Value m, acc, o;
-  Column bias;
   const int64_t block = blockKeys(keys);
   for (int64_t b0 = 0; b0 < keys; b0 += block) {
     int64_t bw = std::min(block, keys - b0);
@@ -476,7 +475,6 @@ void AttentionEmitter::attendRow(const Block &qT, Value kT, const Heads &v,
                        ctx.tileAp(acc), o, ctx.tileAp(o));
     }
     m = newMax;
-    bias = newBias;
   }
   Value total = acc ? acc : o;
   // The row sum, for the division and the lse.

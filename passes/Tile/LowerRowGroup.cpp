@@ -625,13 +625,12 @@ FailureOr<bool> RowGroupLowering::run() {
 /// The group's ops in the order the loop computes them: each add_scalar or
 /// mul_scalar read by one op moves to just before that reader (a chain of
 /// them stays together; every op still follows what it reads). Computed
-/// early, its operand's tile could be
-/// overwritten in place before the reader runs (a layer norm gradient's
-/// N * g * w, read by the subtraction of sum(g * w) after g * w * xhat
-/// overwrote g * w), which keeps the pair from being one tensor_scalar
-/// (NisaCanonicalize.cpp); beside its reader it is (bf16 GPT backward
-/// 11083.1 -> 11028.1 us: one fp32 pass fewer per row tile of each layer
-/// norm gradient).
+/// early, its operand's tile could be overwritten in place before the
+/// reader runs (a layer norm gradient's N * g * w, read by the subtraction
+/// of sum(g * w) after g * w * xhat overwrote g * w), which keeps the pair
+/// from being one tensor_scalar (NisaCanonicalize.cpp); beside its reader
+/// it is (bf16 GPT backward 11083.1 -> 11028.1 us: one fp32 pass fewer per
+/// row tile of each layer norm gradient).
 static RowGroup scalarOpsBesideReaders(const RowGroup &group) {
   RowGroup ordered = group;
   SmallVector<Operation *> &ops = ordered.ops;
