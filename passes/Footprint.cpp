@@ -16,8 +16,9 @@ static const char kScratchArena = 0;
 
 static int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
-FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
-                                       TileBytes mode) {
+/// The bytes of `a`, without the idempotent mark.
+static FailureOr<Footprint> bytesOf(Operation *op, const Access &a,
+                                    TileBytes mode) {
   ElementExtent extent = getElementExtent(a.pattern);
   auto tile = dyn_cast<TileType>(a.buffer.getType());
   if (!tile) {
@@ -59,6 +60,15 @@ FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
                    addr + lo * eb,
                    addr + (hi + 1) * eb,
                    a.isWrite};
+}
+
+FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
+                                       TileBytes mode) {
+  FailureOr<Footprint> fp = bytesOf(op, a, mode);
+  if (succeeded(fp) && a.isWrite)
+    if (auto scatter = dyn_cast<DmaScatterOp>(op))
+      fp->idempotent = scatter.getIdempotent();
+  return fp;
 }
 
 std::vector<std::pair<int64_t, int64_t>> trnc::hbmRunsOf(AccessPatternAttr ap) {

@@ -29,15 +29,20 @@ struct Footprint {
   int64_t partBegin, partEnd;
   int64_t begin, end; // half-open
   bool isWrite;
+  /// The write of an idempotent dma_scatter: every such write stores equal
+  /// bytes, so two of them do not conflict.
+  bool idempotent = false;
 
   bool overlaps(const Footprint &o) const {
     return resource == o.resource && space == o.space &&
            partBegin < o.partEnd && o.partBegin < partEnd && begin < o.end &&
            o.begin < end;
   }
-  /// A hazard: overlapping bytes, at least one side writes.
+  /// A hazard: overlapping bytes, at least one side writes (and not two
+  /// idempotent writes).
   bool conflicts(const Footprint &o) const {
-    return (isWrite || o.isWrite) && overlaps(o);
+    return (isWrite || o.isWrite) && !(idempotent && o.idempotent) &&
+           overlaps(o);
   }
 };
 

@@ -479,7 +479,8 @@ void ListScheduler::addDependences() {
       const Footprint &fp = footprints[f];
       Accesses &acc = byResource[fp.resource];
       for (auto [node, g] : acc.writes)
-        if (fp.overlaps(footprints[g]))
+        if (fp.overlaps(footprints[g]) &&
+            !(fp.idempotent && footprints[g].idempotent))
           edge(node);
       if (fp.isWrite)
         for (auto [node, g] : acc.reads)

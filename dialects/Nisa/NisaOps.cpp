@@ -377,6 +377,9 @@ LogicalResult DmaGatherOp::verify() {
 }
 
 LogicalResult DmaScatterOp::verify() {
+  if (getIdempotent() && getAccumulate())
+    return emitOpError("an accumulating scatter cannot be idempotent: its "
+                       "duplicates add, they do not write equal rows");
   return verifyIndirect(*this, getSrc0(), getSrc0Ap(), getDstAp(), getSrc1(),
                         getSrc1Ap(), getQueue().value_or(0));
 }

@@ -176,6 +176,10 @@ def Nisa_DmaScatterOp : Nisa_InstrOp<"dma_scatter"> {
     [0, N) are dropped (Isa.h DmaIndirect with kFlagScatter). `dst_ap`
     spans the whole table (N rows, free dims = one row). `accumulate` reads
     dst too; its write access already orders it against every other access.
+    `idempotent` (not with `accumulate`) promises that every row it writes
+    gets the bytes any other idempotent scatter writes there (duplicates of
+    one rounded table, LowerIndirect's touched rows): two of them need no
+    order between them, a later access still waits for both.
 
     ```mlir
     nisa.dma_scatter %out <0, [64, 1], [1000, 64]>, %t <0, [64, 1], [128, 64]>,
@@ -190,11 +194,12 @@ def Nisa_DmaScatterOp : Nisa_InstrOp<"dma_scatter"> {
                             Arg<Nisa_Tile, "", [MemRead]>:$src1,
                             Nisa_AccessPatternAttr:$src1_ap,
                             UnitAttr:$accumulate,
+                            UnitAttr:$idempotent,
                             OptionalAttr<I64Attr>:$queue),
                        Nisa_SyncAttrs);
   let assemblyFormat = [{
     $dst $dst_ap `,` $src0 $src0_ap `,` $src1 $src1_ap (`accumulate` $accumulate^)?
-    attr-dict `:` type($dst) `,` type($src0) `,` type($src1)
+    (`idempotent` $idempotent^)? attr-dict `:` type($dst) `,` type($src0) `,` type($src1)
   }];
 }
 

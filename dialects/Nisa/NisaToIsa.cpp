@@ -60,6 +60,8 @@ bool trnc::nisa::describeInstruction(Operation *op, isa::Instruction &inst) {
         inst.flags |= isa::kFlagScatter;
         if (o.getAccumulate())
           inst.flags |= isa::kFlagAccumulate;
+        if (o.getIdempotent())
+          inst.flags |= isa::kFlagIdempotent;
         inst.dmaQueue = static_cast<uint16_t>(o.getQueue().value_or(0));
         return true;
       })

@@ -11,6 +11,9 @@
 //   (accumulate adds in fp32). All scatters write the whole table, so
 //   trnc-schedule-semaphores orders them after the base copy and each other
 //   (WAW): blocks apply in order and last-writer-wins / duplicate sums hold.
+//   Scatters whose duplicates write equal rows (the touched-rows path's
+//   copies of base rows and of the rounded sums) are `idempotent`: no order
+//   among themselves, so their transfers overlap.
 //   A bf16/f16 accumulate sums in fp32 and rounds once (the contract: "sums
 //   in fp32, then cast"): with at most as many indices as rows, only the
 //   touched rows go through an fp32 table (~M rows of traffic, see
@@ -206,7 +209,7 @@ private:
 void scatterChunk(LoweringContext &ctx, Location loc, IndirectLowering &low,
                   const IndexBlock &blk, const HbmView &src, Value srcRoot,
                   const HbmView &target, int64_t N, int64_t c0, int64_t w,
-                  Value rows, bool accumulate) {
+                  Value rows, LoweringContext::ScatterMode mode) {
   auto rowsAp = ctx.tileAp(rows, blk.rows, w);
   ctx.dma(loc, rows, rowsAp, srcRoot,
           low.rowsAp(src, blk.first, blk.rows, c0, w));
@@ -214,7 +217,7 @@ void scatterChunk(LoweringContext &ctx, Location loc, IndirectLowering &low,
     int64_t n = std::min(kMaxTableRows, N - r0);
     Value idx = low.shiftedIndex(blk, r0);
     ctx.dmaScatter(loc, target.root, low.rowsAp(target, r0, n, c0, w), rows,
-                   rowsAp, idx, ctx.tileAp(idx, blk.rows, 1), accumulate);
+                   rowsAp, idx, ctx.tileAp(idx, blk.rows, 1), mode);
   }
 }
 
@@ -251,7 +254,8 @@ TouchedRows startTouchedRows(LoweringContext &ctx, trn::ScatterRowsOp op,
                                low.rowsAp(base, r0, n, c0, w), idx, idxAp);
                  ctx.dmaScatter(loc, prep.acc.root,
                                 low.rowsAp(prep.acc, r0, n, c0, w), rows,
-                                rowsAp, idx, idxAp, /*accumulate=*/false);
+                                rowsAp, idx, idxAp,
+                                LoweringContext::ScatterMode::Idempotent);
                });
   return prep;
 }
@@ -311,13 +315,14 @@ void addTouchedRows(LoweringContext &ctx, Location loc, IndirectLowering &low,
     for (const IndexBlock &blk : blocks)
       low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
         scatterChunk(ctx, loc, low, blk, src, src.root, acc, N, c0, w,
-                     srcTiles.next(), /*accumulate=*/true);
+                     srcTiles.next(), LoweringContext::ScatterMode::Accumulate);
       });
     return;
   }
   auto addBlock = [&](const IndexBlock &blk, Value srcRoot) {
     scatterChunk(ctx, loc, low, blk, src, srcRoot, acc, N, 0, D,
-                 ctx.allocSbuf(loc, P, maxFree, elt), /*accumulate=*/true);
+                 ctx.allocSbuf(loc, P, maxFree, elt),
+                 LoweringContext::ScatterMode::Accumulate);
   };
   addBlock(blocks.front(), src.root);
   // In the loop, each block's indices are loaded again (an SSA tile of
@@ -380,7 +385,8 @@ LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
                    ctx.copyOnVector(loc, rows, rowsAp, sums, sumsAp);
                    ctx.dmaScatter(loc, prep.out.root,
                                   low.rowsAp(prep.out, r0, n, c0, w), rows,
-                                  rowsAp, idx, idxAp, /*accumulate=*/false);
+                                  rowsAp, idx, idxAp,
+                                  LoweringContext::ScatterMode::Idempotent);
                  });
     return success();
   }
@@ -405,7 +411,8 @@ LogicalResult lowerScatter(LoweringContext &ctx, trn::ScatterRowsOp op,
       low.forEachChunk(D, maxFree, [&](int64_t c0, int64_t w) {
         scatterChunk(ctx, loc, low, blk, src, src.root, target, N, c0, w,
                      ctx.allocSbuf(loc, ctx.partitions(), maxFree, elt),
-                     op.getAccumulate());
+                     op.getAccumulate() ? LoweringContext::ScatterMode::Accumulate
+                                        : LoweringContext::ScatterMode::Store);
       });
     });
   }

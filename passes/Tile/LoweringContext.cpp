@@ -360,9 +360,11 @@ void LoweringContext::dmaScatter(Location loc, Value table,
                                  nisa::AccessPatternAttr tableAp, Value src,
                                  nisa::AccessPatternAttr srcAp, Value index,
                                  nisa::AccessPatternAttr indexAp,
-                                 bool accumulate) {
+                                 ScatterMode mode) {
+  auto flag = [&](bool on) { return on ? b.getUnitAttr() : UnitAttr(); };
   b.create<nisa::DmaScatterOp>(loc, table, tableAp, src, srcAp, index, indexAp,
-                               accumulate ? b.getUnitAttr() : UnitAttr(),
+                               flag(mode == ScatterMode::Accumulate),
+                               flag(mode == ScatterMode::Idempotent),
                                IntegerAttr(), DenseI64ArrayAttr(),
                                IntegerAttr());
 }

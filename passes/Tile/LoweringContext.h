@@ -155,11 +155,19 @@ struct LoweringContext {
                  nisa::AccessPatternAttr dstAp, mlir::Value table,
                  nisa::AccessPatternAttr tableAp, mlir::Value index,
                  nisa::AccessPatternAttr indexAp);
-  /// HBM table row index[p] = (or += with `accumulate`) src partition p.
+  /// How a scatter writes its rows (nisa.dma_scatter).
+  enum class ScatterMode {
+    Store,      ///< row = src (last writer wins)
+    Accumulate, ///< row += src
+    /// row = src, where every idempotent scatter writes equal bytes to a
+    /// row: unordered among themselves.
+    Idempotent,
+  };
+  /// HBM table row index[p] = (or += ) src partition p, as `mode` says.
   void dmaScatter(mlir::Location loc, mlir::Value table,
                   nisa::AccessPatternAttr tableAp, mlir::Value src,
                   nisa::AccessPatternAttr srcAp, mlir::Value index,
-                  nisa::AccessPatternAttr indexAp, bool accumulate);
+                  nisa::AccessPatternAttr indexAp, ScatterMode mode);
 };
 
 /// Copies `src` into `dst`: HBM to HBM in tile-sized transfers, or, for a

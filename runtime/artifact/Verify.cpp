@@ -341,8 +341,8 @@ uint8_t allowedFlags(Opcode op) {
     return kFlagAccumulate | kFlagTranspose;
   if (op == Opcode::TensorScalar)
     return kFlagReverse0 | kFlagReverse1;
-  if (op == Opcode::DmaIndirect) // accumulate only with scatter: checkShapes
-    return kFlagScatter | kFlagAccumulate;
+  if (op == Opcode::DmaIndirect) // accumulate/idempotent: checkIndirect
+    return kFlagScatter | kFlagAccumulate | kFlagIdempotent;
   if (op == Opcode::Collective) // one span at most: checkCollective
     return kFlagSpanInstance | kFlagSpanCluster;
   if (op == Opcode::Nop) // a barrier's signal: checkBarrier
@@ -620,6 +620,9 @@ std::string Verifier::checkIndirect(const Instruction &inst) const {
   const bool scatter = inst.flags & kFlagScatter;
   if ((inst.flags & kFlagAccumulate) && !scatter)
     return "dma_indirect accumulates only when it scatters";
+  if ((inst.flags & kFlagIdempotent) &&
+      (!scatter || (inst.flags & kFlagAccumulate)))
+    return "dma_indirect is idempotent only as a scatter without accumulate";
   const AccessPattern &chip = scatter ? inst.src0 : inst.dst;
   const AccessPattern &table = scatter ? inst.dst : inst.src0;
   const char *chipName = scatter ? "src0" : "dst";

@@ -131,6 +131,10 @@ enum class Opcode : uint16_t {
   ///   HBM dst row index[p] = cast(src0 partition p) (last writer wins), or
   ///   with kFlagAccumulate = cast(fp32(row) + fp32(src0 partition p));
   ///   out-of-range partitions are dropped. One descriptor per row.
+  ///   kFlagIdempotent (scatter without accumulate): every row it writes
+  ///   gets the bytes any other idempotent scatter writes there, so two of
+  ///   them need no order between them (a race checker does not report
+  ///   them; a later access still waits for both).
   DmaIndirect = 14,
   /// Dma (on its queue, like a transfer): a collective across the ranks of
   /// a replica group (op0 CollectiveKind, op1 ReduceOp, partitionCoef the
@@ -186,6 +190,9 @@ constexpr unsigned kNumActFuncs = 28;
 constexpr uint8_t kFlagAccumulate = 1 << 0; // Matmul: add into PSUM; DmaIndirect scatter: add rows.
 constexpr uint8_t kFlagReverse0 = 1 << 1;   // TensorScalar: imm0 op0 x.
 constexpr uint8_t kFlagReverse1 = 1 << 2;   // TensorScalar: imm1 op1 y.
+/// DmaIndirect scatter: writes what every other idempotent scatter writes to
+/// the same rows (see DmaIndirect); the bit is TensorScalar's kFlagReverse0.
+constexpr uint8_t kFlagIdempotent = 1 << 1;
 constexpr uint8_t kFlagScatter = 1 << 3;    // DmaIndirect: scatter, not gather.
 /// Matmul: the moving operand is an identity tile, so dst is the transpose of
 /// the stationary operand (layout work, not model arithmetic). Bit-exact

@@ -31,7 +31,10 @@
 //   - a write drops every record whose partitions it covers (each is either
 //     ordered before it or was just reported), since a later access that
 //     conflicts with the dropped one conflicts with the write too;
-//   - a read drops covered reads of its own engine or ordered before it.
+//   - a read drops covered reads of its own engine or ordered before it;
+//   - an idempotent scatter's write (Isa.h kFlagIdempotent) does not race
+//     with another one and keeps those it is not ordered after, so what
+//     follows both is checked against both.
 // Periodically, records that every still-running engine has in its past are
 // pruned. Cost per access: O(log S + segments covered x records per
 // segment), both small because of superseding and pruning.
@@ -89,6 +92,9 @@ struct Footprint {
   uint32_t pBegin, pEnd; // partitions (HBM: always 0..1)
   uint64_t begin, end;   // bytes within each partition (HBM: the region)
   bool write;
+  /// The rows an idempotent scatter writes (Isa.h kFlagIdempotent): two
+  /// such writes store equal bytes, so they do not race with each other.
+  bool idempotent = false;
 };
 
 /// The bytes an on-chip access pattern can touch: its extent within each
@@ -144,6 +150,7 @@ struct Record {
   uint32_t pBegin, pEnd;
   uint8_t agent;
   bool write;
+  bool idempotent;
 };
 
 struct Segment {
@@ -262,9 +269,11 @@ struct RaceChecker::Impl {
       unsigned space = scratch ? scratchSpace() : kFirstHbmSpace + ap->region;
       uint64_t base = scratch ? region.arenaOffset : 0;
       hbmRuns(*ap, runs);
+      bool idempotent = write && (inst.flags & kFlagIdempotent) &&
+                        inst.opcode == Opcode::DmaIndirect;
       for (const Run &r : runs)
         access({space, 0, 1, base + uint64_t(r.first),
-                base + uint64_t(r.second), write},
+                base + uint64_t(r.second), write, idempotent},
                agent, index, clock);
       // dma_indirect's runs are every row it could name: not tracked.
       if (scratch && (inst.opcode == Opcode::DmaCopy ||
@@ -410,7 +419,8 @@ void RaceChecker::Impl::access(const Footprint &fp, unsigned agent,
     Segment &seg = it->second;
     for (const Record &r : seg.records) {
       if (r.pBegin >= fp.pEnd || fp.pBegin >= r.pEnd || r.agent == agent ||
-          !(r.write || fp.write) || clock[r.agent] > r.index)
+          !(r.write || fp.write) || (r.idempotent && fp.idempotent) ||
+          clock[r.agent] > r.index)
         continue;
       report(r, agent, index, fp, it->first, seg.end);
     }
@@ -418,13 +428,16 @@ void RaceChecker::Impl::access(const Footprint &fp, unsigned agent,
     llvm::erase_if(seg.records, [&](const Record &r) {
       if (!covers(r))
         return false;
+      bool before = r.agent == agent || clock[r.agent] > r.index;
+      // An idempotent write may be unordered with an earlier one: that one
+      // stays, for the accesses after both to be checked against.
       if (fp.write)
-        return true;
-      return !r.write && (r.agent == agent || clock[r.agent] > r.index);
+        return !(fp.idempotent && r.idempotent) || before;
+      return !r.write && before;
     });
     live -= before - seg.records.size();
     seg.records.push_back(
-        {index, fp.pBegin, fp.pEnd, uint8_t(agent), fp.write});
+        {index, fp.pBegin, fp.pEnd, uint8_t(agent), fp.write, fp.idempotent});
     ++live;
     cursor = seg.end;
     ++it;

@@ -204,8 +204,10 @@ TEST_CASE("dma_indirect operand rules", "[verify][indirect]") {
                  "accumulates only when it scatters"));
   CHECK(contains(verifyGather([](Instruction &g) { g.flags |= kFlagScatter; }),
                  "src0 must be in SBUF"));
-  CHECK(contains(verifyGather([](Instruction &g) { g.flags = kFlagReverse0; }),
+  CHECK(contains(verifyGather([](Instruction &g) { g.flags = kFlagReverse1; }),
                  "not valid for dma_indirect"));
+  CHECK(contains(verifyGather([](Instruction &g) { g.flags |= kFlagIdempotent; }),
+                 "idempotent only as a scatter without accumulate"));
   CHECK(contains(verifyGather([](Instruction &g) { g.dmaQueue = 16; }),
                  "at most 15"));
   CHECK(contains(verifyGather([](Instruction &g) { g.engine = Engine::GpSimd; }),
@@ -258,6 +260,78 @@ TEST_CASE("dma_indirect: the race checker sees every row of the table",
     else
       CHECK(contains(err, "race"));
   }
+}
+
+TEST_CASE("dma_indirect: idempotent scatters need no order between them, "
+          "what follows needs both", "[sim][indirect][race]") {
+  // Two scatters of the same rows to the same indices on queues 1 and 2,
+  // unordered, then a copy of the table on queue 3. Marked idempotent they
+  // do not race with each other (plain, they do); the copy still races
+  // with the one it does not wait for.
+  auto runCase = [](bool idempotent, bool copyWaitsForBoth) {
+    Builder b;
+    uint32_t in = b.input(DType::F32, kN * kD * 4);
+    uint32_t out = b.output(DType::F32, kN * kD * 4);
+    Program p = b.p;
+    auto &dma = p.streams[size_t(Engine::Dma)];
+    Instruction idx = make(Opcode::Memset, Engine::Vector);
+    idx.dst = sbuf(DType::I32, 0, 2, 0, {1});
+    idx.signal = uint8_t(Engine::Vector);
+    p.streams[size_t(Engine::Vector)].push_back(idx);
+    for (uint16_t queue : {1, 2}) {
+      Instruction s = indirect(true, 2);
+      s.flags |= idempotent ? kFlagIdempotent : 0;
+      s.dmaQueue = queue;
+      s.src0 = sbuf(DType::F32, 0, 2, 64, {kD});
+      s.dst = hbm(out, DType::F32, 0, kN, kD, {kD});
+      s.waits[s.numWaits++] = {uint8_t(Engine::Vector), 1};
+      s.signal = completionSemaphore(Engine::Dma, queue);
+      dma.push_back(s);
+    }
+    Instruction copy = make(Opcode::DmaCopy, Engine::Dma);
+    copy.dmaQueue = 3;
+    copy.dst = hbm(in, DType::F32, 0, kN, kD, {kD});
+    copy.src0 = hbm(out, DType::F32, 0, kN, kD, {kD});
+    copy.waits[copy.numWaits++] = {completionSemaphore(Engine::Dma, 1), 1};
+    if (copyWaitsForBoth)
+      copy.waits[copy.numWaits++] = {completionSemaphore(Engine::Dma, 2), 1};
+    dma.push_back(copy);
+    REQUIRE(errorText(verifyProgram(p)) == "");
+    Simulator sim(*lookupMachineModel(p.target));
+    RaceChecker checker;
+    RunOptions options;
+    options.observer = &checker;
+    std::vector<float> x(kN * kD, 1.0f), y(kN * kD, 0.0f);
+    return errorText(sim.run(p, {x.data()}, {y.data()}, options, nullptr));
+  };
+  CHECK(runCase(true, true) == "");
+  std::string plain = runCase(false, true);
+  INFO(plain);
+  CHECK(contains(plain, "dma stream instruction 0 (dma_indirect) writes and dma "
+                        "stream instruction 1 (dma_indirect) writes"));
+  std::string early = runCase(true, false);
+  INFO(early);
+  CHECK(contains(early, "dma stream instruction 1 (dma_indirect) writes and dma "
+                        "stream instruction 2 (dma_copy) reads"));
+}
+
+TEST_CASE("an idempotent dma_indirect is a scatter that stores",
+          "[verify][indirect]") {
+  Builder b;
+  uint32_t table = b.input(DType::F32, kN * kD * 4);
+  b.output(DType::F32, 4);
+  Instruction s = indirect(true, 8);
+  s.src0 = sbuf(DType::F32, 0, 8, 64, {kD});
+  s.dst = hbm(table, DType::F32, 0, kN, kD, {kD});
+  s.flags |= kFlagIdempotent;
+  Program ok = b.p;
+  ok.streams[size_t(Engine::Dma)].push_back(s);
+  CHECK(errorText(verifyProgram(ok)) == "");
+  s.flags |= kFlagAccumulate;
+  Program bad = b.p;
+  bad.streams[size_t(Engine::Dma)].push_back(s);
+  CHECK(contains(errorText(verifyProgram(bad)),
+                 "idempotent only as a scatter without accumulate"));
 }
 
 TEST_CASE("dma_indirect: random shapes and indices match a reference loop",

@@ -128,8 +128,8 @@ void printInstruction(llvm::raw_ostream &os, const Program &p,
   }
   if (inst.flags & isa::kFlagAccumulate)
     os << " accumulate";
-  if (inst.flags & isa::kFlagReverse0)
-    os << " reverse0";
+  if (inst.flags & isa::kFlagReverse0) // DmaIndirect's kFlagIdempotent
+    os << (inst.opcode == isa::Opcode::DmaIndirect ? " idempotent" : " reverse0");
   if (inst.flags & isa::kFlagReverse1)
     os << " reverse1";
   if (inst.flags & isa::kFlagScatter)

@@ -268,3 +268,48 @@ func.func @critical_path(%in: memref<65536xf32> {nisa.input = 0 : i64},
   nisa.dma_copy %wout <0, [8192, 1], [128, 8192]>, %w0 <0, [8192, 1], [128, 8192]> : memref<1048576xf32>, !wide
   return
 }
+
+// -----
+
+!r = !nisa.tile<sbuf, 128, 512, f32>
+!i = !nisa.tile<sbuf, 128, 1, i32>
+
+// Two scatters of equal rows to the same indices: the first scatters a
+// Scalar copy of the loaded rows, the second the loaded rows themselves.
+// Idempotent, they are unordered, and the second, ready first, goes before
+// the copy; plain, it waits for the first (write after write).
+// CHECK-LABEL: func.func @idempotent_scatters
+// CHECK: nisa.dma_scatter %arg2 <0, [512, 1], [128, 512]>, %[[ROWS:[0-9]+]] {{.*}} idempotent
+// CHECK-NEXT: nisa.activation copy %[[COPY:[0-9]+]] <0, [512, 1], [128, 512]>, %[[ROWS]]
+// CHECK-NEXT: nisa.dma_scatter %arg2 <0, [512, 1], [128, 512]>, %[[COPY]] {{.*}} idempotent
+func.func @idempotent_scatters(%idx: memref<128xi32> {nisa.input = 0 : i64},
+                               %rows: memref<65536xf32> {nisa.input = 1 : i64},
+                               %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %i = nisa.alloc : !i
+  %t = nisa.alloc : !r
+  %c = nisa.alloc : !r
+  nisa.dma_copy %i <0, [1, 1], [128, 1]>, %idx <0, [1, 1], [128, 1]> : !i, memref<128xi32>
+  nisa.dma_copy %t <0, [512, 1], [128, 512]>, %rows <0, [512, 1], [128, 512]> : !r, memref<65536xf32>
+  nisa.activation copy %c <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !r, !r
+  nisa.dma_scatter %out <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]>, %i <0, [1, 1], [128, 1]> idempotent : memref<65536xf32>, !r, !i
+  nisa.dma_scatter %out <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %i <0, [1, 1], [128, 1]> idempotent : memref<65536xf32>, !r, !i
+  return
+}
+
+// CHECK-LABEL: func.func @plain_scatters
+// CHECK: nisa.activation copy %[[COPY:[0-9]+]] <0, [512, 1], [128, 512]>, %[[ROWS:[0-9]+]]
+// CHECK-NEXT: nisa.dma_scatter %arg2 <0, [512, 1], [128, 512]>, %[[COPY]]
+// CHECK-NEXT: nisa.dma_scatter %arg2 <0, [512, 1], [128, 512]>, %[[ROWS]]
+func.func @plain_scatters(%idx: memref<128xi32> {nisa.input = 0 : i64},
+                          %rows: memref<65536xf32> {nisa.input = 1 : i64},
+                          %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %i = nisa.alloc : !i
+  %t = nisa.alloc : !r
+  %c = nisa.alloc : !r
+  nisa.dma_copy %i <0, [1, 1], [128, 1]>, %idx <0, [1, 1], [128, 1]> : !i, memref<128xi32>
+  nisa.dma_copy %t <0, [512, 1], [128, 512]>, %rows <0, [512, 1], [128, 512]> : !r, memref<65536xf32>
+  nisa.activation copy %c <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !r, !r
+  nisa.dma_scatter %out <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]>, %i <0, [1, 1], [128, 1]> : memref<65536xf32>, !r, !i
+  nisa.dma_scatter %out <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %i <0, [1, 1], [128, 1]> : memref<65536xf32>, !r, !i
+  return
+}

@@ -47,18 +47,19 @@ func.func @scatter(%b: tensor<10x6xf32>, %i: tensor<4xi64>, %s: tensor<4x6xf32>)
 // A bf16 accumulate of no more indices than rows sums only the touched
 // rows in fp32: result = base; S[i] = base[i] (gather, scatter); S[i] +=
 // src in index order; the sums gathered back, rounded on chip and
-// scattered into the result (duplicates write the same row).
+// scattered into the result (duplicates write the same row: both row
+// copies are idempotent scatters).
 // CHECK-LABEL: func.func @scatter_bf16
 // CHECK: nisa.dma_copy %arg3 {{.*}}, %arg0 {{.*}} : memref<60xbf16>, memref<60xbf16>
 // CHECK: %[[A:.*]] = nisa.dram_alloc : memref<60xf32>
 // CHECK: nisa.dma_copy %[[I:.*]] <0, [1, 1], [4, 1]>, %arg1
 // CHECK: nisa.dma_gather %[[B:.*]] <0, [2048, 1], [4, 6]>, %arg0 <0, [6, 1], [10, 6]>, %[[I]]
-// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [10, 6]>, %[[B]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> : memref<60xf32>
+// CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [10, 6]>, %[[B]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> idempotent : memref<60xf32>
 // CHECK: nisa.dma_copy %[[S:.*]] <0, [2048, 1], [4, 6]>, %arg2
 // CHECK: nisa.dma_scatter %[[A]] <0, [6, 1], [10, 6]>, %[[S]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> accumulate
 // CHECK: nisa.dma_gather %[[F:.*]] <0, [2048, 1], [4, 6]>, %[[A]] <0, [6, 1], [10, 6]>, %[[I]] {{.*}} : <sbuf, 128, 2048, f32>
 // CHECK: nisa.tensor_copy %[[R:.*]] <0, [2048, 1], [4, 6]>, %[[F]] <0, [2048, 1], [4, 6]> on vector : <sbuf, 128, 2048, bf16>, <sbuf, 128, 2048, f32>
-// CHECK: nisa.dma_scatter %arg3 <0, [6, 1], [10, 6]>, %[[R]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> : memref<60xbf16>
+// CHECK: nisa.dma_scatter %arg3 <0, [6, 1], [10, 6]>, %[[R]] <0, [2048, 1], [4, 6]>, %[[I]] <0, [1, 1], [4, 1]> idempotent : memref<60xbf16>
 // CHECK-NEXT: return
 func.func @scatter_bf16(%b: tensor<10x6xbf16>, %i: tensor<4xi32>, %s: tensor<4x6xbf16>) -> tensor<10x6xbf16> {
   %r = trn.scatter_rows %b, %i, %s accumulate : tensor<10x6xbf16>, tensor<4xi32>, tensor<4x6xbf16> -> tensor<10x6xbf16>

@@ -178,6 +178,31 @@ func.func @indirect(%base: memref<640xf32> {nisa.input = 0 : i64},
 
 // -----
 
+// Idempotent scatters (equal bytes to every row they share) on queues 1
+// and 2: the first waits for its operands' loads (queue 0: semaphore
+// 5 >= 2), which the DMA stream's issue order passes on to the second; the
+// second does not wait for the first (plain scatters would: 6 >= 1). The
+// copy of the table after them waits for both (semaphores 6 and 7).
+// CHECK-LABEL: func.func @idempotent_scatters
+func.func @idempotent_scatters(%idx: memref<128xi32> {nisa.input = 0 : i64},
+                               %rows: memref<8192xf32> {nisa.input = 1 : i64},
+                               %out: memref<640xf32> {nisa.output = 0 : i64},
+                               %copy: memref<640xf32> {nisa.output = 1 : i64}) {
+  %i = nisa.alloc {address = 0 : i64} : !nisa.tile<sbuf, 128, 1, i32>
+  %t = nisa.alloc {address = 64 : i64} : !nisa.tile<sbuf, 128, 64, f32>
+  nisa.dma_copy %i <0, [1, 1], [128, 1]>, %idx <0, [1, 1], [128, 1]> {queue = 0 : i64} : !nisa.tile<sbuf, 128, 1, i32>, memref<128xi32>
+  nisa.dma_copy %t <0, [64, 1], [128, 64]>, %rows <0, [64, 1], [128, 64]> {queue = 0 : i64} : !nisa.tile<sbuf, 128, 64, f32>, memref<8192xf32>
+  // CHECK: nisa.dma_scatter {{.*}} idempotent {queue = 1 : i64, signal = 6 : i64, waits = array<i64: 5, 2>}
+  nisa.dma_scatter %out <0, [64, 1], [10, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> idempotent {queue = 1 : i64} : memref<640xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+  // CHECK: nisa.dma_scatter {{.*}} idempotent {queue = 2 : i64, signal = 7 : i64} :
+  nisa.dma_scatter %out <0, [64, 1], [10, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> idempotent {queue = 2 : i64} : memref<640xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+  // CHECK: nisa.dma_copy {{.*}} {queue = 3 : i64, signal = 8 : i64, waits = array<i64: 6, 1, 7, 1>}
+  nisa.dma_copy %copy <0, [64, 1], [10, 64]>, %out <0, [64, 1], [10, 64]> {queue = 3 : i64} : memref<640xf32>, memref<640xf32>
+  return
+}
+
+// -----
+
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
 // A queue the list scheduler chose stays (its timing assumed it); a DMA

@@ -6,12 +6,24 @@
 // CHECK: nisa.dma_gather %{{.*}} <0, [64, 1], [128, 64]>, %{{.*}} <0, [64, 1], [1000, 64]>, %{{.*}} <0, [1, 1], [128, 1]> {queue = 3 : i64} :
 // CHECK: nisa.dma_scatter %{{.*}} <0, [64, 1], [1000, 64]>, %{{.*}} <0, [64, 1], [128, 64]>, %{{.*}} <0, [1, 1], [128, 1]> accumulate :
 // CHECK: nisa.dma_scatter %{{.*}} <0, [64, 1], [1000, 64]>, %{{.*}} <0, [64, 1], [128, 64]>, %{{.*}} <0, [1, 1], [128, 1]> :
+// CHECK: nisa.dma_scatter %{{.*}} <0, [64, 1], [1000, 64]>, %{{.*}} <0, [64, 1], [128, 64]>, %{{.*}} <0, [1, 1], [128, 1]> idempotent :
 func.func @ok(%table: memref<64000xf32>, %out: memref<64000xbf16>) {
   %t = nisa.alloc : !nisa.tile<sbuf, 128, 64, f32>
   %i = nisa.alloc : !nisa.tile<sbuf, 128, 1, i32>
   nisa.dma_gather %t <0, [64, 1], [128, 64]>, %table <0, [64, 1], [1000, 64]>, %i <0, [1, 1], [128, 1]> {queue = 3} : !nisa.tile<sbuf, 128, 64, f32>, memref<64000xf32>, !nisa.tile<sbuf, 128, 1, i32>
   nisa.dma_scatter %out <0, [64, 1], [1000, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> accumulate : memref<64000xbf16>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
   nisa.dma_scatter %out <0, [64, 1], [1000, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> : memref<64000xbf16>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+  nisa.dma_scatter %out <0, [64, 1], [1000, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> idempotent : memref<64000xbf16>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
+  return
+}
+
+// -----
+
+func.func @idempotent_accumulate(%out: memref<64000xf32>) {
+  %t = nisa.alloc : !nisa.tile<sbuf, 128, 64, f32>
+  %i = nisa.alloc : !nisa.tile<sbuf, 128, 1, i32>
+  // expected-error @+1 {{an accumulating scatter cannot be idempotent}}
+  nisa.dma_scatter %out <0, [64, 1], [1000, 64]>, %t <0, [64, 1], [128, 64]>, %i <0, [1, 1], [128, 1]> accumulate idempotent : memref<64000xf32>, !nisa.tile<sbuf, 128, 64, f32>, !nisa.tile<sbuf, 128, 1, i32>
   return
 }
 
