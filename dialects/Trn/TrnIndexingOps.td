@@ -16,7 +16,8 @@ def Trn_GatherRowsOp : Trn_Op<"gather_rows", [Pure]> {
   let summary = "result[m] = table[index[m]] (zero row if out of range)";
   let description = [{
     `table` is [N, D], `index` [M] (i32 or i64), the result [M, D] with the
-    table's element type. An index outside [0, N) gives a row of zeros.
+    table's element type. An index outside [0, N) gives a row of zeros. An
+    in-range arange index (trn.iota) canonicalizes to a trn.slice.
 
     ```mlir
     %r = trn.gather_rows %table, %index : tensor<1000x64xf32>, tensor<8xi64> -> tensor<8x64xf32>
@@ -28,6 +29,8 @@ def Trn_GatherRowsOp : Trn_Op<"gather_rows", [Pure]> {
     $table `,` $index attr-dict `:` type($table) `,` type($index) `->` type($result)
   }];
   let hasVerifier = 1;
+  // An arange index is a strided window (TrnIndexingPatterns.cpp).
+  let hasCanonicalizer = 1;
 }
 
 def Trn_ScatterRowsOp : Trn_Op<"scatter_rows", [Pure]> {

@@ -5,13 +5,13 @@ CPU implementations (python/trnc/indirect_ops.py, the contract): blocks of
 int64 indices and tables, last-writer-wins and fp32 accumulation of
 duplicates across blocks (over the whole table, or only the touched rows
 when there are no more indices than rows), tables past the 65535-row
-pattern limit.
+pattern limit; an arange index read as a window of the table.
 """
 
 import pytest
 import torch
 
-import trnc  # noqa: F401  (registers torch.ops.trnc.*)
+import trnc  # registers torch.ops.trnc.*
 from helpers import check_against_eager, compile_neuron, needs_native
 
 pytestmark = needs_native
@@ -52,6 +52,34 @@ def test_gather_rows_table_past_65535_rows(dtype):
     table = (torch.randn(70000, 2) * 1e8).to(dtype)
     index = torch.tensor([0, 65534, 65535, 69999, 70000, -1, 12345, 66000])
     _same(lambda t, i: gather_rows(t, i), table, index)
+
+
+def _gathers_rows_indirectly(fn, *args) -> bool:
+    """Runs compiled `fn` against eager (exactly) and says whether its
+    program moved rows with an indirect DMA."""
+    expected = fn(*args)
+    compiled = compile_neuron(fn)
+    compiled(*args)
+    with trnc.profiling.capture(trace=True) as p:
+        actual = compiled(*args)
+    torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+    return "dma_indirect" in p.trace_json()
+
+
+def test_gather_rows_by_arange_is_a_window_of_the_table():
+    # Positions 0..T-1 gathering their rows, and a strided backwards arange:
+    # trn.gather_rows of an in-range iota canonicalizes to a slice, read
+    # through the access pattern, no indirect DMA.
+    table = torch.randn(40, 6)
+    fn = lambda t: (gather_rows(t, torch.arange(0, 32)),  # noqa: E731
+                    gather_rows(t, torch.arange(39, 2, -4)))
+    assert not _gathers_rows_indirectly(fn, table)
+
+
+def test_gather_rows_by_arange_past_the_table_stays_a_gather():
+    # Rows past the end gather zeros, which no window of the table reads.
+    table = torch.randn(40, 6)
+    assert _gathers_rows_indirectly(lambda t: gather_rows(t, torch.arange(30, 45)), table)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
