@@ -91,6 +91,18 @@ std::vector<float> runScatter(const std::vector<int32_t> &idx,
   return outF;
 }
 
+/// Verifies `p` and runs it under the race checker on an input and an
+/// output of kN x kD floats: the error text ("" when race-free).
+std::string runRaceChecked(const Program &p) {
+  REQUIRE(errorText(verifyProgram(p)) == "");
+  Simulator sim(*lookupMachineModel(p.target));
+  RaceChecker checker;
+  RunOptions options;
+  options.observer = &checker;
+  std::vector<float> x(kN * kD, 1.0f), y(kN * kD, 0.0f);
+  return errorText(sim.run(p, {x.data()}, {y.data()}, options, nullptr));
+}
+
 std::vector<float> srcRows(int P) {
   std::vector<float> s(P * kD);
   for (size_t i = 0; i < s.size(); ++i)
@@ -172,18 +184,25 @@ TEST_CASE("dma_indirect costs one descriptor per row", "[sim][indirect]") {
   CHECK(sim::dmaHbmBytes(s) == 2 * 128 * 64); // read-modify-write
 }
 
+namespace {
+/// verifyProgram's message for an 8-row gather (or scatter) between an SBUF
+/// tile and a kN x kD f32 table, as `mutate` leaves it ("" when valid).
+template <typename Mutate>
+std::string verifyIndirect(bool scatter, Mutate mutate) {
+  Builder b;
+  uint32_t table = b.input(DType::F32, kN * kD * 4);
+  b.output(DType::F32, 4);
+  Instruction i = indirect(scatter, 8);
+  (scatter ? i.src0 : i.dst) = sbuf(DType::F32, 0, 8, 64, {kD});
+  (scatter ? i.dst : i.src0) = hbm(table, DType::F32, 0, kN, kD, {kD});
+  mutate(i);
+  b.add(i);
+  return errorText(verifyProgram(b.p));
+}
+} // namespace
+
 TEST_CASE("dma_indirect operand rules", "[verify][indirect]") {
-  auto verifyGather = [](auto mutate) {
-    Builder b;
-    uint32_t table = b.input(DType::F32, kN * kD * 4);
-    b.output(DType::F32, 4);
-    Instruction g = indirect(false, 8);
-    g.dst = sbuf(DType::F32, 0, 8, 64, {kD});
-    g.src0 = hbm(table, DType::F32, 0, kN, kD, {kD});
-    mutate(g);
-    b.add(g);
-    return errorText(verifyProgram(b.p));
-  };
+  auto verifyGather = [](auto mutate) { return verifyIndirect(false, mutate); };
   CHECK(verifyGather([](Instruction &) {}) == "");
   CHECK(contains(verifyGather([](Instruction &g) { g.src1.dtype = DType::F32; }),
                  "index src1 must be an SBUF i32 tile, found sbuf f32"));
@@ -248,13 +267,7 @@ TEST_CASE("dma_indirect: the race checker sees every row of the table",
     if (ordered)
       s.waits[s.numWaits++] = {completionSemaphore(Engine::Dma, 0), 1};
     dma.push_back(s);
-    REQUIRE(errorText(verifyProgram(p)) == "");
-    Simulator sim(*lookupMachineModel(p.target));
-    RaceChecker checker;
-    RunOptions options;
-    options.observer = &checker;
-    std::vector<float> x(kN * kD, 1.0f), y(kN * kD, 0.0f);
-    std::string err = errorText(sim.run(p, {x.data()}, {y.data()}, options, nullptr));
+    std::string err = runRaceChecked(p);
     if (ordered)
       CHECK(err == "");
     else
@@ -296,13 +309,7 @@ TEST_CASE("dma_indirect: idempotent scatters need no order between them, "
     if (copyWaitsForBoth)
       copy.waits[copy.numWaits++] = {completionSemaphore(Engine::Dma, 2), 1};
     dma.push_back(copy);
-    REQUIRE(errorText(verifyProgram(p)) == "");
-    Simulator sim(*lookupMachineModel(p.target));
-    RaceChecker checker;
-    RunOptions options;
-    options.observer = &checker;
-    std::vector<float> x(kN * kD, 1.0f), y(kN * kD, 0.0f);
-    return errorText(sim.run(p, {x.data()}, {y.data()}, options, nullptr));
+    return runRaceChecked(p);
   };
   CHECK(runCase(true, true) == "");
   std::string plain = runCase(false, true);
@@ -317,20 +324,11 @@ TEST_CASE("dma_indirect: idempotent scatters need no order between them, "
 
 TEST_CASE("an idempotent dma_indirect is a scatter that stores",
           "[verify][indirect]") {
-  Builder b;
-  uint32_t table = b.input(DType::F32, kN * kD * 4);
-  b.output(DType::F32, 4);
-  Instruction s = indirect(true, 8);
-  s.src0 = sbuf(DType::F32, 0, 8, 64, {kD});
-  s.dst = hbm(table, DType::F32, 0, kN, kD, {kD});
-  s.flags |= kFlagIdempotent;
-  Program ok = b.p;
-  ok.streams[size_t(Engine::Dma)].push_back(s);
-  CHECK(errorText(verifyProgram(ok)) == "");
-  s.flags |= kFlagAccumulate;
-  Program bad = b.p;
-  bad.streams[size_t(Engine::Dma)].push_back(s);
-  CHECK(contains(errorText(verifyProgram(bad)),
+  CHECK(verifyIndirect(true, [](Instruction &s) { s.flags |= kFlagIdempotent; }) == "");
+  CHECK(contains(verifyIndirect(true,
+                                [](Instruction &s) {
+                                  s.flags |= kFlagIdempotent | kFlagAccumulate;
+                                }),
                  "idempotent only as a scatter without accumulate"));
 }
 
