@@ -30,7 +30,13 @@
 //     when the sums of a tied embedding's gradient over its rows join it);
 //   - no iteration i of the consumer touches bytes an iteration j > i +
 //     shift of the producer accesses, one side writing (the order fusion
-//     swaps).
+//     swaps);
+//   - the fused loop fits `memory-share` of an SBUF partition: the tiles
+//     either body uses from outside (resident through the loop) plus the
+//     most of its own the iteration holds at once, in program order
+//     (fusedSbufBytes). Otherwise the list scheduler finds no placement and
+//     keeps program order (a cross-entropy gradient chained with both
+//     column blocks of a product holding its weight: 2x slower).
 // Footprints are per iteration: an HBM window of the loop's induction
 // variable shifts its access by index * step; any other access (a tile
 // defined outside, a nested loop's window, a periodic window) counts as
@@ -44,12 +50,15 @@
 #include "passes/Footprint.h"
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
+#include "passes/TilePlacement.h"
 #include "passes/Tile/TileLoops.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "trnc-fuse-tile-loops"
@@ -271,6 +280,55 @@ bool placeBetween(scf::ForOp producer, const Accesses &producerAcc,
   return true;
 }
 
+/// SBUF bytes per partition the loop fusing `producer` and `consumer` holds
+/// at its peak: the tiles either body uses but does not define (resident
+/// through every iteration: a matmul's weights, carried tiles), plus the
+/// most of its own tiles the fused iteration holds at once, each live from
+/// its definition to its last access in program order (the producer's body,
+/// then the consumer's), rounded as the allocator places them.
+int64_t fusedSbufBytes(scf::ForOp producer, scf::ForOp consumer) {
+  auto bytesOf = [](Value v) -> int64_t {
+    auto tile = dyn_cast<TileType>(v.getType());
+    if (!tile || tile.getSpace() != MemorySpace::sbuf)
+      return 0;
+    return llvm::alignTo(tile.getPartitionBytes(), kTileAlignment);
+  };
+  auto local = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def) // a block argument: the two loops' own are carried (resident)
+      def = cast<BlockArgument>(v).getOwner()->getParentOp();
+    return (producer->isProperAncestor(def) || consumer->isProperAncestor(def));
+  };
+  llvm::SetVector<Value> resident;
+  llvm::MapVector<Value, std::pair<int64_t, int64_t>> span; // first, last
+  int64_t position = 0;
+  for (scf::ForOp loop : {producer, consumer})
+    loop.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      ++position;
+      for (Value v : op->getOperands())
+        if (bytesOf(v) > 0) {
+          if (!local(v))
+            resident.insert(v);
+          else
+            span[v].second = position;
+        }
+      for (Value v : op->getResults())
+        if (bytesOf(v) > 0)
+          span[v] = {position, position};
+    });
+  std::vector<int64_t> delta(position + 2, 0);
+  for (auto &[tile, firstLast] : span) {
+    delta[firstLast.first] += bytesOf(tile);
+    delta[firstLast.second + 1] -= bytesOf(tile);
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta)
+    peak = std::max(peak, live += d);
+  for (Value v : resident)
+    peak += bytesOf(v);
+  return peak;
+}
+
 struct FuseTileLoopsPass
     : public trnc::impl::FuseTileLoopsBase<FuseTileLoopsPass> {
   using Base::Base;
@@ -278,8 +336,11 @@ struct FuseTileLoopsPass
   void runOnOperation() override;
 
   /// Fuses `consumer` into the nearest loop before it whose writes it
-  /// reads, if legal; the fused loop, or null.
+  /// reads, if legal and if the fused loop fits its share of SBUF; the
+  /// fused loop, or null.
   scf::ForOp tryFuse(scf::ForOp consumer);
+
+  int64_t sbufBudget = 0; // bytes per partition a fused loop may hold
 };
 
 scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
@@ -322,6 +383,13 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
       for (int64_t j = i + shift + 1; j < *producerTrip; ++j)
         if (consumerAcc.conflicts(producerAcc, i, j))
           return {};
+    // A loop whose tiles do not fit is not formed: the list scheduler would
+    // find no placement and keep program order.
+    if (int64_t bytes = fusedSbufBytes(producer, consumer); bytes > sbufBudget) {
+      LLVM_DEBUG(llvm::dbgs() << "not fused: " << bytes << " bytes of SBUF per partition > "
+                              << sbufBudget << "\n");
+      return {};
+    }
     std::reverse(between.begin(), between.end());
     std::reverse(betweenAcc.begin(), betweenAcc.end());
     SmallVector<Operation *> above, below;
@@ -340,8 +408,10 @@ scf::ForOp FuseTileLoopsPass::tryFuse(scf::ForOp consumer) {
 
 void FuseTileLoopsPass::runOnOperation() {
   func::FuncOp func = getOperation();
-  if (!targetModel(func, target))
+  std::optional<MachineModel> model = targetModel(func, target);
+  if (!model)
     return signalPassFailure();
+  sbufBudget = int64_t(memoryShare * model->sbufPartitionBytes);
   if (func.isExternal())
     return;
   // In program order, each loop joins its producer; a fused loop is then a

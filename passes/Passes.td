@@ -222,6 +222,10 @@ def FuseTileLoops : Pass<"trnc-fuse-tile-loops", "::mlir::func::FuncOp"> {
     Option<"maxShift", "max-shift", "int64_t", /*default=*/"2",
            "Most iterations a producer loop may have beyond its consumer's "
            "(they run ahead, before the fused loop)">,
+    Option<"memoryShare", "memory-share", "double", /*default=*/"0.75",
+           "Share of an SBUF partition a fused loop may hold at its peak: "
+           "the tiles it uses from outside plus its iteration's own live at "
+           "once (the list scheduler's share for live tiles)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }

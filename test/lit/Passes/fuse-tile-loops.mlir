@@ -5,6 +5,9 @@
 // partition: unfused, the three stored tiles would all wait for the
 // consumer's loop, and none is forwarded):
 // RUN: trnc-opt %s -split-input-file --trnc-fuse-tile-loops --trnc-unroll-tile-loops --trnc-fuse-forward-stores=memory-share=0.02 | FileCheck %s --check-prefix=FWD
+// With all of SBUF allowed, the loops whose tiles exceed the default share
+// (75%) are fused too:
+// RUN: trnc-opt %s -split-input-file --trnc-fuse-tile-loops=memory-share=1.0 | FileCheck %s --check-prefix=ALL
 // The lowering's loops, fused: a layer norm's rows into the matmul reading
 // them, at the end of this file.
 
@@ -446,6 +449,45 @@ func.func @too_far_ahead(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: mem
     %t = nisa.alloc : !nisa.tile<sbuf, 64, 512, f32>
     nisa.dma_copy %t <0, [512, 1], [64, 512]>, %yi <0, [512, 1], [64, 512]> : !nisa.tile<sbuf, 64, 512, f32>, memref<262144xf32>
     nisa.dma_copy %zi <0, [512, 1], [64, 512]>, %t <0, [512, 1], [64, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 64, 512, f32>
+  }
+  return
+}
+
+// -----
+
+// Each loop adds a resident tile of 100 KiB per partition (a weight block
+// held through the loop) to its rows: fused, the loop would hold both, over
+// 75% of a trn2 partition (224 KiB), which the list scheduler could not
+// place beside the iteration's tiles. Not fused; with memory-share=1.0 it is.
+// CHECK-LABEL: func.func @too_big_to_fuse
+// CHECK: scf.for
+// CHECK: scf.for
+// ALL-LABEL: func.func @too_big_to_fuse
+// ALL: scf.for
+// ALL-NOT: scf.for
+func.func @too_big_to_fuse(%x: memref<262144xf32>, %y: memref<262144xf32>, %z: memref<262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = nisa.alloc : !nisa.tile<sbuf, 128, 25600, f32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %xi = nisa.hbm_window %x[%i * 65536] : memref<262144xf32>
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %xi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    %s = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.tensor_tensor add %s <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %a <0, [25600, 1], [128, 512]> on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 25600, f32>
+    nisa.dma_copy %yi <0, [512, 1], [128, 512]>, %s <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
+  }
+  %b = nisa.alloc : !nisa.tile<sbuf, 128, 25600, f32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %yi = nisa.hbm_window %y[%i * 65536] : memref<262144xf32>
+    %zi = nisa.hbm_window %z[%i * 65536] : memref<262144xf32>
+    %t = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.dma_copy %t <0, [512, 1], [128, 512]>, %yi <0, [512, 1], [128, 512]> : !nisa.tile<sbuf, 128, 512, f32>, memref<262144xf32>
+    %s = nisa.alloc : !nisa.tile<sbuf, 128, 512, f32>
+    nisa.tensor_tensor add %s <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %b <0, [25600, 1], [128, 512]> on vector : !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 512, f32>, !nisa.tile<sbuf, 128, 25600, f32>
+    nisa.dma_copy %zi <0, [512, 1], [128, 512]>, %s <0, [512, 1], [128, 512]> : memref<262144xf32>, !nisa.tile<sbuf, 128, 512, f32>
   }
   return
 }
