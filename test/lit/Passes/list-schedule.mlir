@@ -1,5 +1,6 @@
 // RUN: trnc-opt %s -split-input-file -trnc-pipeline-list-schedule | FileCheck %s
 // RUN: trnc-opt %s -split-input-file -trnc-pipeline-list-schedule="memory-share=0.001" | FileCheck %s --check-prefix=TIGHT
+// RUN: trnc-opt %s -split-input-file -trnc-pipeline-list-schedule="report=true" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 
 !t = !nisa.tile<sbuf, 128, 512, f32>
 
@@ -311,5 +312,32 @@ func.func @plain_scatters(%idx: memref<128xi32> {nisa.input = 0 : i64},
   nisa.activation copy %c <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]> : !r, !r
   nisa.dma_scatter %out <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]>, %i <0, [1, 1], [128, 1]> : memref<65536xf32>, !r, !i
   nisa.dma_scatter %out <0, [512, 1], [128, 512]>, %t <0, [512, 1], [128, 512]>, %i <0, [1, 1], [128, 1]> : memref<65536xf32>, !r, !i
+  return
+}
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// A core's half of a graph split over two logical cores (it holds the
+// cross-core barrier) is also scheduled with a shallower prefetch, two
+// thirds of memory-share, and the faster estimate kept; no other function
+// of this file is.
+// REPORT: list schedule: program order {{[0-9]+}} ns; index priority, budget 0.75: {{[0-9]+}} ns; {{.*}}index priority, budget 0.50 (a split core): {{[0-9]+}} ns; kept
+// REPORT-NOT: (a split core)
+func.func @split_core(%in: memref<131072xf32> {nisa.input = 0 : i64},
+                      %out: memref<131072xf32> {nisa.output = 0 : i64}) {
+  %t0 = nisa.alloc : !t
+  %u0 = nisa.alloc : !t
+  nisa.dma_copy %t0 <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation exp %u0 <0, [512, 1], [128, 512]>, %t0 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %u0 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
+  nisa.peer_signal {semaphore = 21 : i64}
+  nisa.peer_wait {count = 1 : i64, semaphore = 21 : i64}
+  %t1 = nisa.alloc : !t
+  %u1 = nisa.alloc : !t
+  nisa.dma_copy %t1 <0, [512, 1], [128, 512]>, %in <65536, [512, 1], [128, 512]> : !t, memref<131072xf32>
+  nisa.activation exp %u1 <0, [512, 1], [128, 512]>, %t1 <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %out <65536, [512, 1], [128, 512]>, %u1 <0, [512, 1], [128, 512]> : memref<131072xf32>, !t
   return
 }
