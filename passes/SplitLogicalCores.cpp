@@ -244,9 +244,17 @@ private:
   std::optional<MachineModel> model;
   std::vector<double> costNs; // per instruction: the simulator's estimate
   std::vector<isa::Engine> engines; // per instruction
-  // The estimate per instruction across analyses; an instruction's entry
-  // goes when halving or rejoining changes (or erases) it.
-  DenseMap<Operation *, InstCost> costCache;
+  // What collect() derives per instruction (its estimate, footprints and
+  // access patterns), kept across analyses: tryHalves re-analyzes the whole
+  // function once per candidate, so recomputing it all was most of the
+  // pass's time. An instruction's entry goes when halving or rejoining
+  // changes (or erases) it.
+  struct InstInfo {
+    InstCost cost;
+    SmallVector<Footprint, 3> footprints;
+    SmallVector<AccessPatternAttr, 3> patterns;
+  };
+  DenseMap<Operation *, InstInfo> infoCache;
   // Cut pairs kept with their halves on different cores.
   SmallVector<Halves> keptHalves;
 };
@@ -378,23 +386,25 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     if (llvm::isa<NopOp, PeerSignalOp, PeerWaitOp>(op))
       return op.emitOpError("the split over logical cores runs before "
                             "semaphore scheduling");
-    SmallVector<Footprint, 3> fps;
-    SmallVector<AccessPatternAttr, 3> aps;
-    for (const Access &a : inst.getAccesses()) {
-      FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
-      if (failed(fp))
-        return failure();
-      fps.push_back(*fp);
-      aps.push_back(a.pattern);
+    auto [entry, fresh] = infoCache.try_emplace(&op);
+    InstInfo &info = entry->second;
+    if (fresh) {
+      for (const Access &a : inst.getAccesses()) {
+        FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
+        if (failed(fp)) {
+          infoCache.erase(&op);
+          return failure();
+        }
+        info.footprints.push_back(*fp);
+        info.patterns.push_back(a.pattern);
+      }
+      info.cost = estimate(*model, &op);
     }
     insts.push_back(&op);
-    footprints.push_back(std::move(fps));
-    patterns.push_back(std::move(aps));
-    auto cost = costCache.try_emplace(&op);
-    if (cost.second)
-      cost.first->second = estimate(*model, &op);
-    costNs.push_back(cost.first->second.ns);
-    engines.push_back(cost.first->second.engine);
+    footprints.push_back(info.footprints);
+    patterns.push_back(info.patterns);
+    costNs.push_back(info.cost.ns);
+    engines.push_back(info.cost.engine);
   }
   cores.assign(insts.size(), 0);
   return success();
@@ -587,15 +597,15 @@ void SplitLogicalCoresPass::halve(Operation *op, Cut how) {
     op->setAttr(name, *halfOf(ap, 0, nullptr, how));
     second->setAttr(name, *halfOf(ap, 1, nullptr, how));
   }
-  costCache.erase(op);
+  infoCache.erase(op);
   halves.push_back(std::move(pair));
 }
 
 void SplitLogicalCoresPass::rejoin(Halves &pair) {
   for (NamedAttribute whole : pair.whole)
     pair.first->setAttr(whole.getName(), whole.getValue());
-  costCache.erase(pair.first);
-  costCache.erase(pair.second);
+  infoCache.erase(pair.first);
+  infoCache.erase(pair.second);
   pair.second->erase();
 }
 
@@ -940,6 +950,7 @@ void SplitLogicalCoresPass::runOnOperation() {
   halves.clear();
   keptHalves.clear();
   onCore1.clear();
+  infoCache.clear(); // a previous module's operations' addresses may recur
   if (failed(halveSingleTransfers(main)) ||
       failed(balanceSingleTransfers(main)))
     return signalPassFailure();
