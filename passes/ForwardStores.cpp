@@ -383,9 +383,7 @@ void ForwardStoresPass::runOnOperation() {
 
   // Live bytes per position, per memory space, as the allocator counts them.
   auto bytesOf = [](Value tile) {
-    auto type = cast<TileType>(tile.getType());
-    return (type.getPartitionBytes() + kTileAlignment - 1) / kTileAlignment *
-           kTileAlignment;
+    return placedBytes(cast<TileType>(tile.getType()));
   };
   auto isPsum = [](Value tile) {
     return cast<TileType>(tile.getType()).getSpace() == MemorySpace::psum;

@@ -291,7 +291,7 @@ int64_t fusedSbufBytes(scf::ForOp producer, scf::ForOp consumer) {
     auto tile = dyn_cast<TileType>(v.getType());
     if (!tile || tile.getSpace() != MemorySpace::sbuf)
       return 0;
-    return llvm::alignTo(tile.getPartitionBytes(), kTileAlignment);
+    return placedBytes(tile);
   };
   auto local = [&](Value v) {
     Operation *def = v.getDefiningOp();

@@ -439,8 +439,7 @@ bool ListScheduler::build() {
       if (inserted) {
         auto type = cast<TileType>(a.buffer.getType());
         TileState t;
-        t.bytes = (type.getPartitionBytes() + kTileAlignment - 1) /
-                  kTileAlignment * kTileAlignment;
+        t.bytes = placedBytes(type);
         t.psum = type.getSpace() == MemorySpace::psum;
         t.placeBytes = t.bytes;
         tileOps.push_back(a.buffer.getDefiningOp<AllocOp>());
@@ -490,8 +489,7 @@ void ListScheduler::addDependences() {
       const Footprint &fp = footprints[f];
       Accesses &acc = byResource[fp.resource];
       for (auto [node, g] : acc.writes)
-        if (fp.overlaps(footprints[g]) &&
-            !(fp.idempotent && footprints[g].idempotent))
+        if (fp.conflicts(footprints[g])) // g writes
           edge(node);
       if (fp.isWrite)
         for (auto [node, g] : acc.reads)

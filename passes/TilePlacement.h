@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <optional>
 #include <vector>
@@ -47,6 +48,10 @@ constexpr double kPlaceableShare = 0.75;
 
 /// Byte alignment of every tile inside a partition.
 constexpr int64_t kTileAlignment = 64;
+/// Bytes per partition a tile of `type` takes once placed (aligned).
+inline int64_t placedBytes(nisa::TileType type) {
+  return int64_t(llvm::alignTo(type.getPartitionBytes(), kTileAlignment));
+}
 /// A live range longer than this many instructions is placed top-down.
 constexpr int64_t kLongLived = 1024;
 
