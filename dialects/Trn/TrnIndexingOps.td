@@ -54,6 +54,8 @@ def Trn_ScatterRowsOp : Trn_Op<"scatter_rows", [Pure]> {
     `:` type($base) `,` type($index) `,` type($src) `->` type($result)
   }];
   let hasVerifier = 1;
+  // An arange over every row writes every row (TrnIndexingPatterns.cpp).
+  let hasCanonicalizer = 1;
 }
 
 #endif // TRN_INDEXING_OPS
