@@ -51,6 +51,7 @@ from .host_ints import split_int_bookkeeping
 from .integer_range import bound_integer_constants, check_integer_constants
 from .logs import graph_log, ir_log, log
 from .options import CompilerOptions
+from .partition import partition
 from .per_shape import PerShapeGraph, describe_shapes, has_symbolic_shapes
 
 __all__ = ["NeuronBackend", "neuron", "CompileStats", "compile_exported", "build_callable"]
@@ -234,6 +235,7 @@ class NeuronBackend:
             bw_compiler=self._graph_compiler("backward", opts, cacheable),
             inference_compiler=self._graph_compiler("inference", opts, cacheable),
             decompositions=decomposition_table(),
+            partition_fn=partition,
         )
         with aot_cache.scope(opts) if cacheable else contextlib.nullcontext(), \
                 decomp_resample.interpolation_as_ops():
