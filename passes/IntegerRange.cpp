@@ -325,6 +325,9 @@ ValueRange Transfer::unary(const ValueRange &x) {
       .Case<trn::GeluOp, trn::GeluTanhOp>([&](auto) { return gated(-0.17); })
       .Case([&](trn::SiluOp) { return gated(-0.279); })
       .Case([&](trn::MishOp) { return gated(-0.309); })
+      // gelu' in [-0.13, 1.13] (extremes at x = -+sqrt 2), silu' in
+      // [-0.10, 1.10] (x = -+2.40).
+      .Case<trn::GeluDxOp, trn::SiluDxOp>([&](auto) { return bounded(-0.2, 1.2); })
       .Case<trn::FloorOp, trn::CeilOp, trn::RoundOp, trn::TruncOp>([&](auto) {
         return choose({&x}, /*engine=*/true); // integers stay, floats move < 1
       })

@@ -83,7 +83,8 @@ def Nisa_ActFunc : I32EnumAttr<"ActFunc", "Scalar engine activation", [
     I32EnumAttrCase<"log1p", 20>, I32EnumAttrCase<"mish", 21>,
     I32EnumAttrCase<"floor", 22>, I32EnumAttrCase<"ceil", 23>,
     I32EnumAttrCase<"round", 24>, I32EnumAttrCase<"trunc", 25>,
-    I32EnumAttrCase<"is_nan", 26>, I32EnumAttrCase<"is_inf", 27>]> {
+    I32EnumAttrCase<"is_nan", 26>, I32EnumAttrCase<"is_inf", 27>,
+    I32EnumAttrCase<"gelu_dx", 28>, I32EnumAttrCase<"silu_dx", 29>]> {
   let cppNamespace = "::trnc::nisa";
 }
 

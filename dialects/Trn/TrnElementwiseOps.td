@@ -134,6 +134,9 @@ def Trn_MishOp : Trn_UnaryOp<"mish", "x * tanh(softplus(x))"> {
   let hasCanonicalizer = 1;
 }
 def Trn_ErfOp : Trn_UnaryOp<"erf", "erf(x)">;
+// Derivatives for the backward of an activation: grad * f'(x).
+def Trn_GeluDxOp : Trn_UnaryOp<"gelu_dx", "gelu'(x) = Phi(x) + x phi(x) (erf form)">;
+def Trn_SiluDxOp : Trn_UnaryOp<"silu_dx", "silu'(x) = s (1 + x (1 - s)), s = sigmoid(x)">;
 def Trn_FloorOp : Trn_UnaryOp<"floor", "floor(x)">;
 def Trn_CeilOp : Trn_UnaryOp<"ceil", "ceil(x)">;
 def Trn_RoundOp : Trn_UnaryOp<"round", "round half to even">;

@@ -262,6 +262,8 @@ const std::pair<StringLiteral, nisa::ActFunc> kActivations[] = {
     {"trn.trunc", nisa::ActFunc::trunc},   {"trn.abs", nisa::ActFunc::abs},
     {"trn.sign", nisa::ActFunc::sign},     {"trn.isnan", nisa::ActFunc::is_nan},
     {"trn.isinf", nisa::ActFunc::is_inf},
+    {"trn.gelu_dx", nisa::ActFunc::gelu_dx},
+    {"trn.silu_dx", nisa::ActFunc::silu_dx},
 };
 
 /// Binary ops (and comparisons, into a bool tile) that are one Vector ALU op.

@@ -56,6 +56,9 @@ KEPT_OPERATORS = (
     aten.triu,
     aten.silu.default,  # one Scalar-engine activation, not x * sigmoid(x)
     aten.mish.default,  # one activation, not x * tanh(softplus(x))
+    # grad * f'(x), f' one activation (gelu_dx, silu_dx), not 7-10 elementwise ops.
+    aten.gelu_backward.default,
+    aten.silu_backward.default,
     # Batch norm: one node each, expanded by the importer (BatchNormImporters.cpp);
     # tracing the decompositions was half of a batch-norm network's Python compile.
     aten._native_batch_norm_legit_functional.default,

@@ -352,6 +352,8 @@ std::string_view actFuncName(ActFunc f) {
   case ActFunc::Trunc: return "trunc";
   case ActFunc::IsNan: return "is_nan";
   case ActFunc::IsInf: return "is_inf";
+  case ActFunc::GeluDx: return "gelu_dx";
+  case ActFunc::SiluDx: return "silu_dx";
   }
   return "<bad activation>";
 }

@@ -183,8 +183,11 @@ enum class ActFunc : uint8_t {
   Copy = 0, Relu, Exp, Log, Tanh, Sigmoid, Gelu, GeluTanh, Silu, Sqrt, Rsqrt,
   Reciprocal, Square, Abs, Sign, Erf, Sin, Softplus,
   Cos, Expm1, Log1p, Mish, Floor, Ceil, Round, Trunc, IsNan, IsInf,
+  // Derivatives (NKI's gelu_dx, silu_dx): gelu'(x) = Phi(x) + x phi(x),
+  // silu'(x) = s (1 + x (1 - s)) with s = sigmoid(x).
+  GeluDx, SiluDx,
 };
-constexpr unsigned kNumActFuncs = 28;
+constexpr unsigned kNumActFuncs = 30;
 
 /// Instruction flag bits.
 constexpr uint8_t kFlagAccumulate = 1 << 0; // Matmul: add into PSUM; DmaIndirect scatter: add rows.

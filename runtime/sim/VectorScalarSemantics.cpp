@@ -166,6 +166,19 @@ template <typename Fn> void withAct(ActFunc f, Fn &&fn) {
     return fn([](float x) { return std::isnan(x) ? 1.0f : 0.0f; });
   case ActFunc::IsInf:
     return fn([](float x) { return std::isinf(x) ? 1.0f : 0.0f; });
+  // torch's gelu_backward and silu_backward formulas (torch/_decomp), so
+  // that +-inf gives what eager gives (NaN for gelu: inf * 0).
+  case ActFunc::GeluDx:
+    return fn([](float x) {
+      const float kBeta = 0.39894228040143268f; // 1 / sqrt(2 pi)
+      float cdf = 0.5f * (1.0f + std::erf(x * 0.70710678118654752f));
+      return cdf + x * (kBeta * std::exp(x * x * -0.5f));
+    });
+  case ActFunc::SiluDx:
+    return fn([](float x) {
+      float s = sigmoid(x);
+      return s * (1.0f + x * (1.0f - s));
+    });
   }
 }
 

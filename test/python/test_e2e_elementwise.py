@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+import trnc
 
 from helpers import check_against_eager, compile_neuron, needs_native
 
@@ -165,3 +166,40 @@ def test_where_zero_nonfinite(dtype):
     assert got.dtype == want.dtype
     torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
     assert not torch.signbit(got[~m]).any()
+
+
+# --- activation gradients: grad * f'(x), f' one activation ---------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("act", ["gelu", "silu"])
+def test_activation_gradient_is_one_derivative_activation(act, dtype):
+    # aten.gelu_backward / silu_backward are kept (decompositions.py) and
+    # imported as grad * gelu_dx(x) / silu_dx(x) (NKI's derivative
+    # activations), in fp32 and rounded once like eager's kernels.
+    fn = getattr(torch.nn.functional, act)
+    x = _X.detach().to(dtype).clone().requires_grad_()
+    xc = x.detach().clone().requires_grad_()
+    g = torch.randn(x.shape, generator=torch.Generator().manual_seed(5)).to(dtype)
+    fn(x).backward(g)
+    compiled = compile_neuron(fn)
+    compiled(xc).backward(g)
+    xc.grad = None
+    with trnc.profiling.capture(trace=True) as p:
+        compiled(xc).backward(g)
+    tol = {"rtol": 2e-5, "atol": 2e-5} if dtype == torch.float32 else {"rtol": 8e-3, "atol": 8e-3}
+    torch.testing.assert_close(xc.grad, x.grad, **tol)
+    (backward,) = [r for r in p.graphs if "backward" in r.graph]
+    trace = backward.trace_json()
+    assert f"aten.{act}_backward.default" in trace
+    assert "aten.erf.default" not in trace and "aten.sigmoid.default" not in trace
+
+
+@pytest.mark.parametrize("act", ["gelu", "silu"])
+def test_activation_gradient_edges(act):
+    # +-inf: eager's formulas give NaN (inf * 0), and so does the derivative.
+    x = torch.tensor([float("inf"), -float("inf"), float("nan"), 0.0, -0.0, 40.0, -40.0, 1.5])
+    fn = getattr(torch.nn.functional, act)
+    a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+    fn(a).sum().backward()
+    compile_neuron(fn)(b).sum().backward()
+    torch.testing.assert_close(b.grad, a.grad, equal_nan=True, rtol=1e-6, atol=1e-6)

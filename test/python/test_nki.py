@@ -63,6 +63,27 @@ def test_activation_and_scalar_ops():
 
 
 @nki.jit
+def derivative_activations(x):
+    gelu = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    silu = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    nl.store(gelu, nl.gelu_dx(t))
+    nl.store(silu, nl.silu_dx(t))
+    return gelu, silu
+
+
+def test_derivative_activations():
+    # nl.gelu_dx / nl.silu_dx: the derivatives autograd computes for gelu and silu.
+    x = torch.randn(128, 96) * 3
+    g, s = x.clone().requires_grad_(), x.clone().requires_grad_()
+    torch.nn.functional.gelu(g).sum().backward()
+    torch.nn.functional.silu(s).sum().backward()
+    gelu, silu = derivative_activations(x)
+    torch.testing.assert_close(gelu, g.grad, rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(silu, s.grad, rtol=2e-5, atol=2e-5)
+
+
+@nki.jit
 def row_stats(x):
     P, F = x.shape
     sums = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.shared_hbm)

@@ -90,6 +90,15 @@ double refAct(ActFunc f, double x) {
   case ActFunc::Trunc: return std::trunc(x);
   case ActFunc::IsNan: return std::isnan(x);
   case ActFunc::IsInf: return std::isinf(x);
+  // d/dx of Gelu and Silu above, derived independently of the simulator's
+  // formulas: Phi(x) + x phi(x), and s + x s (1 - s).
+  case ActFunc::GeluDx:
+    return 0.5 * std::erfc(-x / std::sqrt(2.0)) +
+           x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+  case ActFunc::SiluDx: {
+    double s = 1 / (1 + std::exp(-x));
+    return s + x * s * (1 - s);
+  }
   }
   return 0;
 }

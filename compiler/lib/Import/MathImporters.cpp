@@ -4,7 +4,7 @@
 // per ATen op), binary arithmetic (operands converted to the node's result
 // dtype), comparisons and logical ops (operands promoted to a common dtype
 // as torch does; the result is i1), where, clamp, leaky_relu, gelu, round,
-// division with rounding modes. A Python scalar operand becomes a 0-d
+// division with rounding modes, and the backward of gelu and silu. A Python scalar operand becomes a 0-d
 // `trn.full` broadcast to the shape; the lowering turns it into an
 // instruction immediate.
 //
@@ -279,6 +279,72 @@ FailureOr<Value> importGelu(NodeContext &ctx) {
   return unary<trn::GeluOp>(ctx);
 }
 
+//===--- activation backward: grad * f'(x) ---------------------------------===//
+
+/// grad and x broadcast together, in fp32 when the result is a 16-bit float
+/// (torch's opmath: eager's kernels and its decompositions round once, at
+/// the end).
+FailureOr<SmallVector<Value>> backwardOperands(NodeContext &ctx) {
+  FailureOr<Value> grad = ctx.tensor(0, "grad_output"), x = ctx.tensor(1, "self");
+  if (failed(grad) || failed(x))
+    return failure();
+  FailureOr<SmallVector<Value>> ops = ctx.elementwiseOperands({*grad, *x});
+  if (failed(ops))
+    return failure();
+  Type t = ctx.resultElementType();
+  if (t.getIntOrFloatBitWidth() == 16)
+    for (Value &v : *ops)
+      v = ctx.convert(v, ctx.builder.getF32Type());
+  return ops;
+}
+
+/// gelu_backward, silu_backward: grad * f'(x), f' one Scalar-engine
+/// activation (NKI's gelu_dx and silu_dx) instead of the 7-10 elementwise
+/// ops of torch's decomposition, most of them Vector/GpSimd work.
+template <typename DxOp> FailureOr<Value> activationBackward(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> ops = backwardOperands(ctx);
+  if (failed(ops))
+    return failure();
+  Value grad = (*ops)[0], x = (*ops)[1];
+  Value dx = ctx.create<DxOp>(x.getType(), x);
+  return ctx.convert(ctx.binary<trn::MulOp>(grad, dx), ctx.resultElementType());
+}
+
+/// gelu_backward's tanh form has no one-activation derivative: torch's
+/// formula (torch/_decomp/decompositions.py), op for op.
+FailureOr<Value> geluTanhBackward(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> ops = backwardOperands(ctx);
+  if (failed(ops))
+    return failure();
+  Value grad = (*ops)[0], x = (*ops)[1];
+  const double kBeta = 0.79788456080286535588, kKappa = 0.044715;
+  Value xSq = ctx.binary<trn::MulOp>(x, x);
+  Value xCube = ctx.binary<trn::MulOp>(xSq, x);
+  Value inner = ctx.mulScalar(
+      ctx.binary<trn::AddOp>(x, ctx.mulScalar(xCube, kKappa)), kBeta);
+  Value t = ctx.create<trn::TanhOp>(inner.getType(), inner);
+  Value left = ctx.mulScalar(x, 0.5);
+  Value leftDerivative = ctx.mulScalar(ctx.addScalar(t, 1.0), 0.5);
+  Value tanhDerivative =
+      ctx.addScalar(ctx.mulScalar(ctx.binary<trn::MulOp>(t, t), -1.0), 1.0);
+  Value innerDerivative =
+      ctx.mulScalar(ctx.addScalar(ctx.mulScalar(xSq, 3 * kKappa), 1.0), kBeta);
+  Value rightDerivative = ctx.binary<trn::MulOp>(
+      ctx.binary<trn::MulOp>(left, tanhDerivative), innerDerivative);
+  Value dx = ctx.binary<trn::AddOp>(leftDerivative, rightDerivative);
+  return ctx.convert(ctx.binary<trn::MulOp>(grad, dx), ctx.resultElementType());
+}
+
+FailureOr<Value> importGeluBackward(NodeContext &ctx) {
+  const Arg *a = ctx.arg(kKeywordOnly, "approximate");
+  std::string approx = a && a->kind != Arg::Kind::None ? a->text : "none";
+  if (approx == "tanh")
+    return geluTanhBackward(ctx);
+  if (approx != "none")
+    return ctx.invalid("unknown gelu approximation '" + approx + "'");
+  return activationBackward<trn::GeluDxOp>(ctx);
+}
+
 /// floor/ceil/round/trunc on integers are the identity (torch keeps the
 /// dtype).
 template <typename OpTy> FailureOr<Value> rounding(NodeContext &ctx) {
@@ -327,6 +393,8 @@ void registerMathImporters(OpRegistry &r) {
   r.add("aten.round.default", rounding<trn::RoundOp>);
   r.add("aten.round.decimals", importRound);
   r.add("aten.gelu.default", importGelu);
+  r.add("aten.gelu_backward.default", importGeluBackward);
+  r.add("aten.silu_backward.default", activationBackward<trn::SiluDxOp>);
   r.add("aten.leaky_relu.default", importLeakyRelu);
   r.add("aten.isnan.default", predicate<trn::IsNanOp>);
   r.add("aten.isinf.default", predicate<trn::IsInfOp>);

@@ -242,7 +242,7 @@ def copy(src: Any, dtype: Optional[DType] = None, **kwargs: Any) -> Deferred:
 _ACTIVATIONS = {
     "exp": "exp", "log": "log", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "gelu": "gelu",
     "gelu_apprx_tanh": "gelu_tanh", "silu": "silu", "sqrt": "sqrt", "rsqrt": "rsqrt", "reciprocal": "reciprocal",
-    "square": "square", "abs": "abs", "sign": "sign", "erf": "erf", "sin": "sin", "cos": "cos",
+    "gelu_dx": "gelu_dx", "silu_dx": "silu_dx", "square": "square", "abs": "abs", "sign": "sign", "erf": "erf", "sin": "sin", "cos": "cos",
     "softplus": "softplus", "mish": "mish", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
     "expm1": "expm1", "log1p": "log1p",
 }

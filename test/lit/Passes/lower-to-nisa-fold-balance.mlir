@@ -45,6 +45,30 @@ func.func @gelu_backward(%g: tensor<256x256xbf16>, %w: tensor<256x512xbf16>, %x:
 
 // -----
 
+// The same gradient as the importer now emits it (aten.gelu_backward kept):
+// gelu'(x) is one Scalar activation, then one multiply by the product.
+// CHECK-LABEL: func.func @gelu_dx_backward
+// CHECK-NOT: nisa.activation {{erf|exp}}
+// CHECK-NOT: nisa.tensor_scalar
+// CHECK: nisa.activation gelu_dx
+// CHECK: nisa.tensor_tensor multiply
+// CHECK: nisa.activation gelu_dx
+// CHECK: nisa.tensor_tensor multiply
+// CHECK-NOT: nisa.activation {{erf|exp}}
+// CHECK-NOT: nisa.tensor_scalar
+// CHECK: return
+func.func @gelu_dx_backward(%g: tensor<256x256xbf16>, %w: tensor<256x512xbf16>, %x: tensor<256x512xbf16>) -> tensor<256x512xbf16> {
+  %0 = trn.matmul %g, %w : (tensor<256x256xbf16>, tensor<256x512xbf16>) -> tensor<256x512xbf16>
+  %1 = trn.convert %0 : tensor<256x512xbf16> -> tensor<256x512xf32>
+  %2 = trn.convert %x : tensor<256x512xbf16> -> tensor<256x512xf32>
+  %3 = trn.gelu_dx %2 : tensor<256x512xf32>
+  %4 = trn.mul %1, %3 : tensor<256x512xf32>
+  %5 = trn.convert %4 : tensor<256x512xf32> -> tensor<256x512xbf16>
+  return %5 : tensor<256x512xbf16>
+}
+
+// -----
+
 // A value read twice, or stored, is not folded: x * 2 is returned, so it
 // is computed on its own; the sqrt of x - 1 takes the subtract as its bias.
 // CHECK-LABEL: func.func @not_folded
