@@ -28,8 +28,8 @@ ColumnSumShape columnSumShape(const LoweringContext &ctx, int64_t width);
 /// ones^T @ tile: the Tensor Engine saves about half its cycles per tile
 /// (x4 in fp32), the store writes one element per descriptor (~1 ns each,
 /// against a contiguous row); break-even near 3 tiles in bf16, 1 in fp32,
-/// taken with a margin (the reductions' few-row sums: a position
-/// embedding's gradient over a batch of 2, 32768 columns, stores 36 us).
+/// taken with a margin (a sum over 2 rows of 32768 columns stored 36 us
+/// this way; such few-row sums now fold on Vector, LowerReduction.cpp).
 bool columnSumsPay(int64_t rowTiles, mlir::Type elementType);
 
 /// Adds the `rows` rows of columns [c0, c0 + width) of tile `x` (its free

@@ -11,11 +11,11 @@
 // batch) instead runs on the Tensor Engine (ColumnSums.h: X[R, C] tiles as
 // the stationary operand, a column of ones as the moving one, in PSUM),
 // which reads X rows contiguously rather than gathering columns. When there
-// are fewer rows than partitions and the rows are long (a position
-// embedding's gradient summed over a batch of 4), the kept elements are
-// spread over all partitions instead and the few rows folded on Vector in
-// fp32: each row moves as [128, up to 2048] tiles, where the Tensor Engine
-// form would move R partitions x 512 columns per instruction. The same fold
+// are fewer rows than partitions and folding them moves no more transfers
+// (a position embedding's gradient summed over a batch of 2 or 4), the kept
+// elements are spread over all partitions instead and the few rows folded
+// on Vector in fp32: each row moves as [128, up to 2048] tiles, where the
+// Tensor Engine form would move R partitions x 512 columns per instruction. The same fold
 // serves any other reduction over fewer rows than partitions that lies
 // between kept dims with a contiguous innermost one (an amax over a pooling
 // stride, a mean over channels of an NCHW map), where one kept element per
@@ -190,12 +190,25 @@ LogicalResult trnc::tile::lowerReduce(LoweringContext &ctx, Operation *op) {
   bool outerSum = alu == nisa::AluOp::add && keptSpace.shape.size() == 1 &&
                   reduced.shape.size() == 1 &&
                   keptSpace.strides[0][0] == 1 && reduced.strides[0][0] != 1;
+  // An outer sum folds on Vector when that moves no more transfers than
+  // the Tensor Engine form, which loads and stores per block of 512
+  // columns (and pays 4x for fp32 matmuls): a position embedding's
+  // gradient over a batch of 2 ([2, 32768] f32) is 3 transfers and one add
+  // this way, 128 transfers and 64 matmuls that way.
+  int64_t rows = reduced.shape.empty() ? 0 : reduced.shape[0];
+  int64_t foldTransfers =
+      rows * llvm::divideCeil(keptElements, ctx.partitions() *
+                                                ctx.maxFree({ctx.b.getF32Type()}));
+  int64_t tensorEngineTransfers =
+      2 * llvm::divideCeil(keptElements, ctx.machine.matmulMaxN);
   if (reduced.shape.size() == 1 && reduced.strides[0][0] != 1 &&
-      reduced.shape[0] < ctx.partitions() &&
+      rows < ctx.partitions() &&
       isa<FloatType>(in.elementType()) && !keptSpace.shape.empty() &&
       keptSpace.strides[0].back() == 1 &&
       (keptElements >= ctx.partitions() * ctx.machine.matmulMaxN ||
-       (!outerSum && keptElements >= kMinFoldedKeptPerPartition * ctx.partitions()))) {
+       (outerSum ? keptElements >= ctx.partitions() &&
+                       foldTransfers <= tensorEngineTransfers
+                 : keptElements >= kMinFoldedKeptPerPartition * ctx.partitions()))) {
     lowerFewRowsOnVector(ctx, loc, alu, in.root, keptSpace, reduced.shape[0],
                          reduced.strides[0][0], dst);
     return success();

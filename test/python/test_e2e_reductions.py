@@ -155,3 +155,19 @@ def test_position_embedding_gradient_over_batch():
     # is tiled over all partitions), whose gradient sums over the batch.
     pos = torch.randn(256, 512, requires_grad=True)
     check_against_eager(lambda x, p: (x + p).tanh(), [torch.randn(4, 256, 512), pos], atol=1e-5, rtol=1e-5)
+
+
+def test_sum_over_a_small_batch_folds_on_vector():
+    # A position embedding's gradient over a batch of 2 ([2, 128, 256] f32 summed
+    # over the batch): the two rows fold on Vector, with no Tensor Engine matmul.
+    import trnc
+    from helpers import compile_neuron
+
+    x = torch.randn(2, 128, 256)
+    fn = lambda t: t.sum(0)  # noqa: E731
+    compiled = compile_neuron(fn)
+    compiled(x)
+    with trnc.profiling.capture(trace=True) as p:
+        actual = compiled(x)
+    torch.testing.assert_close(actual, fn(x), rtol=1e-6, atol=1e-6)
+    assert '"matmul"' not in p.graphs[0].trace_json()

@@ -130,6 +130,33 @@ func.func @sum_few_rows(%x: tensor<4x131072xbf16>) -> tensor<131072xbf16> {
   return %0 : tensor<131072xbf16>
 }
 
+// Shorter rows fold too when that moves fewer transfers than the Tensor
+// Engine's per-512-column loads and stores: the demo GPT's position
+// embedding gradient, a batch of 2 rows of 32768 fp32, is two [128, 256]
+// loads, one add and one store (it was 64 [2, 512] loads, 64 fp32 matmuls
+// and 64 stores).
+// CHECK-LABEL: func.func @sum_two_rows
+// CHECK-NOT: nisa.matmul
+// CHECK: nisa.dma_copy %[[ACC:[0-9]+]] <0, [256, 1], [128, 256]>, %arg0 <0, [256, 1], [128, 256]>
+// CHECK: nisa.dma_copy %[[R1:[0-9]+]] <0, [256, 1], [128, 256]>, %arg0 <32768, [256, 1], [128, 256]>
+// CHECK: nisa.tensor_tensor add %[[ACC]] {{.*}}, %[[ACC]] {{.*}}, %[[R1]] {{.*}} on vector
+// CHECK-NOT: nisa.tensor_tensor
+// CHECK: nisa.dma_copy %arg1 <0, [256, 1], [128, 256]>, %[[ACC]]
+func.func @sum_two_rows(%x: tensor<2x32768xf32>) -> tensor<32768xf32> {
+  %0 = trn.reduce_sum %x dims = [0] : tensor<2x32768xf32> -> tensor<32768xf32>
+  return %0 : tensor<32768xf32>
+}
+
+// Eight rows of 1024 stay on the Tensor Engine: folded they would be eight
+// [128, 8] loads, against two loads (and stores) of [8, 512].
+// CHECK-LABEL: func.func @sum_eight_short_rows
+// CHECK-COUNT-2: nisa.matmul
+// CHECK-NOT: nisa.tensor_tensor
+func.func @sum_eight_short_rows(%x: tensor<8x1024xf32>) -> tensor<1024xf32> {
+  %0 = trn.reduce_sum %x dims = [0] : tensor<8x1024xf32> -> tensor<1024xf32>
+  return %0 : tensor<1024xf32>
+}
+
 // The same layout serves max over the few rows.
 // CHECK-LABEL: func.func @amax_few_rows
 // CHECK-NOT: nisa.matmul
