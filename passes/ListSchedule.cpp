@@ -81,6 +81,7 @@
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 #include "passes/TilePlacement.h"
+#include "passes/Tile/DeferredProducts.h"
 
 #include "dialects/Nisa/NisaToIsa.h"
 #include "sim/Collectives.h"
@@ -96,6 +97,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <queue>
 
 #define DEBUG_TYPE "trnc-pipeline-list-schedule"
@@ -1051,6 +1053,35 @@ void ListScheduler::restoreProgramOrder() {
   }
 }
 
+/// Moves each instruction the lowering marked as a weight gradient's
+/// (tile::kDeferUntilAttr) before the instruction marked as its anchor
+/// (else before the terminator), keeping their order. Whether any moved.
+bool moveWeightGradients(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  DenseMap<int64_t, Operation *> anchorOf;
+  SmallVector<Operation *> marked;
+  for (Operation &op : block) {
+    if (auto ids = op.getAttrOfType<DenseI64ArrayAttr>(tile::kDeferAnchorAttr))
+      for (int64_t id : ids.asArrayRef())
+        anchorOf.try_emplace(id, &op);
+    if (op.hasAttr(tile::kDeferUntilAttr))
+      marked.push_back(&op);
+  }
+  for (Operation *op : marked) {
+    int64_t id = op->getAttrOfType<IntegerAttr>(tile::kDeferUntilAttr).getInt();
+    Operation *anchor = anchorOf.lookup(id);
+    op->moveBefore(anchor ? anchor : block.getTerminator());
+  }
+  return !marked.empty();
+}
+
+void dropDeferralMarks(func::FuncOp func) {
+  for (Operation &op : func.getBody().front()) {
+    op.removeAttr(tile::kDeferUntilAttr);
+    op.removeAttr(tile::kDeferAnchorAttr);
+  }
+}
+
 struct ListSchedulePass
     : public trnc::impl::ListScheduleBase<ListSchedulePass> {
   using Base::Base;
@@ -1079,6 +1110,7 @@ struct ListSchedulePass
                     : 0;
     std::string trials; // for `report`
     llvm::raw_string_ostream log(trials);
+    double bestIndexBudget = memoryShare;
     for (Priority priority : {Priority::ProgramOrder, Priority::CriticalPath}) {
       if (priority == Priority::CriticalPath &&
           scheduler.size() > kCriticalPathTrialLimit)
@@ -1101,8 +1133,11 @@ struct ListSchedulePass
           log << llvm::formatv("{0:F0} ns", s.makespanNs).str();
           if (s.rollbacks)
             log << " (" << s.rollbacks << " local repairs)";
-          if (!best || s.makespanNs < best->makespanNs)
+          if (!best || s.makespanNs < best->makespanNs) {
+            if (priority == Priority::ProgramOrder)
+              bestIndexBudget = budget;
             best = std::move(s);
+          }
           break;
         }
       }
@@ -1125,6 +1160,31 @@ struct ListSchedulePass
           best = std::move(s);
       }
     }
+    // The weight gradients moved where the lowering marked them
+    // (DeferredProducts.h), scheduled again at the best index-priority
+    // depth, kept if faster. Not in a split core's half: the barriers order
+    // its transfers with the other core's.
+    std::unique_ptr<ListScheduler> moved;
+    ListScheduler *owner = &scheduler;
+    if (!splitCores && moveWeightGradients(func)) {
+      moved = std::make_unique<ListScheduler>(func, *model);
+      if (moved->build()) {
+        Schedule s = moved->schedule(bestIndexBudget, Priority::ProgramOrder,
+                                     /*segregateSmall=*/false, checkpointEvery);
+        log << "; weight gradients moved, budget "
+            << llvm::formatv("{0:F2}", bestIndexBudget).str() << ": ";
+        if (s.order.empty()) {
+          log << s.failure;
+        } else {
+          log << llvm::formatv("{0:F0} ns", s.makespanNs).str();
+          if (!best || s.makespanNs < best->makespanNs) {
+            best = std::move(s);
+            owner = moved.get();
+          }
+        }
+      }
+    }
+    dropDeferralMarks(func);
     bool kept = best && best->makespanNs < before;
     if (report)
       func.emitRemark() << "list schedule: program order "
@@ -1134,8 +1194,8 @@ struct ListSchedulePass
     if (kept) {
       // The order and the addresses it was timed with: the allocator checks
       // them instead of placing again.
-      scheduler.apply(*best);
-      scheduler.annotateScratch(best->times);
+      owner->apply(*best);
+      owner->annotateScratch(best->times);
       LLVM_DEBUG(llvm::dbgs() << func.getName() << ": estimated " << before
                               << " ns -> " << best->makespanNs << " ns\n");
       return;

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
+#include "passes/Tile/DeferredProducts.h"
 #include "passes/Tile/ElementwiseSteps.h"
 #include "passes/Tile/GroupFormation.h"
 #include "passes/Tile/LoweringContext.h"
@@ -353,10 +354,45 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
         });
   };
 
+  // Weight gradients and where the list scheduler may move them
+  // (DeferredProducts.h): marked on the instructions each op emits.
   Block &body = oldFunc.getBody().front();
-  for (Operation &op : body.without_terminator())
+  Block *out = ctx.b.getInsertionBlock();
+  Deferrals deferrals = planDeferrals(body);
+  SmallVector<int64_t> pendingAnchors, unanchored;
+  for (auto [op, id] : deferrals.products)
+    unanchored.push_back(id);
+  for (auto &[op, ids] : deferrals.anchors)
+    for (int64_t id : ids)
+      llvm::erase(unanchored, id);
+  auto emittedSince = [&](Operation *last) {
+    return last ? std::next(Block::iterator(last)) : out->begin();
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (auto it = deferrals.anchors.find(&op); it != deferrals.anchors.end())
+      llvm::append_range(pendingAnchors, it->second);
+    auto deferred = deferrals.products.find(&op);
+    if (deferred != deferrals.products.end()) {
+      // The identity its transposes use is cached for every later lowering:
+      // made before, so that it does not move with the weight gradient.
+      trn::MatmulOp mm = dyn_cast<trn::MatmulOp>(&op);
+      if (auto group = dyn_cast<trn::FusionGroupOp>(op))
+        mm = cast<trn::MatmulOp>(group.members().front());
+      for (Value v : {mm.getLhs(), mm.getRhs()})
+        ctx.identity(mm.getLoc(), cast<RankedTensorType>(v.getType()).getElementType());
+    }
+    Operation *last = out->empty() ? nullptr : &out->back();
     if (failed(lowerOp(&op)))
       return failure();
+    if (deferred != deferrals.products.end())
+      markDeferred(emittedSince(last), out->end(), deferred->second);
+    else if (!pendingAnchors.empty() &&
+             markAnchor(emittedSince(last), out->end(), pendingAnchors))
+      pendingAnchors.clear();
+  }
+  // The rest go before the copies into the outputs (which may read them).
+  llvm::append_range(pendingAnchors, unanchored);
+  Operation *lastOp = out->empty() ? nullptr : &out->back();
 
   // Outputs not written in place: copy the value's view into them.
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
@@ -366,6 +402,10 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     if (it == ctx.views.end())
       return ret.emitOpError("operand ") << j << " has no lowered HBM view";
     emitCopy(ctx, ret.getLoc(), outputs[j], it->second);
+  }
+  if (!pendingAnchors.empty()) {
+    llvm::sort(pendingAnchors);
+    markAnchor(emittedSince(lastOp), out->end(), pendingAnchors);
   }
   ctx.b.create<func::ReturnOp>(ret.getLoc());
   return success();

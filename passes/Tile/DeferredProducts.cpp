@@ -1,0 +1,106 @@
+//===- DeferredProducts.cpp - weight gradients the scheduler may run later ===//
+//
+// See DeferredProducts.h.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Tile/DeferredProducts.h"
+
+#include "dialects/Nisa/NisaOps.h"
+#include "dialects/Trn/TrnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace trnc;
+
+namespace {
+
+bool isView(Operation *op) {
+  return isa<trn::ReshapeOp, trn::TransposeOp, trn::ConvertOp>(op);
+}
+
+/// Whether every reader of `v` is the return or a view whose value is again
+/// read only by views and the return.
+bool reachesOnlyResults(Value v) {
+  return llvm::all_of(v.getUsers(), [](Operation *user) {
+    return isa<func::ReturnOp>(user) ||
+           (isView(user) && reachesOnlyResults(user->getResult(0)));
+  });
+}
+
+/// The matmul a top-level op computes: itself, or a matmul fusion group's.
+trn::MatmulOp productOf(Operation *op) {
+  if (auto mm = dyn_cast<trn::MatmulOp>(op))
+    return mm;
+  if (auto group = dyn_cast<trn::FusionGroupOp>(op))
+    if (group.getKind() == "matmul")
+      return dyn_cast<trn::MatmulOp>(group.members().front());
+  return {};
+}
+
+bool isProduct(Operation *op) {
+  return productOf(op) ||
+         isa<trn::Conv2dOp, trn::AttentionOp, trn::AttentionGradOp>(op);
+}
+
+} // namespace
+
+tile::Deferrals tile::planDeferrals(Block &body) {
+  Deferrals plan;
+  Operation *end = body.getTerminator();
+  for (Operation &op : body.without_terminator()) {
+    if (!productOf(&op) || op.getNumResults() == 0 ||
+        !llvm::all_of(op.getResults(), reachesOnlyResults))
+      continue;
+    int64_t id = int64_t(plan.products.size());
+    plan.products[&op] = id;
+  }
+  // A function with no other product (an inference graph's lone matmul)
+  // has nothing to move them past.
+  bool dataGradient = llvm::any_of(body.without_terminator(), [&](Operation &op) {
+    return isProduct(&op) && !plan.products.count(&op);
+  });
+  if (!dataGradient) {
+    plan.products.clear();
+    return plan;
+  }
+  for (auto [op, id] : plan.products) {
+    Operation *next = op->getNextNode();
+    while (next != end && (!isProduct(next) || plan.products.count(next)))
+      next = next->getNextNode();
+    if (next != end && next->getNextNode() != end)
+      plan.anchors[next->getNextNode()].push_back(id);
+  }
+  for (auto &[op, ids] : plan.anchors)
+    llvm::sort(ids);
+  return plan;
+}
+
+static void forEachInstruction(Block::iterator from, Block::iterator to,
+                               function_ref<WalkResult(Operation *)> fn) {
+  for (Operation &op : llvm::make_range(from, to))
+    if (op.walk([&](nisa::InstructionOpInterface inst) {
+              return fn(inst);
+            }).wasInterrupted())
+      return;
+}
+
+void tile::markDeferred(Block::iterator from, Block::iterator to, int64_t id) {
+  forEachInstruction(from, to, [&](Operation *op) {
+    op->setAttr(kDeferUntilAttr, Builder(op->getContext()).getI64IntegerAttr(id));
+    return WalkResult::advance();
+  });
+}
+
+bool tile::markAnchor(Block::iterator from, Block::iterator to,
+                      ArrayRef<int64_t> ids) {
+  bool marked = false;
+  forEachInstruction(from, to, [&](Operation *op) {
+    op->setAttr(kDeferAnchorAttr,
+                Builder(op->getContext()).getDenseI64ArrayAttr(ids));
+    marked = true;
+    return WalkResult::interrupt();
+  });
+  return marked;
+}

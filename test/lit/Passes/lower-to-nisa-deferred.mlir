@@ -1,0 +1,44 @@
+// Weight gradients marked for the list scheduler (DeferredProducts.h): a
+// matmul whose value reaches only the results (through views) gets
+// trnc.defer_until = its id on every instruction it lowers to; the first
+// instruction after the next product that is not one (here the data
+// gradient dx, then its row sums) carries trnc.defer_anchor with the ids it
+// anchors. The data gradient and the sums carry no defer_until. (A weight
+// gradient with no data gradient after it is anchored on the copies into
+// the outputs, if any, else on none: it may go to the end.)
+// RUN: trnc-opt %s -split-input-file --trnc-form-fusion-groups --trnc-tile-lower-to-nisa | FileCheck %s
+
+// CHECK-LABEL: func.func @backward
+// The identity the transposes use (cached for every later lowering), made
+// before the weight gradient so that it does not move with it.
+// CHECK: nisa.affine_select
+// CHECK-NOT: trnc.defer_until
+// CHECK: nisa.dma_copy {{.*}}%arg0 {{.*}}{trnc.defer_until = 0 : i64}
+// CHECK: nisa.matmul {{.*}}{trnc.defer_until = 0 : i64}
+// CHECK-NOT: trnc.defer_anchor
+// CHECK-COUNT-2: nisa.dma_copy %arg3 {{.*}}trnc.defer_until = 0 : i64
+// CHECK-NOT: trnc.defer_until
+// CHECK: nisa.matmul
+// CHECK-NOT: trnc.defer_until
+// CHECK: trnc.defer_anchor = array<i64: 0>
+// CHECK-NOT: trnc.defer_until
+// CHECK: return
+func.func @backward(%dy: tensor<128x256xbf16>, %x: tensor<128x256xbf16>, %w: tensor<256x256xbf16>) -> (tensor<256x256xbf16>, tensor<128xbf16>) {
+  %dyt = trn.transpose %dy permutation = [1, 0] : tensor<128x256xbf16> -> tensor<256x128xbf16>
+  %dw = trn.matmul %dyt, %x : (tensor<256x128xbf16>, tensor<128x256xbf16>) -> tensor<256x256xbf16>
+  %dx = trn.matmul %dy, %w : (tensor<128x256xbf16>, tensor<256x256xbf16>) -> tensor<128x256xbf16>
+  %s = trn.reduce_sum %dx dims = [1] : tensor<128x256xbf16> -> tensor<128xbf16>
+  return %dw, %s : tensor<256x256xbf16>, tensor<128xbf16>
+}
+
+// -----
+
+// A lone matmul (an inference graph's) has no data gradient to go past:
+// nothing is marked.
+// CHECK-LABEL: func.func @last
+// CHECK-NOT: trnc.defer
+// CHECK: return
+func.func @last(%a: tensor<128x128xbf16>, %b: tensor<128x128xbf16>) -> tensor<128x128xbf16> {
+  %0 = trn.matmul %a, %b : (tensor<128x128xbf16>, tensor<128x128xbf16>) -> tensor<128x128xbf16>
+  return %0 : tensor<128x128xbf16>
+}
