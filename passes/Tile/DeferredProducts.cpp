@@ -86,9 +86,12 @@ static void forEachInstruction(Block::iterator from, Block::iterator to,
       return;
 }
 
-void tile::markDeferred(Block::iterator from, Block::iterator to, int64_t id) {
+void tile::markDeferred(Block::iterator from, Block::iterator to, int64_t id,
+                        function_ref<bool(Operation *)> shared) {
   forEachInstruction(from, to, [&](Operation *op) {
-    op->setAttr(kDeferUntilAttr, Builder(op->getContext()).getI64IntegerAttr(id));
+    if (!shared(op))
+      op->setAttr(kDeferUntilAttr,
+                  Builder(op->getContext()).getI64IntegerAttr(id));
     return WalkResult::advance();
   });
 }

@@ -43,9 +43,9 @@ struct Deferrals {
 Deferrals planDeferrals(mlir::Block &body);
 
 /// Marks the instructions in [from, to) (loop bodies included) as weight
-/// gradient `id`'s.
+/// gradient `id`'s, but those `shared` says later lowerings also read.
 void markDeferred(mlir::Block::iterator from, mlir::Block::iterator to,
-                  int64_t id);
+                  int64_t id, llvm::function_ref<bool(mlir::Operation *)> shared);
 
 /// Marks the first instruction in [from, to) as the anchor of `ids`;
 /// false when the range has none.

@@ -372,20 +372,29 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     if (auto it = deferrals.anchors.find(&op); it != deferrals.anchors.end())
       llvm::append_range(pendingAnchors, it->second);
     auto deferred = deferrals.products.find(&op);
-    if (deferred != deferrals.products.end()) {
-      // The identity its transposes use is cached for every later lowering:
-      // made before, so that it does not move with the weight gradient.
-      trn::MatmulOp mm = dyn_cast<trn::MatmulOp>(&op);
-      if (auto group = dyn_cast<trn::FusionGroupOp>(op))
-        mm = cast<trn::MatmulOp>(group.members().front());
-      for (Value v : {mm.getLhs(), mm.getRhs()})
-        ctx.identity(mm.getLoc(), cast<RankedTensorType>(v.getType()).getElementType());
-    }
+    auto identitiesBefore = ctx.identities;
     Operation *last = out->empty() ? nullptr : &out->back();
     if (failed(lowerOp(&op)))
       return failure();
-    if (deferred != deferrals.products.end())
-      markDeferred(emittedSince(last), out->end(), deferred->second);
+    if (deferred != deferrals.products.end()) {
+      // An identity made for its transposes is cached for every later
+      // lowering: its fill and select stay where they are.
+      llvm::SmallPtrSet<Operation *, 4> shared;
+      for (auto [elt, id] : ctx.identities) {
+        if (identitiesBefore.count(elt))
+          continue;
+        for (Operation *user : id.getUsers())
+          if (auto select = dyn_cast<nisa::AffineSelectOp>(user);
+              select && select.getDst() == id) {
+            shared.insert(select);
+            for (Operation *fill : select.getSrc0().getUsers())
+              if (isa<nisa::MemsetOp>(fill))
+                shared.insert(fill);
+          }
+      }
+      markDeferred(emittedSince(last), out->end(), deferred->second,
+                   [&](Operation *o) { return shared.contains(o); });
+    }
     else if (!pendingAnchors.empty() &&
              markAnchor(emittedSince(last), out->end(), pendingAnchors))
       pendingAnchors.clear();
