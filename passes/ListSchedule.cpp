@@ -1111,6 +1111,22 @@ struct ListSchedulePass
     std::string trials; // for `report`
     llvm::raw_string_ostream log(trials);
     double bestIndexBudget = memoryShare;
+    ListScheduler *owner = &scheduler; // the scheduler `best` is of
+    // Logs a schedule and keeps it if it is the fastest yet; whether kept.
+    auto consider = [&](Schedule s, ListScheduler *from) {
+      if (s.order.empty()) {
+        log << s.failure;
+        return false;
+      }
+      log << llvm::formatv("{0:F0} ns", s.makespanNs).str();
+      if (s.rollbacks)
+        log << " (" << s.rollbacks << " local repairs)";
+      if (best && s.makespanNs >= best->makespanNs)
+        return false;
+      best = std::move(s);
+      owner = from;
+      return true;
+    };
     for (Priority priority : {Priority::ProgramOrder, Priority::CriticalPath}) {
       if (priority == Priority::CriticalPath &&
           scheduler.size() > kCriticalPathTrialLimit)
@@ -1126,19 +1142,12 @@ struct ListSchedulePass
           log << "; " << (priority == Priority::CriticalPath ? "critical path" : "index")
               << " priority, budget " << llvm::formatv("{0:F2}", budget).str()
               << (segregate ? ", small tiles apart" : "") << ": ";
-          if (s.order.empty()) {
-            log << s.failure;
-            continue;
-          }
-          log << llvm::formatv("{0:F0} ns", s.makespanNs).str();
-          if (s.rollbacks)
-            log << " (" << s.rollbacks << " local repairs)";
-          if (!best || s.makespanNs < best->makespanNs) {
-            if (priority == Priority::ProgramOrder)
-              bestIndexBudget = budget;
-            best = std::move(s);
-          }
-          break;
+          bool scheduled = !s.order.empty();
+          if (consider(std::move(s), &scheduler) &&
+              priority == Priority::ProgramOrder)
+            bestIndexBudget = budget;
+          if (scheduled)
+            break;
         }
       }
     }
@@ -1152,20 +1161,13 @@ struct ListSchedulePass
                                       /*segregateSmall=*/false, checkpointEvery);
       log << "; index priority, budget "
           << llvm::formatv("{0:F2}", budget).str() << " (a split core): ";
-      if (s.order.empty()) {
-        log << s.failure;
-      } else {
-        log << llvm::formatv("{0:F0} ns", s.makespanNs).str();
-        if (!best || s.makespanNs < best->makespanNs)
-          best = std::move(s);
-      }
+      consider(std::move(s), &scheduler);
     }
     // The weight gradients moved where the lowering marked them
     // (DeferredProducts.h), scheduled again at the best index-priority
     // depth, kept if faster. Not in a split core's half: the barriers order
     // its transfers with the other core's.
     std::unique_ptr<ListScheduler> moved;
-    ListScheduler *owner = &scheduler;
     if (!splitCores && moveWeightGradients(func)) {
       moved = std::make_unique<ListScheduler>(func, *model);
       if (moved->build()) {
@@ -1173,15 +1175,7 @@ struct ListSchedulePass
                                      /*segregateSmall=*/false, checkpointEvery);
         log << "; weight gradients moved, budget "
             << llvm::formatv("{0:F2}", bestIndexBudget).str() << ": ";
-        if (s.order.empty()) {
-          log << s.failure;
-        } else {
-          log << llvm::formatv("{0:F0} ns", s.makespanNs).str();
-          if (!best || s.makespanNs < best->makespanNs) {
-            best = std::move(s);
-            owner = moved.get();
-          }
-        }
+        consider(std::move(s), moved.get());
       }
     }
     dropDeferralMarks(func);
