@@ -372,7 +372,9 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
     if (auto it = deferrals.anchors.find(&op); it != deferrals.anchors.end())
       llvm::append_range(pendingAnchors, it->second);
     auto deferred = deferrals.products.find(&op);
-    auto identitiesBefore = ctx.identities;
+    DenseMap<Type, Value> identitiesBefore;
+    if (deferred != deferrals.products.end())
+      identitiesBefore = ctx.identities;
     Operation *last = out->empty() ? nullptr : &out->back();
     if (failed(lowerOp(&op)))
       return failure();
@@ -394,10 +396,10 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
       }
       markDeferred(emittedSince(last), out->end(), deferred->second,
                    [&](Operation *o) { return shared.contains(o); });
-    }
-    else if (!pendingAnchors.empty() &&
-             markAnchor(emittedSince(last), out->end(), pendingAnchors))
+    } else if (!pendingAnchors.empty() &&
+               markAnchor(emittedSince(last), out->end(), pendingAnchors)) {
       pendingAnchors.clear();
+    }
   }
   // The rest go before the copies into the outputs (which may read them).
   llvm::append_range(pendingAnchors, unanchored);
