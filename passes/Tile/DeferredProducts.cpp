@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace trnc;
@@ -21,11 +22,15 @@ bool isView(Operation *op) {
 }
 
 /// Whether every reader of `v` is the return or a view whose value is again
-/// read only by views and the return.
-bool reachesOnlyResults(Value v) {
-  return llvm::all_of(v.getUsers(), [](Operation *user) {
-    return isa<func::ReturnOp>(user) ||
-           (isView(user) && reachesOnlyResults(user->getResult(0)));
+/// read only by views and the return; those views are added to `chain`.
+bool reachesOnlyResults(Value v, llvm::SetVector<Operation *> &chain) {
+  return llvm::all_of(v.getUsers(), [&](Operation *user) {
+    if (isa<func::ReturnOp>(user))
+      return true;
+    if (!isView(user) || !reachesOnlyResults(user->getResult(0), chain))
+      return false;
+    chain.insert(user);
+    return true;
   });
 }
 
@@ -50,11 +55,20 @@ tile::Deferrals tile::planDeferrals(Block &body) {
   Deferrals plan;
   Operation *end = body.getTerminator();
   for (Operation &op : body.without_terminator()) {
+    llvm::SetVector<Operation *> chain;
     if (!productOf(&op) || op.getNumResults() == 0 ||
-        !llvm::all_of(op.getResults(), reachesOnlyResults))
+        !llvm::all_of(op.getResults(),
+                      [&](Value v) { return reachesOnlyResults(v, chain); }) ||
+        llvm::any_of(chain, [&](Operation *view) {
+          return view->getBlock() != &body; // inside a group: not its own op
+        }))
       continue;
     int64_t id = int64_t(plan.products.size());
     plan.products[&op] = id;
+    // Its views and casts move with it: lowered, a cast or a reshape
+    // strides cannot express reads the product back from HBM.
+    for (Operation *view : chain)
+      plan.chain[view] = id;
   }
   // A function with no other product (an inference graph's lone matmul)
   // has nothing to move them past.
@@ -63,6 +77,7 @@ tile::Deferrals tile::planDeferrals(Block &body) {
   });
   if (!dataGradient) {
     plan.products.clear();
+    plan.chain.clear();
     return plan;
   }
   for (auto [op, id] : plan.products) {

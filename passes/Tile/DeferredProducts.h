@@ -31,6 +31,9 @@ struct Deferrals {
   /// A weight gradient (a trn.matmul, or a fusion group of one, whose
   /// values reach only the function's results, through views) -> its id.
   llvm::DenseMap<mlir::Operation *, int64_t> products;
+  /// The views and casts of a weight gradient's values (their own ops in
+  /// the body) -> its id: they move with it.
+  llvm::DenseMap<mlir::Operation *, int64_t> chain;
   /// The op after the next product that is not a weight gradient (the next
   /// data gradient: a matmul, conv2d, attention or attention_grad) -> the
   /// ids of the weight gradients before it. Weight gradients with no such

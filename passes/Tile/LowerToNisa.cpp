@@ -396,6 +396,10 @@ LogicalResult LowerToNisaPass::lowerBody(func::FuncOp oldFunc,
       }
       markDeferred(emittedSince(last), out->end(), deferred->second,
                    [&](Operation *o) { return shared.contains(o); });
+    } else if (auto view = deferrals.chain.find(&op);
+               view != deferrals.chain.end()) {
+      markDeferred(emittedSince(last), out->end(), view->second,
+                   [](Operation *) { return false; });
     } else if (!pendingAnchors.empty() &&
                markAnchor(emittedSince(last), out->end(), pendingAnchors)) {
       pendingAnchors.clear();

@@ -34,6 +34,27 @@ func.func @backward(%g: tensor<256x128xbf16>, %x: tensor<128x256xbf16>, %dy: ten
 
 // -----
 
+// A weight gradient returned through views strides cannot express (a
+// transpose, then a flattening reshape): the reshape's lowering copies the
+// product in HBM, so that copy carries the product's mark and moves with
+// it (else it would read the product before it is written); the copy into
+// the output, after everything, stays unmarked.
+// CHECK-LABEL: func.func @view_copy
+// CHECK: nisa.matmul {{.*}}{trnc.defer_until = 0 : i64}
+// CHECK: nisa.dma_copy {{.*}} {trnc.defer_until = 0 : i64} : memref<65536xbf16>, memref<65536xbf16>
+// CHECK: trnc.defer_anchor = array<i64: 0>
+// CHECK: nisa.dma_copy %arg4 {{.*}} : memref<65536xbf16>, memref<65536xbf16>
+func.func @view_copy(%g: tensor<256x128xbf16>, %x: tensor<128x256xbf16>, %dy: tensor<128x256xbf16>, %w: tensor<256x256xbf16>) -> (tensor<65536xbf16>, tensor<128xbf16>) {
+  %dw = trn.matmul %g, %x : (tensor<256x128xbf16>, tensor<128x256xbf16>) -> tensor<256x256xbf16>
+  %t = trn.transpose %dw permutation = [1, 0] : tensor<256x256xbf16> -> tensor<256x256xbf16>
+  %r = trn.reshape %t : tensor<256x256xbf16> -> tensor<65536xbf16>
+  %dx = trn.matmul %dy, %w : (tensor<128x256xbf16>, tensor<256x256xbf16>) -> tensor<128x256xbf16>
+  %s = trn.reduce_sum %dx dims = [1] : tensor<128x256xbf16> -> tensor<128xbf16>
+  return %r, %s : tensor<65536xbf16>, tensor<128xbf16>
+}
+
+// -----
+
 // A lone matmul (an inference graph's) has no data gradient to go past:
 // nothing is marked.
 // CHECK-LABEL: func.func @last
