@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Tile/DeferredProducts.h"
+#include "passes/Tile/LoweringContext.h"
 
 #include "dialects/Nisa/NisaOps.h"
 #include "dialects/Trn/TrnOps.h"
@@ -17,17 +18,15 @@ using namespace trnc;
 
 namespace {
 
-bool isView(Operation *op) {
-  return isa<trn::ReshapeOp, trn::TransposeOp, trn::ConvertOp>(op);
-}
-
-/// Whether every reader of `v` is the return or a view whose value is again
-/// read only by views and the return; those views are added to `chain`.
+/// Whether every reader of `v` is the return or a view or cast whose value
+/// is again read only by views, casts and the return; those are added to
+/// `chain`.
 bool reachesOnlyResults(Value v, llvm::SetVector<Operation *> &chain) {
   return llvm::all_of(v.getUsers(), [&](Operation *user) {
     if (isa<func::ReturnOp>(user))
       return true;
-    if (!isView(user) || !reachesOnlyResults(user->getResult(0), chain))
+    if (!(tile::isViewOp(user) || isa<trn::ConvertOp>(user)) ||
+        !reachesOnlyResults(user->getResult(0), chain))
       return false;
     chain.insert(user);
     return true;
