@@ -14,8 +14,8 @@ from helpers import compile_neuron, needs_native
 from trnc.partition import partition
 
 
-def _graphs(fn, *inputs):
-    """Forward and backward FX graphs of `fn` split by trnc's partition."""
+def _graphs(fn, *inputs, partition_fn=partition):
+    """Forward and backward FX graphs of `fn` split by `partition_fn` (trnc's)."""
     graphs = {}
 
     def keep(kind):
@@ -25,7 +25,7 @@ def _graphs(fn, *inputs):
         return compiler
 
     out = aot_function(fn, fw_compiler=keep("forward"), bw_compiler=keep("backward"),
-                       partition_fn=partition)(*inputs)
+                       partition_fn=partition_fn)(*inputs)
     out.sum().backward()
     return graphs["forward"], graphs["backward"]
 
@@ -65,9 +65,15 @@ def test_a_random_value_is_saved_not_recomputed():
 
 
 def test_the_graph_is_unchanged_without_input_free_values():
+    # Nothing made from no input: the same split as AOTAutograd's default partition.
+    from functorch.compile import default_partition
+
+    fn = lambda x: (x.sin() * x).exp()  # noqa: E731
     x = torch.randn(8, requires_grad=True)
-    fw, bw = _graphs(lambda x: x.sin() * x, x)
-    assert all("arange" not in t for t in _targets(bw))
+    fw, bw = _graphs(fn, x)
+    fw_default, bw_default = _graphs(fn, x, partition_fn=default_partition)
+    assert _saved(fw) == _saved(fw_default)
+    assert _targets(fw) == _targets(fw_default) and _targets(bw) == _targets(bw_default)
 
 
 class _Positions(torch.nn.Module):
