@@ -195,7 +195,7 @@ LogicalResult trnc::tile::lowerReduce(LoweringContext &ctx, Operation *op) {
   // columns (and pays 4x for fp32 matmuls): a position embedding's
   // gradient over a batch of 2 ([2, 32768] f32) is 3 transfers and one add
   // this way, 128 transfers and 64 matmuls that way.
-  int64_t rows = reduced.shape.empty() ? 0 : reduced.shape[0];
+  int64_t rows = reduced.shape[0]; // not empty: handled above as a copy
   int64_t foldTransfers =
       rows * llvm::divideCeil(keptElements, ctx.partitions() *
                                                 ctx.maxFree({ctx.b.getF32Type()}));
