@@ -395,6 +395,10 @@ def SplitLogicalCores : Pass<"trnc-pipeline-split-logical-cores", "::mlir::Modul
     Option<"alwaysSplit", "always-split", "bool", /*default=*/"false",
            "Split even when one core is estimated as fast (tests of the "
            "split's mechanics on small programs)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark on @main: the whole-program analyses run, the "
+           "instructions both cores run that were cut, and those not tried "
+           "because each half would be needed by the same cores">,
   ];
 }
 

@@ -100,6 +100,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
+#include <deque>
 #include <numeric>
 #include <optional>
 
@@ -139,10 +140,40 @@ bool readsDestination(Operation *op) {
   return llvm::isa<CopyPredicatedOp>(op);
 }
 
-/// Whether `f` (a TileBytes::Relative footprint) is in HBM.
-bool inHbm(const Footprint &f) {
-  return llvm::isa<MemRefType>(Value::getFromOpaquePointer(f.resource).getType());
-}
+/// Whether `f` (a TileBytes::Relative footprint) is in HBM: tiles have a
+/// memory space, HBM none.
+bool inHbm(const Footprint &f) { return f.space == 0; }
+
+/// Lists per instruction, packed (compressed sparse rows): list i is
+/// items[offsets[i], offsets[i + 1]).
+struct PackedLists {
+  std::vector<unsigned> offsets{0}, items;
+  ArrayRef<unsigned> operator[](unsigned i) const {
+    return ArrayRef(items).slice(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+  size_t size() const { return offsets.size() - 1; }
+  bool empty() const { return size() == 0; }
+  void clear() {
+    offsets.assign(1, 0);
+    items.clear();
+  }
+  /// Closes the list being appended to (the next index's).
+  void close() { offsets.push_back(items.size()); }
+  /// The lists of every `j` holding `i`, for each i of `n`, in ascending j.
+  static PackedLists transpose(const PackedLists &lists, size_t n) {
+    PackedLists t;
+    t.offsets.assign(n + 1, 0);
+    for (unsigned i : lists.items)
+      ++t.offsets[i + 1];
+    std::partial_sum(t.offsets.begin(), t.offsets.end(), t.offsets.begin());
+    t.items.resize(lists.items.size());
+    std::vector<unsigned> next(t.offsets.begin(), t.offsets.end() - 1);
+    for (unsigned j = 0; j < lists.size(); ++j)
+      for (unsigned i : lists[j])
+        t.items[next[i]++] = j;
+    return t;
+  }
+};
 
 bool covers(const Footprint &outer, const Footprint &inner) {
   return outer.partBegin <= inner.partBegin && inner.partEnd <= outer.partEnd &&
@@ -186,12 +217,24 @@ private:
   };
 
   LogicalResult collect(func::FuncOp main);
+  /// `op`'s entry in infoStore (made if it has none), kNoInfo if `op` is
+  /// not an instruction.
+  FailureOr<unsigned> infoIndex(Operation &op);
+  static constexpr unsigned kNoInfo = ~0u;
   void computePreds();
   void assignWriters();
   void propagateNeeds();
   void placeBarriers();
   /// collect .. placeBarriers on the program as it is now.
   LogicalResult analyze(func::FuncOp main);
+  /// Whether the halves of on-chip instruction `i` (which writes no HBM)
+  /// could run on different cores: the cores its readers need from each
+  /// half, as analyze() would find them once `i` is cut (a reader's walk
+  /// back over the tile's writers stops at a newer writer covering what it
+  /// reads, and at the second half if that covers it). Readers' own cores
+  /// come from later instructions, which the cut does not change. When
+  /// both halves need the same cores, tryHalves would undo the cut.
+  bool halvesMaySplit(unsigned i);
   /// Whether instruction `p`, a producer of `i`, feeds an operand that
   /// `i`'s halves cut (not one both halves read whole: a matmul's
   /// stationary operand, a per-partition [P, 1] operand).
@@ -227,14 +270,32 @@ private:
   void split(func::FuncOp main);
 
   SmallVector<Operation *> insts; // program order
-  std::vector<SmallVector<Footprint, 3>> footprints;
-  // Per instruction and footprint: its access pattern (for its HBM runs).
-  std::vector<SmallVector<AccessPatternAttr, 3>> patterns;
-  // HBM element runs per access pattern (uniqued, so kept across analyses).
-  DenseMap<AccessPatternAttr, std::vector<isa::Run>> runsCache;
+  // Per instruction (its InstInfo's): its footprints, and per footprint its
+  // access pattern (for its HBM runs).
+  std::vector<ArrayRef<Footprint>> footprints;
+  std::vector<ArrayRef<AccessPatternAttr>> patterns;
+  // Per instruction and footprint: the tile's dense index (kNoTile: HBM).
+  std::vector<ArrayRef<unsigned>> tilesOf;
+  static constexpr unsigned kNoTile = ~0u;
+  DenseMap<const void *, unsigned> tileIds; // per tile, kept across analyses
+  std::vector<char> readsDest; // per instruction: readsDestination
+  // HBM element runs per access pattern (uniqued, so kept across analyses;
+  // boxed: a reference must survive the map growing).
+  DenseMap<AccessPatternAttr, std::shared_ptr<std::vector<isa::Run>>> runsCache;
   const std::vector<isa::Run> &runsOf(AccessPatternAttr ap);
   // preds[i]: the earlier instructions whose tile writes instruction i reads.
-  std::vector<SmallVector<unsigned, 4>> preds;
+  PackedLists preds;
+  // Per tile index, the instructions writing it, ascending, with what
+  // they write (computePreds).
+  struct TileWrite {
+    unsigned inst;
+    bool readsDest;
+    const Footprint *write;
+  };
+  std::vector<SmallVector<TileWrite, 4>> tileWriters;
+  // readers[i]: the instructions whose preds hold i (built on demand from
+  // preds; empty when stale).
+  PackedLists readers;
   std::vector<unsigned> cores; // per instruction: the cores that run it
   std::vector<unsigned> barrierBefore; // instruction indices, ascending
   SmallVector<Halves> halves;
@@ -253,10 +314,24 @@ private:
     InstCost cost;
     SmallVector<Footprint, 3> footprints;
     SmallVector<AccessPatternAttr, 3> patterns;
+    SmallVector<unsigned, 3> tiles;
+    bool readsDest = false;
   };
-  DenseMap<Operation *, InstInfo> infoCache;
+  // Entries never move (the analysis keeps references to them); an
+  // instruction's index in the map goes when it changes.
+  std::deque<InstInfo> infoStore;
+  DenseMap<Operation *, unsigned> infoCache;
+  std::vector<unsigned> infoOf; // per instruction: its infoStore index
+  // Instructions changed, created or erased since the last collect: the
+  // previous analysis's entry for them (or for an op now at the address of
+  // an erased one) is not to be reused.
+  DenseSet<Operation *> dirty;
   // Cut pairs kept with their halves on different cores.
   SmallVector<Halves> keptHalves;
+  // For `report`.
+  struct {
+    unsigned analyses = 0, sharedCut = 0, sharedSkipped = 0;
+  } work;
 };
 
 /// `ap` cut to half `h` (0 or 1) of its elements in row-major order:
@@ -379,35 +454,75 @@ std::optional<SmallVector<StringRef, 3>> halvablePatterns(Operation *op,
 LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
   costNs.clear();
   engines.clear();
+  readsDest.clear();
+  tilesOf.clear();
+  // The block is mostly the previous analysis's instructions in the same
+  // order: walk both, and look an instruction up only where they differ.
+  SmallVector<Operation *> before;
+  std::swap(before, insts);
+  std::vector<unsigned> beforeInfo;
+  std::swap(beforeInfo, infoOf);
+  size_t k = 0;
+  auto isDirty = [&](Operation *op) { return !dirty.empty() && dirty.contains(op); };
   for (Operation &op : main.getBody().front()) {
-    auto inst = dyn_cast<InstructionOpInterface>(op);
-    if (!inst)
-      continue;
-    if (llvm::isa<NopOp, PeerSignalOp, PeerWaitOp>(op))
-      return op.emitOpError("the split over logical cores runs before "
-                            "semaphore scheduling");
-    auto [entry, fresh] = infoCache.try_emplace(&op);
-    InstInfo &info = entry->second;
-    if (fresh) {
-      for (const Access &a : inst.getAccesses()) {
-        FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
-        if (failed(fp)) {
-          infoCache.erase(&op);
-          return failure();
-        }
-        info.footprints.push_back(*fp);
-        info.patterns.push_back(a.pattern);
-      }
-      info.cost = estimate(*model, &op);
+    if (llvm::isa<AllocOp, DramAllocOp>(op))
+      continue; // most of the ops that are not instructions
+    while (k < before.size() && isDirty(before[k]))
+      ++k;
+    unsigned index;
+    if (k < before.size() && before[k] == &op && !isDirty(&op)) {
+      index = beforeInfo[k++];
+    } else {
+      FailureOr<unsigned> found = infoIndex(op);
+      if (failed(found))
+        return failure();
+      if (*found == kNoInfo)
+        continue; // not an instruction
+      index = *found;
     }
+    const InstInfo &info = infoStore[index];
+    infoOf.push_back(index);
     insts.push_back(&op);
     footprints.push_back(info.footprints);
     patterns.push_back(info.patterns);
+    tilesOf.push_back(info.tiles);
     costNs.push_back(info.cost.ns);
     engines.push_back(info.cost.engine);
+    readsDest.push_back(info.readsDest);
   }
+  dirty.clear();
   cores.assign(insts.size(), 0);
   return success();
+}
+
+FailureOr<unsigned> SplitLogicalCoresPass::infoIndex(Operation &op) {
+  auto inst = dyn_cast<InstructionOpInterface>(op);
+  if (!inst)
+    return kNoInfo;
+  if (llvm::isa<NopOp, PeerSignalOp, PeerWaitOp>(op))
+    return op.emitOpError("the split over logical cores runs before "
+                          "semaphore scheduling");
+  auto [entry, fresh] = infoCache.try_emplace(&op, infoStore.size());
+  if (fresh) {
+    InstInfo info;
+    for (const Access &a : inst.getAccesses()) {
+      FailureOr<Footprint> fp = footprintOf(&op, a, TileBytes::Relative);
+      if (failed(fp)) {
+        infoCache.erase(&op);
+        return failure();
+      }
+      info.footprints.push_back(*fp);
+      info.patterns.push_back(a.pattern);
+      info.tiles.push_back(inHbm(*fp) ? kNoTile
+                                      : tileIds.try_emplace(fp->resource, tileIds.size())
+                                            .first->second);
+    }
+    info.cost = estimate(*model, &op);
+    info.readsDest = readsDestination(&op);
+    infoStore.push_back(std::move(info));
+  }
+  return entry->second;
+  return entry->second;
 }
 
 void SplitLogicalCoresPass::assignWriters() {
@@ -441,31 +556,35 @@ void SplitLogicalCoresPass::assignWriters() {
 }
 
 void SplitLogicalCoresPass::computePreds() {
-  preds.assign(insts.size(), {});
-  DenseMap<const void *, SmallVector<unsigned>> writers; // per tile
+  preds.clear();
+  readers.clear();
+  std::vector<SmallVector<TileWrite, 4>> &writers = tileWriters;
+  for (auto &list : writers)
+    list.clear();
+  writers.resize(tileIds.size());
   for (unsigned i = 0; i < insts.size(); ++i) {
-    for (const Footprint &f : footprints[i]) {
-      if (inHbm(f) || (f.isWrite && !readsDestination(insts[i])))
+    for (auto [f, tile] : llvm::zip(footprints[i], tilesOf[i])) {
+      if (tile == kNoTile || (f.isWrite && !readsDest[i]))
         continue;
-      auto it = writers.find(f.resource);
-      if (it == writers.end())
-        continue;
-      for (unsigned w : llvm::reverse(it->second)) {
-        const Footprint *wf = nullptr;
-        for (const Footprint &g : footprints[w])
-          if (g.isWrite && g.resource == f.resource)
-            wf = &g;
-        if (!wf || !wf->overlaps(f))
+      for (const TileWrite &w : llvm::reverse(writers[tile])) {
+        if (!w.write->overlaps(f))
           continue;
-        if (!llvm::is_contained(preds[i], w))
-          preds[i].push_back(w);
-        if (covers(*wf, f) && !readsDestination(insts[w]))
+        if (!llvm::is_contained(ArrayRef(preds.items).drop_front(preds.offsets[i]), w.inst))
+          preds.items.push_back(w.inst);
+        if (covers(*w.write, f) && !w.readsDest)
           break; // the bytes read are this writer's, not older ones
       }
     }
-    for (const Footprint &f : footprints[i])
-      if (f.isWrite && !inHbm(f))
-        writers[f.resource].push_back(i);
+    preds.close();
+    // Its last write of each tile (one per instruction: its destination).
+    for (auto [f, tile] : llvm::zip(footprints[i], tilesOf[i]))
+      if (f.isWrite && tile != kNoTile) {
+        SmallVector<TileWrite, 4> &list = writers[tile];
+        if (!list.empty() && list.back().inst == i)
+          list.back().write = &f;
+        else
+          list.push_back({i, bool(readsDest[i]), &f});
+      }
   }
 }
 
@@ -500,6 +619,60 @@ bool SplitLogicalCoresPass::feedsCutOperand(unsigned p, unsigned i,
       return true;
   }
   return false;
+}
+
+bool SplitLogicalCoresPass::halvesMaySplit(unsigned i) {
+  if (readers.empty())
+    readers = PackedLists::transpose(preds, insts.size());
+  Operation *op = insts[i];
+  // The halves' writes, cut as halve() cuts them.
+  std::optional<Footprint> half[2];
+  for (const Access &a : cast<InstructionOpInterface>(op).getAccesses()) {
+    if (!a.isWrite)
+      continue;
+    for (unsigned h : {0u, 1u}) {
+      std::optional<AccessPatternAttr> ap = halfOf(a.pattern, h);
+      if (!ap)
+        return true;
+      Access cutAccess = a;
+      cutAccess.pattern = *ap;
+      FailureOr<Footprint> fp = footprintOf(op, cutAccess, TileBytes::Relative);
+      if (failed(fp))
+        return true;
+      half[h] = *fp;
+    }
+  }
+  if (!half[0] || inHbm(*half[0]))
+    return true;
+  const void *tile = half[0]->resource;
+  ArrayRef<TileWrite> writers = tileWriters[tileIds.lookup(tile)];
+  auto byInst = [](const TileWrite &w, unsigned i) { return w.inst < i; };
+  unsigned need[2] = {0, 0};
+  for (unsigned j : readers[i]) {
+    for (const Footprint &f : footprints[j]) {
+      if (f.resource != tile || (f.isWrite && !readsDest[j]))
+        continue;
+      // Writers between the cut instruction and the reader, newest first.
+      auto first = std::lower_bound(writers.begin(), writers.end(), i + 1, byInst),
+           last = std::lower_bound(writers.begin(), writers.end(), j, byInst);
+      bool reached = std::none_of(first, last, [&](const TileWrite &w) {
+        return !w.readsDest && covers(*w.write, f);
+      });
+      if (!reached)
+        continue;
+      if (half[1]->overlaps(f)) {
+        need[1] |= cores[j];
+        if (covers(*half[1], f) && !readsDest[i])
+          continue;
+      }
+      if (half[0]->overlaps(f))
+        need[0] |= cores[j];
+    }
+  }
+  for (unsigned &n : need)
+    if (!n)
+      n = kCore0; // no transfer needs it: core 0
+  return need[0] != need[1];
 }
 
 SmallVector<SmallVector<Operation *>>
@@ -598,6 +771,8 @@ void SplitLogicalCoresPass::halve(Operation *op, Cut how) {
     second->setAttr(name, *halfOf(ap, 1, nullptr, how));
   }
   infoCache.erase(op);
+  dirty.insert(op);
+  dirty.insert(second);
   halves.push_back(std::move(pair));
 }
 
@@ -606,11 +781,13 @@ void SplitLogicalCoresPass::rejoin(Halves &pair) {
     pair.first->setAttr(whole.getName(), whole.getValue());
   infoCache.erase(pair.first);
   infoCache.erase(pair.second);
+  dirty.insert(pair.first);
+  dirty.insert(pair.second);
   pair.second->erase();
 }
 
 LogicalResult SplitLogicalCoresPass::analyze(func::FuncOp main) {
-  insts.clear();
+  ++work.analyses;
   footprints.clear();
   patterns.clear();
   barrierBefore.clear();
@@ -635,9 +812,12 @@ FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
     return false;
   if (failed(analyze(main)))
     return failure();
-  DenseMap<Operation *, unsigned> coresOf;
+  DenseMap<Operation *, unsigned> coresOf; // of the new halves
+  for (const Halves &h : ArrayRef(halves).drop_front(before))
+    coresOf[h.first] = coresOf[h.second] = 0;
   for (unsigned i = 0; i < insts.size(); ++i)
-    coresOf[insts[i]] = cores[i];
+    if (auto it = coresOf.find(insts[i]); it != coresOf.end())
+      it->second = cores[i];
   bool splits = llvm::any_of(ArrayRef(halves).drop_front(before), [&](const Halves &h) {
     return coresOf[h.first] != coresOf[h.second];
   });
@@ -744,9 +924,24 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
         llvm::none_of(footprints[i], [](const Footprint &f) { return f.isWrite && inHbm(f); }) &&
         halvablePatterns(insts[i]))
       shared.push_back(insts[i]);
-  for (Operation *op : shared)
-    if (failed(tryHalves(main, op, barriers)))
+  // Most are not worth a trial: both halves would be needed by the same
+  // cores. Each trial re-analyzes the whole program; one that is undone
+  // leaves the analysis stale until the next.
+  bool stale = false;
+  for (Operation *op : shared) {
+    if (stale && failed(analyze(main)))
       return failure();
+    stale = false;
+    if (!halvesMaySplit(llvm::find(insts, op) - insts.begin())) {
+      ++work.sharedSkipped;
+      continue;
+    }
+    FailureOr<bool> kept = tryHalves(main, op, barriers);
+    if (failed(kept))
+      return failure();
+    work.sharedCut += *kept;
+    stale = !*kept; // kept: the analysis is of the program with the halves
+  }
   // Pairs whose halves run on the same cores are put back together.
   if (failed(analyze(main)))
     return failure();
@@ -845,8 +1040,10 @@ const std::vector<isa::Run> &
 SplitLogicalCoresPass::runsOf(AccessPatternAttr ap) {
   auto it = runsCache.find(ap);
   if (it == runsCache.end())
-    it = runsCache.try_emplace(ap, hbmRunsOf(ap)).first;
-  return it->second;
+    it = runsCache
+             .try_emplace(ap, std::make_shared<std::vector<isa::Run>>(hbmRunsOf(ap)))
+             .first;
+  return *it->second;
 }
 
 void SplitLogicalCoresPass::placeBarriers() {
@@ -856,8 +1053,12 @@ void SplitLogicalCoresPass::placeBarriers() {
   };
   // HBM accesses since the last barrier, per buffer. Their element runs, as
   // the simulator's race checker sees them (rows x runs): two cores' column
-  // halves of the same rows, or interleaved rows, need no barrier.
-  DenseMap<const void *, SmallVector<Touch>> since;
+  // halves of the same rows, or interleaved rows, need no barrier. Reads
+  // and writes apart: a read conflicts only with writes.
+  struct Touches {
+    SmallVector<Touch> reads, writes;
+  };
+  DenseMap<const void *, Touches> since;
   auto conflicts = [&](const Touch &t, unsigned i, unsigned k) {
     const Footprint &f = footprints[i][k], &g = footprints[t.inst][t.footprint];
     return (g.isWrite || f.isWrite) && acrossCores(t.cores, cores[i]) &&
@@ -874,17 +1075,21 @@ void SplitLogicalCoresPass::placeBarriers() {
       auto it = since.find(f.resource);
       if (it == since.end())
         continue;
-      conflict |= llvm::any_of(it->second, [&](const Touch &t) {
-        return conflicts(t, i, k);
-      });
+      auto against = [&](ArrayRef<Touch> touches) {
+        return llvm::any_of(touches, [&](const Touch &t) { return conflicts(t, i, k); });
+      };
+      conflict = conflict || against(it->second.writes) ||
+                 (f.isWrite && against(it->second.reads));
     }
     if (conflict) {
       barrierBefore.push_back(i);
       since.clear();
     }
     for (auto [k, f] : llvm::enumerate(footprints[i]))
-      if (inHbm(f))
-        since[f.resource].push_back({i, unsigned(k), cores[i]});
+      if (inHbm(f)) {
+        Touches &touches = since[f.resource];
+        (f.isWrite ? touches.writes : touches.reads).push_back({i, unsigned(k), cores[i]});
+      }
   }
 }
 
@@ -950,17 +1155,31 @@ void SplitLogicalCoresPass::runOnOperation() {
   halves.clear();
   keptHalves.clear();
   onCore1.clear();
+  work = {};
   infoCache.clear(); // a previous module's operations' addresses may recur
+  infoStore.clear();
+  infoOf.clear();
+  insts.clear();
+  dirty.clear();
+  tileIds.clear();
+  runsCache.clear();
   if (failed(halveSingleTransfers(main)) ||
       failed(balanceSingleTransfers(main)))
     return signalPassFailure();
   // A split that cannot beat one core (both cores repeating most of the
   // work: a weight-bound convolution net split over its batch, each core
   // loading every weight) is not made; core 1 stays idle.
-  if (!alwaysSplit &&
-      boundNs(/*oneCore=*/false) >= boundNs(/*oneCore=*/true) &&
-      failed(keepOnOneCore(main)))
+  bool oneCore = !alwaysSplit &&
+                 boundNs(/*oneCore=*/false) >= boundNs(/*oneCore=*/true);
+  if (oneCore && failed(keepOnOneCore(main)))
     return signalPassFailure();
+  if (report)
+    main.emitRemark() << "split over logical cores: " << work.analyses
+                      << " whole-program analyses; of the instructions both "
+                         "cores run, "
+                      << work.sharedCut << " cut, " << work.sharedSkipped
+                      << " not tried (each half needed by the same cores)"
+                      << (oneCore ? "; kept on one core" : "");
   split(main);
   module->setAttr("trnc.lnc", Builder(module).getI64IntegerAttr(2));
 }
