@@ -256,6 +256,13 @@ private:
                             size_t &barriers, Cut how = Cut::Columns,
                             bool fewer = false);
   LogicalResult halveSingleTransfers(func::FuncOp main);
+  /// Cuts the instructions of `shared` (on chip, run by both cores,
+  /// consumers first) whose halves would run on different cores without a
+  /// barrier more: in rounds of cuts that cannot change each other's
+  /// judgement, each round tried together (one analysis), one at a time if
+  /// together they add a barrier.
+  LogicalResult cutShared(func::FuncOp main, ArrayRef<Operation *> shared,
+                          size_t &barriers);
   LogicalResult balanceSingleTransfers(func::FuncOp main);
   /// The estimated busy time of each core's instructions, core 0 minus core 1.
   double imbalanceNs() const;
@@ -852,6 +859,86 @@ FailureOr<bool> SplitLogicalCoresPass::tryHalves(func::FuncOp main,
   return false;
 }
 
+LogicalResult SplitLogicalCoresPass::cutShared(func::FuncOp main,
+                                               ArrayRef<Operation *> shared,
+                                               size_t &barriers) {
+  SmallVector<Operation *> pending(shared);
+  while (!pending.empty()) {
+    // The analysis is of the program as it is. In a round, an instruction
+    // is judged only if no cut chosen earlier in the round can change what
+    // halvesMaySplit reads: its readers' cores, and its tile's writers. A
+    // cut changes the cores of the instructions it reads from, transitively
+    // (its cone), and of the older writers of its tile (a reader of both
+    // halves walks past them) and theirs.
+    DenseMap<Operation *, unsigned> position;
+    for (unsigned i = 0; i < insts.size(); ++i)
+      position[insts[i]] = i;
+    if (readers.empty())
+      readers = PackedLists::transpose(preds, insts.size());
+    std::vector<char> touched(insts.size(), 0);
+    DenseSet<unsigned> touchedTiles;
+    auto touchCone = [&](unsigned root) {
+      SmallVector<unsigned> stack{root};
+      while (!stack.empty()) {
+        unsigned k = stack.pop_back_val();
+        if (touched[k])
+          continue;
+        touched[k] = 1;
+        for (unsigned p : preds[k])
+          stack.push_back(p);
+      }
+    };
+    SmallVector<Operation *> batch, later;
+    for (Operation *op : pending) {
+      unsigned i = position.lookup(op), tile = kNoTile;
+      for (auto [f, t] : llvm::zip(footprints[i], tilesOf[i]))
+        if (f.isWrite)
+          tile = t;
+      if (touched[i] || touchedTiles.contains(tile) ||
+          llvm::any_of(readers[i], [&](unsigned r) { return touched[r]; })) {
+        later.push_back(op);
+        continue;
+      }
+      if (!halvesMaySplit(i)) {
+        ++work.sharedSkipped;
+        continue;
+      }
+      batch.push_back(op);
+      touchCone(i);
+      touchedTiles.insert(tile);
+      for (const TileWrite &w : tileWriters[tile])
+        if (w.inst < i)
+          touchCone(w.inst);
+    }
+    pending = std::move(later);
+    if (batch.empty())
+      continue;
+    FailureOr<bool> kept = tryHalves(main, batch, barriers);
+    if (failed(kept))
+      return failure();
+    if (*kept) {
+      work.sharedCut += batch.size();
+      continue; // the analysis is of the program with the halves
+    }
+    // Together they add a barrier: one at a time, each kept only without.
+    for (Operation *op : batch) {
+      if (failed(analyze(main)))
+        return failure();
+      if (!halvesMaySplit(llvm::find(insts, op) - insts.begin())) {
+        ++work.sharedSkipped;
+        continue;
+      }
+      FailureOr<bool> one = tryHalves(main, op, barriers);
+      if (failed(one))
+        return failure();
+      work.sharedCut += *one;
+    }
+    if (failed(analyze(main)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   cut.clear();
   if (failed(analyze(main)))
@@ -924,24 +1011,8 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
         llvm::none_of(footprints[i], [](const Footprint &f) { return f.isWrite && inHbm(f); }) &&
         halvablePatterns(insts[i]))
       shared.push_back(insts[i]);
-  // Most are not worth a trial: both halves would be needed by the same
-  // cores. Each trial re-analyzes the whole program; one that is undone
-  // leaves the analysis stale until the next.
-  bool stale = false;
-  for (Operation *op : shared) {
-    if (stale && failed(analyze(main)))
-      return failure();
-    stale = false;
-    if (!halvesMaySplit(llvm::find(insts, op) - insts.begin())) {
-      ++work.sharedSkipped;
-      continue;
-    }
-    FailureOr<bool> kept = tryHalves(main, op, barriers);
-    if (failed(kept))
-      return failure();
-    work.sharedCut += *kept;
-    stale = !*kept; // kept: the analysis is of the program with the halves
-  }
+  if (failed(cutShared(main, shared, barriers)))
+    return failure();
   // Pairs whose halves run on the same cores are put back together.
   if (failed(analyze(main)))
     return failure();
