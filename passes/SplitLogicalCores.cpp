@@ -1019,11 +1019,19 @@ LogicalResult SplitLogicalCoresPass::halveSingleTransfers(func::FuncOp main) {
   DenseMap<Operation *, unsigned> coresOf;
   for (unsigned i = 0; i < insts.size(); ++i)
     coresOf[insts[i]] = cores[i];
-  for (Halves &pair : halves)
-    if (coresOf[pair.first] == coresOf[pair.second])
+  // A half may itself have been cut later (a second half is not in `cut`:
+  // a later phase can halve it again), so the latest cuts go first, and a
+  // pair whose second half was kept cut stays cut: rejoining it would erase
+  // that half. keptHalves is thus latest first, the order to undo them in.
+  DenseSet<Operation *> keptFirsts;
+  for (Halves &pair : llvm::reverse(halves))
+    if (coresOf[pair.first] == coresOf[pair.second] &&
+        !keptFirsts.contains(pair.second)) {
       rejoin(pair);
-    else
+    } else {
+      keptFirsts.insert(pair.first);
       keptHalves.push_back(std::move(pair));
+    }
   halves.clear();
   return analyze(main);
 }
@@ -1045,7 +1053,7 @@ double SplitLogicalCoresPass::boundNs(bool oneCore) const {
 }
 
 LogicalResult SplitLogicalCoresPass::keepOnOneCore(func::FuncOp main) {
-  for (Halves &pair : keptHalves)
+  for (Halves &pair : keptHalves) // latest cut first (halveSingleTransfers)
     rejoin(pair);
   keptHalves.clear();
   onCore1.clear();
