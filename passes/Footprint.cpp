@@ -62,6 +62,19 @@ static FailureOr<Footprint> bytesOf(Operation *op, const Access &a,
                    a.isWrite};
 }
 
+bool trnc::fillsFootprint(const Access &a, const Footprint &f) {
+  auto tile = dyn_cast<TileType>(a.buffer.getType());
+  if (!tile)
+    return false;
+  ArrayRef<int64_t> strides = a.pattern.getStrides(),
+                    counts = a.pattern.getCounts();
+  for (size_t i = 1; i < counts.size(); ++i)
+    if (counts[i] > 1 && strides[i] == 0)
+      return false; // repeats elements: fewer distinct ones than counted
+  int64_t free = a.pattern.getNumElements() / counts[0];
+  return f.end - f.begin == free * elementBytes(tile.getElementType());
+}
+
 FailureOr<Footprint> trnc::footprintOf(Operation *op, const Access &a,
                                        TileBytes mode) {
   FailureOr<Footprint> fp = bytesOf(op, a, mode);

@@ -61,6 +61,13 @@ mlir::FailureOr<Footprint> footprintOf(mlir::Operation *op,
                                        const nisa::Access &access,
                                        TileBytes mode);
 
+/// Whether `access` (a tile operand) touches every byte of the box its
+/// footprint `f` spans: false for a strided pattern with gaps (a column of
+/// ones every 65 elements), whose box covers bytes it never writes. Only a
+/// write that fills its box may stand for all older writes of the bytes a
+/// later read takes from inside it.
+bool fillsFootprint(const nisa::Access &access, const Footprint &f);
+
 /// The element runs [begin, end) an HBM access pattern touches, rows x runs
 /// (isa/StridedRuns.h, at most isa::kMaxHbmRuns; not included here, its
 /// namespace `isa` would hide llvm::isa in files using namespace trnc):

@@ -54,9 +54,9 @@
 //    ran slower than one core.
 //  - Which core needs what. An instruction is needed by a core if a
 //    transfer that core writes depends on it through on-chip tiles (read
-//    after write on overlapping bytes, back to the last writer that covers
-//    the bytes read; an accumulating matmul and copy_predicated also read
-//    their destination). Shared producers (a streamed B tile, the
+//    after write on overlapping bytes, back to the last writer that wrote
+//    every byte read, fillsFootprint: a strided write's box has gaps; an
+//    accumulating matmul and copy_predicated also read their destination). Shared producers (a streamed B tile, the
 //    identity of the transposes) are therefore in both copies: each core
 //    loads and computes its own (SBUF is per core), which is the honest
 //    cost. An instruction no transfer needs stays on core 0.
@@ -230,8 +230,8 @@ private:
   /// Whether the halves of on-chip instruction `i` (which writes no HBM)
   /// could run on different cores: the cores its readers need from each
   /// half, as analyze() would find them once `i` is cut (a reader's walk
-  /// back over the tile's writers stops at a newer writer covering what it
-  /// reads, and at the second half if that covers it). Readers' own cores
+  /// back over the tile's writers stops at a newer writer that writes every
+  /// byte of what it reads, and at the second half if that does). Readers' own cores
   /// come from later instructions, which the cut does not change. When
   /// both halves need the same cores, tryHalves would undo the cut.
   bool halvesMaySplit(unsigned i);
@@ -283,6 +283,7 @@ private:
   std::vector<ArrayRef<AccessPatternAttr>> patterns;
   // Per instruction and footprint: the tile's dense index (kNoTile: HBM).
   std::vector<ArrayRef<unsigned>> tilesOf;
+  std::vector<ArrayRef<char>> fillsOf; // per instruction and footprint
   static constexpr unsigned kNoTile = ~0u;
   DenseMap<const void *, unsigned> tileIds; // per tile, kept across analyses
   std::vector<char> readsDest; // per instruction: readsDestination
@@ -297,6 +298,7 @@ private:
   struct TileWrite {
     unsigned inst;
     bool readsDest;
+    bool fills; // the write fills its footprint's box (fillsFootprint)
     const Footprint *write;
   };
   std::vector<SmallVector<TileWrite, 4>> tileWriters;
@@ -322,6 +324,7 @@ private:
     SmallVector<Footprint, 3> footprints;
     SmallVector<AccessPatternAttr, 3> patterns;
     SmallVector<unsigned, 3> tiles;
+    SmallVector<char, 3> fills; // per footprint: fillsFootprint
     bool readsDest = false;
   };
   // Entries never move (the analysis keeps references to them); an
@@ -463,6 +466,7 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
   engines.clear();
   readsDest.clear();
   tilesOf.clear();
+  fillsOf.clear();
   // The block is mostly the previous analysis's instructions in the same
   // order: walk both, and look an instruction up only where they differ.
   SmallVector<Operation *> before;
@@ -493,6 +497,7 @@ LogicalResult SplitLogicalCoresPass::collect(func::FuncOp main) {
     footprints.push_back(info.footprints);
     patterns.push_back(info.patterns);
     tilesOf.push_back(info.tiles);
+    fillsOf.push_back(info.fills);
     costNs.push_back(info.cost.ns);
     engines.push_back(info.cost.engine);
     readsDest.push_back(info.readsDest);
@@ -520,6 +525,7 @@ FailureOr<unsigned> SplitLogicalCoresPass::infoIndex(Operation &op) {
       }
       info.footprints.push_back(*fp);
       info.patterns.push_back(a.pattern);
+      info.fills.push_back(fillsFootprint(a, *fp));
       info.tiles.push_back(inHbm(*fp) ? kNoTile
                                       : tileIds.try_emplace(fp->resource, tileIds.size())
                                             .first->second);
@@ -578,19 +584,21 @@ void SplitLogicalCoresPass::computePreds() {
           continue;
         if (!llvm::is_contained(ArrayRef(preds.items).drop_front(preds.offsets[i]), w.inst))
           preds.items.push_back(w.inst);
-        if (covers(*w.write, f) && !w.readsDest)
+        if (w.fills && covers(*w.write, f) && !w.readsDest)
           break; // the bytes read are this writer's, not older ones
       }
     }
     preds.close();
     // Its last write of each tile (one per instruction: its destination).
-    for (auto [f, tile] : llvm::zip(footprints[i], tilesOf[i]))
+    for (auto [f, tile, fills] : llvm::zip(footprints[i], tilesOf[i], fillsOf[i]))
       if (f.isWrite && tile != kNoTile) {
         SmallVector<TileWrite, 4> &list = writers[tile];
-        if (!list.empty() && list.back().inst == i)
+        if (!list.empty() && list.back().inst == i) {
           list.back().write = &f;
-        else
-          list.push_back({i, bool(readsDest[i]), &f});
+          list.back().fills = fills;
+        } else {
+          list.push_back({i, bool(readsDest[i]), bool(fills), &f});
+        }
       }
   }
 }
@@ -634,6 +642,7 @@ bool SplitLogicalCoresPass::halvesMaySplit(unsigned i) {
   Operation *op = insts[i];
   // The halves' writes, cut as halve() cuts them.
   std::optional<Footprint> half[2];
+  bool halfFills[2] = {false, false};
   for (const Access &a : cast<InstructionOpInterface>(op).getAccesses()) {
     if (!a.isWrite)
       continue;
@@ -647,6 +656,7 @@ bool SplitLogicalCoresPass::halvesMaySplit(unsigned i) {
       if (failed(fp))
         return true;
       half[h] = *fp;
+      halfFills[h] = fillsFootprint(cutAccess, *fp);
     }
   }
   if (!half[0] || inHbm(*half[0]))
@@ -663,13 +673,13 @@ bool SplitLogicalCoresPass::halvesMaySplit(unsigned i) {
       auto first = std::lower_bound(writers.begin(), writers.end(), i + 1, byInst),
            last = std::lower_bound(writers.begin(), writers.end(), j, byInst);
       bool reached = std::none_of(first, last, [&](const TileWrite &w) {
-        return !w.readsDest && covers(*w.write, f);
+        return !w.readsDest && w.fills && covers(*w.write, f);
       });
       if (!reached)
         continue;
       if (half[1]->overlaps(f)) {
         need[1] |= cores[j];
-        if (covers(*half[1], f) && !readsDest[i])
+        if (halfFills[1] && covers(*half[1], f) && !readsDest[i])
           continue;
       }
       if (half[0]->overlaps(f))
