@@ -56,8 +56,9 @@
 //    transfer that core writes depends on it through on-chip tiles (read
 //    after write on overlapping bytes, back to the last writer that wrote
 //    every byte read, fillsFootprint: a strided write's box has gaps; an
-//    accumulating matmul and copy_predicated also read their destination). Shared producers (a streamed B tile, the
-//    identity of the transposes) are therefore in both copies: each core
+//    accumulating matmul and copy_predicated also read their destination).
+//    Shared producers (a streamed B tile, the identity of the transposes)
+//    are therefore in both copies: each core
 //    loads and computes its own (SBUF is per core), which is the honest
 //    cost. An instruction no transfer needs stays on core 0.
 //  - Barriers. Walking the original program order, an instruction that
@@ -230,10 +231,10 @@ private:
   /// Whether the halves of on-chip instruction `i` (which writes no HBM)
   /// could run on different cores: the cores its readers need from each
   /// half, as analyze() would find them once `i` is cut (a reader's walk
-  /// back over the tile's writers stops at a newer writer that writes every
-  /// byte of what it reads, and at the second half if that does). Readers' own cores
-  /// come from later instructions, which the cut does not change. When
-  /// both halves need the same cores, tryHalves would undo the cut.
+  /// back over the tile's writers stops at a newer writer that hides what
+  /// it reads, TileWrite::hides, the second half included). Readers' own
+  /// cores come from later instructions, which the cut does not change.
+  /// When both halves need the same cores, tryHalves would undo the cut.
   bool halvesMaySplit(unsigned i);
   /// Whether instruction `p`, a producer of `i`, feeds an operand that
   /// `i`'s halves cut (not one both halves read whole: a matmul's
@@ -300,6 +301,12 @@ private:
     bool readsDest;
     bool fills; // the write fills its footprint's box (fillsFootprint)
     const Footprint *write;
+    /// Whether `read` takes its bytes from this write and no older one:
+    /// the write fills a box covering the read and does not itself read
+    /// the bytes it overwrites.
+    bool hides(const Footprint &read) const {
+      return fills && !readsDest && covers(*write, read);
+    }
   };
   std::vector<SmallVector<TileWrite, 4>> tileWriters;
   // readers[i]: the instructions whose preds hold i (built on demand from
@@ -535,7 +542,6 @@ FailureOr<unsigned> SplitLogicalCoresPass::infoIndex(Operation &op) {
     infoStore.push_back(std::move(info));
   }
   return entry->second;
-  return entry->second;
 }
 
 void SplitLogicalCoresPass::assignWriters() {
@@ -584,7 +590,7 @@ void SplitLogicalCoresPass::computePreds() {
           continue;
         if (!llvm::is_contained(ArrayRef(preds.items).drop_front(preds.offsets[i]), w.inst))
           preds.items.push_back(w.inst);
-        if (w.fills && covers(*w.write, f) && !w.readsDest)
+        if (w.hides(f))
           break; // the bytes read are this writer's, not older ones
       }
     }
@@ -672,14 +678,13 @@ bool SplitLogicalCoresPass::halvesMaySplit(unsigned i) {
       // Writers between the cut instruction and the reader, newest first.
       auto first = std::lower_bound(writers.begin(), writers.end(), i + 1, byInst),
            last = std::lower_bound(writers.begin(), writers.end(), j, byInst);
-      bool reached = std::none_of(first, last, [&](const TileWrite &w) {
-        return !w.readsDest && w.fills && covers(*w.write, f);
-      });
+      bool reached = std::none_of(first, last,
+                                  [&](const TileWrite &w) { return w.hides(f); });
       if (!reached)
         continue;
       if (half[1]->overlaps(f)) {
         need[1] |= cores[j];
-        if (halfFills[1] && covers(*half[1], f) && !readsDest[i])
+        if (TileWrite{i, bool(readsDest[i]), halfFills[1], &*half[1]}.hides(f))
           continue;
       }
       if (half[0]->overlaps(f))
