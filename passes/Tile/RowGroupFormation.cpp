@@ -254,7 +254,10 @@ private:
           size_t t = timeOf(u);
           if (t > point)
             continue;
-          if (t > index[seed] && sinkable(u, point)) {
+          // A member reading a member through an outside view (a row sum
+          // reshaped to a column and compared with the rows) cannot move
+          // after the group it belongs to: it is cut.
+          if (t > index[seed] && !members.contains(u) && sinkable(u, point)) {
             sink.insert(u);
             continue;
           }

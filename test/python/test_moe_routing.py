@@ -31,3 +31,21 @@ def test_grouped_mm_fallback_forward_and_backward():
         return torch.ops.transformers.grouped_mm_fallback(a, b, offs)
 
     check_against_eager(grouped, [x, w])
+
+
+def test_sort_then_expert_offsets():
+    # transformers' grouped-matmul routing up to the offsets: sort the
+    # expert ids (a rank by counting on the device: each id's rank is the row
+    # sum of a comparison matrix, read back as a row of columns), count the
+    # ids per expert, cumsum. The ids come as floats (trnc's top-k yields
+    # them through a cat) cast to int64, as in the model. The rank's row
+    # sum, compared with the column index, once made its own row group read
+    # its own result: a compile error naming trn.eq.
+    ids = torch.tensor([[3, 0], [1, 1], [3, 2], [0, 1]] * 8, dtype=torch.float32)
+
+    def offsets(top_k_index):
+        expert_ids_g, _ = torch.sort(top_k_index.to(torch.int64).reshape(-1))
+        counts = torch.histc(expert_ids_g.float(), bins=4, min=0, max=3)
+        return torch.cumsum(counts, dim=0, dtype=torch.int32)
+
+    check_against_eager(offsets, [ids], grad=False)

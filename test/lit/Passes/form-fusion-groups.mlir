@@ -152,3 +152,36 @@ func.func @late_cast_moves_after(%dy: tensor<256x1024xf32>, %x: tensor<256x1024x
   %7 = trn.add %res, %3 : tensor<256x1024xf32>
   return %7, %6 : tensor<256x1024xf32>, tensor<1024xbf16>
 }
+
+// -----
+
+// A row sum read back transposed (reshaped to a row of columns, compared
+// with each row's index: a rank by counting, as MoE routing does): the
+// compare reads the mask's iota like the group's first op, but it also reads
+// the group's own sum, through views outside the group. It cannot join (or
+// the group would read its own result) nor move after the group as a late
+// reader: the group stops before it.
+// CHECK-LABEL: func.func @row_sum_read_transposed
+// CHECK: %[[G:.*]] = trn.fusion_group "rows" -> (tensor<64xf32>)
+// CHECK: trn.reduce_sum
+// CHECK-NEXT: trn.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R:.*]] = trn.reshape %[[G]] : tensor<64xf32> -> tensor<1x64xf32>
+// CHECK-NEXT: %[[B:.*]] = trn.broadcast %[[R]]
+// CHECK-NEXT: trn.eq %[[B]], %{{.*}} : tensor<64x64xf32> -> tensor<64x64xi1>
+func.func @row_sum_read_transposed(%x: tensor<64x64xf32>) -> tensor<64x64xi1> {
+  %0 = trn.iota start = 0.0 step = 1.0 : tensor<64xf32>
+  %1 = trn.reshape %0 : tensor<64xf32> -> tensor<64x1xf32>
+  %2 = trn.reshape %0 : tensor<64xf32> -> tensor<1x64xf32>
+  %3 = trn.broadcast %2 : tensor<1x64xf32> -> tensor<64x64xf32>
+  %4 = trn.broadcast %1 : tensor<64x1xf32> -> tensor<64x64xf32>
+  %5 = trn.lt %3, %4 : tensor<64x64xf32> -> tensor<64x64xi1>
+  %6 = trn.gt %x, %3 : tensor<64x64xf32> -> tensor<64x64xi1>
+  %7 = trn.bitwise_and %5, %6 : tensor<64x64xi1>
+  %8 = trn.convert %7 : tensor<64x64xi1> -> tensor<64x64xf32>
+  %9 = trn.reduce_sum %8 dims = [1] : tensor<64x64xf32> -> tensor<64xf32>
+  %10 = trn.reshape %9 : tensor<64xf32> -> tensor<1x64xf32>
+  %11 = trn.broadcast %10 : tensor<1x64xf32> -> tensor<64x64xf32>
+  %12 = trn.eq %11, %4 : tensor<64x64xf32> -> tensor<64x64xi1>
+  return %12 : tensor<64x64xi1>
+}
