@@ -4,6 +4,7 @@
     python3 benchmarks/hf_sweep/sweep.py                 # all (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
     python3 benchmarks/hf_sweep/sweep.py gpt2 llama      # some
     python3 benchmarks/hf_sweep/sweep.py --jobs 2 --timeout 300
+    python3 benchmarks/hf_sweep/sweep.py --lnc 2           # every graph split over two physical cores
 
 Architectures run in worker processes (worker.py), one after another in each (the
 imports are paid once), under a per-architecture timeout and a memory limit: an
@@ -13,6 +14,9 @@ benchmarks/RESULTS.md (between the hf-sweep markers; the rest of the file is kep
 and every record to benchmarks/RESULTS-hf.json. Run after scripts/build.sh
 (trnc installed) with transformers installed (scripts/setup.sh pins it).
 Compile caches are off (TRNC_DISABLE_CACHE=1) so compile times are cold.
+With --lnc 2 every graph is compiled with options={"lnc": 2} (docs/distributed.md,
+"LNC=2"); its records go to RESULTS-hf-lnc2.json unless --json says otherwise, and
+RESULTS.md (whose section is the lnc=1 sweep) is not touched.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ def _read(path: str):
         return None
 
 
-def run_queue(archs: list[str], timeout: float, all_unsupported: bool, report) -> None:
+def run_queue(archs: list[str], timeout: float, all_unsupported: bool, lnc: int, report) -> None:
     """Run `archs` in worker processes, one after another in each; an architecture that
     crashes its process or passes `timeout` is recorded and a fresh process takes the rest."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", OMP_NUM_THREADS="1",
@@ -60,6 +64,8 @@ def run_queue(archs: list[str], timeout: float, all_unsupported: bool, report) -
             cmd = [sys.executable, os.path.join(HERE, "worker.py"), tmp, *todo]
             if all_unsupported:
                 cmd.append("--all-unsupported")
+            if lnc != 1:
+                cmd.append(f"--lnc={lnc}")
             with open(os.path.join(tmp, "stderr"), "w+") as err:
                 proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err,
                                         preexec_fn=_limit_memory, cwd=tmp)
@@ -125,10 +131,18 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per architecture")
     parser.add_argument("--all-unsupported", action="store_true",
                         help="for failures also list every operator that would not lower (slower)")
-    parser.add_argument("--json", default=os.path.join(os.path.dirname(HERE), "RESULTS-hf.json"))
+    parser.add_argument("--lnc", type=int, choices=(1, 2), default=1,
+                        help="logical NeuronCore degree every graph is compiled for (default 1)")
+    parser.add_argument("--json", default=None,
+                        help="records file (default benchmarks/RESULTS-hf.json, RESULTS-hf-lnc2.json at --lnc 2)")
     parser.add_argument("--results-md", default=os.path.join(os.path.dirname(HERE), "RESULTS.md"))
     parser.add_argument("--no-md", action="store_true", help="do not touch RESULTS.md")
     args = parser.parse_args()
+    if args.json is None:
+        name = "RESULTS-hf.json" if args.lnc == 1 else f"RESULTS-hf-lnc{args.lnc}.json"
+        args.json = os.path.join(os.path.dirname(HERE), name)
+    if args.lnc != 1:
+        args.no_md = True  # RESULTS.md's section is the lnc=1 sweep
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import tiny
@@ -141,6 +155,9 @@ def main() -> int:
             previous = json.load(f)
         records = {r["arch"]: r for r in previous["records"]}
         previous_meta = {k: v for k, v in previous.get("meta", {}).items() if k != "update"}
+        if previous_meta.get("lnc", 1) != args.lnc:
+            parser.error(f"{args.json} holds a sweep at lnc={previous_meta.get('lnc', 1)}: "
+                         f"a partial run at --lnc {args.lnc} would mix the two (name another --json)")
     start = time.perf_counter()
     lock = threading.Lock()
 
@@ -154,11 +171,11 @@ def main() -> int:
 
     jobs = max(1, min(args.jobs, 2))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(lambda q: run_queue(q, args.timeout, args.all_unsupported, report),
+        list(pool.map(lambda q: run_queue(q, args.timeout, args.all_unsupported, args.lnc, report),
                       [archs[i::jobs] for i in range(jobs)]))
     ordered = [records[a] for a in sorted(records)]
     meta = {"seconds": round(time.perf_counter() - start, 1), "jobs": args.jobs, "timeout": args.timeout,
-            "archs_run": len(archs)}
+            "archs_run": len(archs), "lnc": args.lnc}
     if previous_meta:  # the full run's facts stay; this run is recorded as an update of some records
         meta = {**previous_meta, "update": {**meta, "archs": sorted(archs)}}
     with open(args.json, "w") as f:

@@ -1,10 +1,10 @@
 """Architectures of the Hugging Face sweep, run one after another in a process of sweep.py's.
 
-    python3 benchmarks/hf_sweep/worker.py OUT_DIR [--all-unsupported] MODEL_TYPE...
+    python3 benchmarks/hf_sweep/worker.py OUT_DIR [--all-unsupported] [--lnc=N] MODEL_TYPE...
 
 For each architecture: builds the tiny random-weight causal LM (tiny.py), runs
 eager as the reference, then through ``torch.compile(model, backend="neuron",
-dynamic=False)``:
+dynamic=False)`` (with ``options={"lnc": N}`` when ``--lnc=N`` says so):
   1. forward: ``model.eval()`` under ``torch.no_grad()``, logits vs eager;
   2. training step (only if the forward compiled): ``model.train()``, causal-LM
      loss (``labels=input_ids``), ``loss.backward()``; loss and every parameter's
@@ -145,7 +145,7 @@ def _copy(model_type: str, model: torch.nn.Module) -> torch.nn.Module:
         return fresh
 
 
-def run(model_type: str, record: dict, save) -> None:
+def run(model_type: str, record: dict, save, options: dict) -> None:
     import trnc
 
     torch.set_num_threads(1)
@@ -184,7 +184,7 @@ def run(model_type: str, record: dict, save) -> None:
     torch._dynamo.reset()
     record["stage"] = "forward"
     fwd_model = _copy(model_type, model).eval()
-    compiled = torch.compile(fwd_model, backend="neuron", dynamic=False)
+    compiled = torch.compile(fwd_model, backend="neuron", dynamic=False, options=options)
     stats.reset()
     start = time.perf_counter()
     with torch.no_grad():
@@ -199,7 +199,7 @@ def run(model_type: str, record: dict, save) -> None:
 
     record["stage"] = "backward"
     train_model = _copy(model_type, model).train()
-    compiled = torch.compile(train_model, backend="neuron", dynamic=False)
+    compiled = torch.compile(train_model, backend="neuron", dynamic=False, options=options)
     stats.reset()
     start = time.perf_counter()
     loss = compiled(input_ids=ids, labels=labels, use_cache=False, **extra).loss
@@ -233,9 +233,10 @@ def unsupported_everywhere(model_type: str) -> list[str]:
     return sorted(report.unsupported_operators)
 
 
-def run_recorded(model_type: str, out_dir: str, all_unsupported: bool) -> None:
+def run_recorded(model_type: str, out_dir: str, all_unsupported: bool, options: dict) -> None:
     out_path = os.path.join(out_dir, f"{model_type}.json")
-    record: dict = {"arch": model_type, "stage": "start", "forward_ok": False, "backward_ok": False}
+    record: dict = {"arch": model_type, "stage": "start", "forward_ok": False, "backward_ok": False,
+                    "lnc": options.get("lnc", 1)}
 
     def save() -> None:
         with open(out_path + ".tmp", "w") as f:
@@ -243,7 +244,7 @@ def run_recorded(model_type: str, out_dir: str, all_unsupported: bool) -> None:
         os.replace(out_path + ".tmp", out_path)
 
     try:
-        run(model_type, record, save)
+        run(model_type, record, save, options)
     except BaseException as exc:  # noqa: BLE001 - every failure is recorded
         if record["stage"] == "build" and isinstance(exc, (ImportError, FileNotFoundError)):
             record["skipped"] = f"needs {_first_line(exc)}"
@@ -262,11 +263,13 @@ def run_recorded(model_type: str, out_dir: str, all_unsupported: bool) -> None:
 def main(argv: list[str]) -> int:
     out_dir, rest = argv[1], argv[2:]
     all_unsupported = "--all-unsupported" in rest
+    lnc = [int(a.split("=", 1)[1]) for a in rest if a.startswith("--lnc=")]
+    options = {"lnc": lnc[-1]} if lnc else {}
     warnings.filterwarnings("ignore")
     for model_type in (a for a in rest if not a.startswith("--")):
         with open(os.path.join(out_dir, "current"), "w") as f:
             f.write(model_type)
-        run_recorded(model_type, out_dir, all_unsupported)
+        run_recorded(model_type, out_dir, all_unsupported, options)
     return 0
 
 

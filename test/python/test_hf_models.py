@@ -169,3 +169,28 @@ def test_static_cache_generation_matches_eager(case: Gen) -> None:
     # retraced identical graph without a compile; host_ints compiles per shape).
     traced = torch._dynamo.utils.counters["stats"]["unique_graphs"] - traced
     assert max(traced, sum(stats.counts.values())) <= case.graphs, (traced, dict(stats.counts))
+
+
+SWEEP = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "hf_sweep", "sweep.py")
+
+
+def test_sweep_at_lnc2_records_its_degree(tmp_path) -> None:
+    # The sweep's --lnc 2 compiles every graph split over two physical cores:
+    # the record passes against eager, the records say which degree they
+    # hold, RESULTS.md (the lnc=1 sweep's section) is left alone, and a
+    # partial re-run at the other degree into the same records is refused.
+    import json
+    import subprocess
+
+    records, md = tmp_path / "hf.json", tmp_path / "RESULTS.md"
+    run = subprocess.run([sys.executable, SWEEP, "gpt2", "--lnc", "2", "--json", str(records),
+                          "--results-md", str(md)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    doc = json.loads(records.read_text())
+    assert doc["meta"]["lnc"] == 2
+    (record,) = doc["records"]
+    assert record["forward_ok"] and record["backward_ok"] and record["lnc"] == 2, record
+    assert not md.exists()
+    mixed = subprocess.run([sys.executable, SWEEP, "gpt2", "--json", str(records)],
+                           capture_output=True, text=True, timeout=60)
+    assert mixed.returncode == 2 and "holds a sweep at lnc=2" in mixed.stderr
