@@ -71,11 +71,7 @@ def render(records: list[dict], meta: dict) -> tuple[str, str]:
         if not passed(r) and not r.get("skipped"):
             groups[cause(r)].append(r["arch"])
     everywhere = collections.Counter(op for r in records for op in r.get("unsupported_all", []))
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    except OSError:
-        commit = "?"
+    commit = current_commit()
     import torch
     import transformers
 
@@ -140,6 +136,15 @@ def render(records: list[dict], meta: dict) -> tuple[str, str]:
         )
     lines.append(END)
     return "\n".join(lines) + "\n", summary
+
+
+def current_commit() -> str:
+    """The checkout's short commit hash ("?" outside a git checkout)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "?"
+    except OSError:
+        return "?"
 
 
 def write_results(records: list[dict], meta: dict, path) -> str:
