@@ -44,6 +44,7 @@
 #include "passes/Passes.h"
 #include "passes/TargetModel.h"
 #include "passes/TilePlacement.h"
+#include "passes/Tile/DeferredProducts.h"
 #include "passes/Tile/TileLoops.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -512,6 +513,7 @@ void ForwardStoresPass::runOnOperation() {
       continue;
     st.last = std::max(st.last, ld.last);
     loaded.replaceAllUsesWith(stored);
+    tile::handOverAnchor(load);
     load->erase();
     alloc->erase();
     ++forwarded;
@@ -548,8 +550,10 @@ void ForwardStoresPass::runOnOperation() {
       continue;
     llvm::sort(writers);
     writers.erase(llvm::unique(writers), writers.end());
-    for (Operation *writer : writers)
+    for (Operation *writer : writers) {
+      tile::handOverAnchor(writer);
       writer->erase();
+    }
     deadStores += writers.size();
     for (Operation *window : llvm::reverse(windows))
       window->erase();

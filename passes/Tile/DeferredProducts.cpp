@@ -121,3 +121,30 @@ bool tile::markAnchor(Block::iterator from, Block::iterator to,
   });
   return marked;
 }
+
+void tile::handOverAnchor(Operation *op) {
+  auto ids = op->getAttrOfType<DenseI64ArrayAttr>(kDeferAnchorAttr);
+  if (!ids)
+    return;
+  op->removeAttr(kDeferAnchorAttr);
+  // The next instruction in program order: after `op` in its block (or in
+  // a loop after it), else after the loop holding it.
+  for (Operation *at = op; at && !isa<func::FuncOp>(at); at = at->getParentOp()) {
+    for (Operation *next = at->getNextNode(); next; next = next->getNextNode()) {
+      Operation *found = nullptr;
+      next->walk([&](nisa::InstructionOpInterface inst) {
+        found = inst;
+        return WalkResult::interrupt();
+      });
+      if (!found)
+        continue;
+      SmallVector<int64_t> merged(ids.asArrayRef());
+      if (auto own = found->getAttrOfType<DenseI64ArrayAttr>(kDeferAnchorAttr))
+        llvm::append_range(merged, own.asArrayRef());
+      llvm::sort(merged);
+      found->setAttr(kDeferAnchorAttr,
+                     Builder(op->getContext()).getDenseI64ArrayAttr(merged));
+      return;
+    }
+  }
+}

@@ -7,9 +7,11 @@
 // scheduler's priority. So the lowering marks each weight gradient's
 // instructions, and the instruction where its data-gradient neighbour's
 // work ends, and the list scheduler (ListSchedule.cpp) also tries the order
-// with each marked run moved there, keeping it only when it is estimated
-// faster. Moved in the graph instead, the bf16 GPT step's backward gained
-// 79 us and the demo's lost 9 us: whether it pays depends on the graph.
+// with each marked run moved there (one with no data gradient after it
+// spread over the rest of the program), keeping it only when it is
+// estimated faster. Moved in the graph instead, the bf16 GPT step's
+// backward gained 79 us and the demo's lost 9 us: whether it pays depends
+// on the graph.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -54,5 +56,10 @@ void markDeferred(mlir::Block::iterator from, mlir::Block::iterator to,
 /// false when the range has none.
 bool markAnchor(mlir::Block::iterator from, mlir::Block::iterator to,
                 llvm::ArrayRef<int64_t> ids);
+
+/// Before `op` (an instruction) is erased by a later pass: the weight
+/// gradients anchored on it are anchored on the next instruction instead
+/// (else they would run at the end).
+void handOverAnchor(mlir::Operation *op);
 
 } // namespace trnc::tile

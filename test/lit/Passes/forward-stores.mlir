@@ -344,3 +344,32 @@ func.func @peel_back_carried(%in: memref<196608xf32> {nisa.input = 0 : i64},
   nisa.dma_copy %out <0, [512, 1], [128, 512]>, %last <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
   return
 }
+
+// -----
+
+!t = !nisa.tile<sbuf, 128, 512, f32>
+
+// The forwarded load was where weight gradients were anchored (the first
+// instruction after their data gradient, DeferredProducts.h): the anchor
+// goes to the next instruction, not away with the load (the gradients
+// would then run at the end).
+// CHECK-LABEL: func.func @anchor_on_forwarded_load
+// CHECK-NOT: trnc.defer_anchor
+// CHECK: nisa.activation tanh {{.*}} {trnc.defer_anchor = array<i64: 0, 2>}
+// CHECK-NOT: trnc.defer_anchor
+// CHECK: return
+func.func @anchor_on_forwarded_load(%in: memref<65536xf32> {nisa.input = 0 : i64},
+                                    %out: memref<65536xf32> {nisa.output = 0 : i64}) {
+  %s = nisa.dram_alloc : memref<65536xf32>
+  %a = nisa.alloc : !t
+  %b = nisa.alloc : !t
+  %c = nisa.alloc : !t
+  %d = nisa.alloc : !t
+  nisa.dma_copy %a <0, [512, 1], [128, 512]>, %in <0, [512, 1], [128, 512]> : !t, memref<65536xf32>
+  nisa.activation exp %b <0, [512, 1], [128, 512]>, %a <0, [512, 1], [128, 512]> : !t, !t
+  nisa.dma_copy %s <0, [512, 1], [128, 512]>, %b <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  nisa.dma_copy %c <0, [512, 1], [128, 512]>, %s <0, [512, 1], [128, 512]> {trnc.defer_anchor = array<i64: 2>} : !t, memref<65536xf32>
+  nisa.activation tanh %d <0, [512, 1], [128, 512]>, %c <0, [512, 1], [128, 512]> {trnc.defer_anchor = array<i64: 0>} : !t, !t
+  nisa.dma_copy %out <0, [512, 1], [128, 512]>, %d <0, [512, 1], [128, 512]> : memref<65536xf32>, !t
+  return
+}
