@@ -13,7 +13,8 @@ process takes the rest, so nothing is fatal. Writes the HF section of
 benchmarks/RESULTS.md (between the hf-sweep markers; the rest of the file is kept)
 and every record to benchmarks/RESULTS-hf.json. Run after scripts/build.sh
 (trnc installed) with transformers installed (scripts/setup.sh pins it).
-Compile caches are off (TRNC_DISABLE_CACHE=1) so compile times are cold.
+Compile caches are off (TRNC_DISABLE_CACHE=1) so compile times are cold, and every
+simulated run is race-checked (TRNC_RACE_CHECK=1, as in the tests).
 With --lnc 2 every graph is compiled with options={"lnc": 2} (docs/distributed.md,
 "LNC=2"); its records go to RESULTS-hf-lnc2.json unless --json says otherwise, and
 RESULTS.md (whose section is the lnc=1 sweep) is not touched.
@@ -58,6 +59,7 @@ def run_queue(archs: list[str], timeout: float, all_unsupported: bool, lnc: int,
     crashes its process or passes `timeout` is recorded and a fresh process takes the rest."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", OMP_NUM_THREADS="1",
                TRNC_DISABLE_CACHE="1")
+    env.setdefault("TRNC_RACE_CHECK", "1")  # as in the tests: semaphores and scratch checked
     todo = list(archs)
     while todo:
         with tempfile.TemporaryDirectory(prefix="hf-sweep-") as tmp:
