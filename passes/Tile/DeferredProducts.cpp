@@ -43,6 +43,14 @@ trn::MatmulOp productOf(Operation *op) {
   return {};
 }
 
+/// A sum over the rows (a bias gradient: the output gradient summed over
+/// the tokens), lowered as its own loop.
+bool isRowSum(Operation *op) {
+  auto sum = dyn_cast<trn::ReduceSumOp>(op);
+  return sum && sum.getDims().size() == 1 && sum.getDims()[0] == 0 &&
+         cast<RankedTensorType>(sum.getInput().getType()).getRank() == 2;
+}
+
 bool isProduct(Operation *op) {
   return productOf(op) ||
          isa<trn::Conv2dOp, trn::AttentionOp, trn::AttentionGradOp>(op);
@@ -55,7 +63,7 @@ tile::Deferrals tile::planDeferrals(Block &body) {
   Operation *end = body.getTerminator();
   for (Operation &op : body.without_terminator()) {
     llvm::SetVector<Operation *> chain;
-    if (!productOf(&op) || op.getNumResults() == 0 ||
+    if ((!productOf(&op) && !isRowSum(&op)) || op.getNumResults() == 0 ||
         !llvm::all_of(op.getResults(),
                       [&](Value v) { return reachesOnlyResults(v, chain); }) ||
         llvm::any_of(chain, [&](Operation *view) {

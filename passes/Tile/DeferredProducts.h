@@ -30,8 +30,9 @@ constexpr llvm::StringLiteral kDeferUntilAttr = "trnc.defer_until";
 constexpr llvm::StringLiteral kDeferAnchorAttr = "trnc.defer_anchor";
 
 struct Deferrals {
-  /// A weight gradient (a trn.matmul, or a fusion group of one, whose
-  /// values reach only the function's results, through views) -> its id.
+  /// A weight gradient (a trn.matmul, a fusion group of one, or a sum
+  /// over the rows of a matrix, a bias gradient, whose values reach only
+  /// the function's results, through views) -> its id.
   llvm::DenseMap<mlir::Operation *, int64_t> products;
   /// The views and casts of a weight gradient's values (their own ops in
   /// the body) -> its id: they move with it.

@@ -1,5 +1,6 @@
 // Weight gradients marked for the list scheduler (DeferredProducts.h): a
-// matmul whose value reaches only the results (through views) gets
+// matmul (or a sum over the rows) whose value reaches only the results
+// (through views) gets
 // trnc.defer_until = its id on every instruction it lowers to; the first
 // instruction after the next product that is not one (here the data
 // gradient dx, then its row sums) carries trnc.defer_anchor with the ids it
@@ -51,6 +52,28 @@ func.func @view_copy(%g: tensor<256x128xbf16>, %x: tensor<128x256xbf16>, %dy: te
   %dx = trn.matmul %dy, %w : (tensor<128x256xbf16>, tensor<256x256xbf16>) -> tensor<128x256xbf16>
   %s = trn.reduce_sum %dx dims = [1] : tensor<128x256xbf16> -> tensor<128xbf16>
   return %r, %s : tensor<65536xbf16>, tensor<128xbf16>
+}
+
+// -----
+
+// A bias gradient (the output gradient summed over the rows, returned) is a
+// weight gradient too: its instructions are marked like the matmul's
+// (id 1), and both are anchored after the data gradient.
+// CHECK-LABEL: func.func @bias_gradient
+// CHECK: nisa.matmul {{.*}}{trnc.defer_until = 0 : i64}
+// CHECK: nisa.memset {{.*}}{trnc.defer_until = 1 : i64}
+// CHECK: nisa.matmul {{.*}}{trnc.defer_until = 1 : i64}
+// CHECK: nisa.dma_copy %arg5 {{.*}}{trnc.defer_until = 1 : i64}
+// CHECK-NOT: trnc.defer_until
+// CHECK: trnc.defer_anchor = array<i64: 0, 1>
+// CHECK-NOT: trnc.defer_until
+// CHECK: return
+func.func @bias_gradient(%g: tensor<256x128xbf16>, %x: tensor<128x256xbf16>, %dy: tensor<128x256xbf16>, %w: tensor<256x256xbf16>) -> (tensor<256x256xbf16>, tensor<256xbf16>, tensor<128xbf16>) {
+  %dw = trn.matmul %g, %x : (tensor<256x128xbf16>, tensor<128x256xbf16>) -> tensor<256x256xbf16>
+  %db = trn.reduce_sum %dy dims = [0] : tensor<128x256xbf16> -> tensor<256xbf16>
+  %dx = trn.matmul %dy, %w : (tensor<128x256xbf16>, tensor<256x256xbf16>) -> tensor<128x256xbf16>
+  %s = trn.reduce_sum %dx dims = [1] : tensor<128x256xbf16> -> tensor<128xbf16>
+  return %dw, %db, %s : tensor<256x256xbf16>, tensor<256xbf16>, tensor<128xbf16>
 }
 
 // -----
