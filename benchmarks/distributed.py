@@ -45,12 +45,12 @@ import datetime
 import functools
 import os
 import re
-import subprocess
 
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as fc
 
+import machine  # benchmarks/machine.py
 import trnc
 from trnc.models import gpt
 
@@ -313,8 +313,7 @@ def main(argv=None) -> None:
     text = table(rows) + ("\n\n" + split_table(ranks[-1], splits) if splits else "")
     print(text)
     if args.write:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=os.path.dirname(RESULTS)).stdout.strip()
+        commit = machine.commit()
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         section = (f"{BEGIN} (benchmarks/distributed.py --write writes this section) -->\n"
                    "## Many NeuronCores: the GPT step over simulated ranks (issue 16)\n\n"

@@ -10,7 +10,9 @@ import collections
 import datetime
 import os
 import platform
-import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 
 BEGIN = "<!-- hf-sweep:begin (benchmarks/hf_sweep/sweep.py writes this section) -->"
 END = "<!-- hf-sweep:end -->"
@@ -71,7 +73,9 @@ def render(records: list[dict], meta: dict) -> tuple[str, str]:
         if not passed(r) and not r.get("skipped"):
             groups[cause(r)].append(r["arch"])
     everywhere = collections.Counter(op for r in records for op in r.get("unsupported_all", []))
-    commit = current_commit()
+    import machine  # benchmarks/machine.py (imports torch and trnc)
+
+    commit = machine.commit()
     import torch
     import transformers
 
@@ -136,15 +140,6 @@ def render(records: list[dict], meta: dict) -> tuple[str, str]:
         )
     lines.append(END)
     return "\n".join(lines) + "\n", summary
-
-
-def current_commit() -> str:
-    """The checkout's short commit hash ("?" outside a git checkout)."""
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "?"
-    except OSError:
-        return "?"
 
 
 def write_results(records: list[dict], meta: dict, path) -> str:

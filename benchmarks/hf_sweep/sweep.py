@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from results_md import current_commit, passed, write_results  # noqa: E402
+from results_md import passed, write_results  # noqa: E402
 
 MEMORY_LIMIT = 16 << 30  # bytes of address space per worker: a runaway config is killed, not the machine
 
@@ -147,6 +147,7 @@ def main() -> int:
         args.no_md = True  # RESULTS.md's section is the lnc=1 sweep
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import machine  # benchmarks/machine.py (results_md puts benchmarks/ on the path)
     import tiny
 
     archs = args.archs or tiny.all_model_types()
@@ -177,7 +178,7 @@ def main() -> int:
                       [archs[i::jobs] for i in range(jobs)]))
     ordered = [records[a] for a in sorted(records)]
     meta = {"seconds": round(time.perf_counter() - start, 1), "jobs": args.jobs, "timeout": args.timeout,
-            "archs_run": len(archs), "lnc": args.lnc, "commit": current_commit(),
+            "archs_run": len(archs), "lnc": args.lnc, "commit": machine.commit(),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     if previous_meta:  # the full run's facts stay; this run is recorded as an update of some records
         meta = {**previous_meta, "update": {**meta, "archs": sorted(archs)}}
