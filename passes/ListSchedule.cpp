@@ -1106,8 +1106,8 @@ MovedWeightGradients moveWeightGradients(func::FuncOp func) {
   for (Operation *op = last.front(); op != end; op = op->getNextNode()) {
     if (isLast.contains(op))
       after.push_back(host.size());
-    else if (!llvm::isa<AllocOp, DramAllocOp>(op))
-      host.push_back(op);
+    else
+      host.push_back(op); // allocations are above every instruction (build())
   }
   // The k-th of n goes before host instruction k * h / n, or later: in
   // order, and never before an instruction it came after.
